@@ -1,0 +1,112 @@
+# shellcheck shell=bash
+# Shared helpers of the Soft-RoCE environment (sourced by prepare, run-in-guest,
+# device-run, selfcheck). Depends on nothing outside this folder and Debian packages.
+
+RXE_DIR=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd -P)
+
+# Bump when the layout of the cache or of the initramfs changes in a way that
+# guest-init's text does not show.
+RXE_RECIPE=3
+
+# Host tools needed to build and boot the guest.
+RXE_HOST_PKGS=(qemu-system-x86 busybox-static kmod xz-utils util-linux)
+# User space that runs inside the guest (the host's root is the guest's root).
+RXE_USER_PKGS=(iproute2 libibverbs1 ibverbs-providers librdmacm1 ibverbs-utils
+  rdmacm-utils rdma-core python3-pyverbs)
+
+# Kernel modules the guest loads, named as for modprobe. Their dependencies are
+# resolved with the kernel's own modules.dep. crc32_generic must precede
+# rdma_rxe: rxe asks the crypto layer for "crc32" and nothing autoloads it.
+RXE_MODULES=(virtio_pci virtio_console 9pnet_virtio 9p overlay crc32_generic
+  ib_uverbs rdma_rxe rdma_ucm)
+
+rxe_msg() { printf 'rxe: %s\n' "$*" >&2; }
+rxe_die() { printf 'rxe: %s\n' "$*" >&2; exit "${RXE_DIE_STATUS:-1}"; }
+
+rxe_now() { printf '%s' "${EPOCHREALTIME/,/.}"; }
+# rxe_elapsed START -> seconds since START with one decimal.
+rxe_elapsed() {
+  local now=${EPOCHREALTIME/,/.} start=$1
+  local a=$(( ${now%.*} * 1000000 + 10#${now#*.} ))
+  local b=$(( ${start%.*} * 1000000 + 10#${start#*.} ))
+  local d=$(( (a - b + 50000) / 100000 ))
+  printf '%d.%d' $((d / 10)) $((d % 10))
+}
+
+rxe_cache_root() {
+  printf '%s/rxe' "${NDKCT_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/ndkct}"
+}
+
+# Identity of what prepare puts into the initramfs; a change means rebuild it.
+rxe_recipe_hash() {
+  { printf 'recipe %s\n' "$RXE_RECIPE"; printf '%s\n' "${RXE_MODULES[@]}"
+    cat "$RXE_DIR/guest-init"; } | sha256sum | cut -c1-16
+}
+
+# rxe_cached_kver -> kernel version of the last good prepare, if still complete.
+rxe_cached_kver() {
+  local root kver dir
+  root=$(rxe_cache_root)
+  [[ -r $root/current ]] || return 1
+  kver=$(<"$root/current")
+  dir=$root/$kver
+  [[ -n $kver && -s $dir/vmlinux && -s $dir/initramfs.cpio && -r $dir/ready ]] || return 1
+  [[ $(<"$dir/ready") == "$(rxe_recipe_hash)" ]] || return 1
+  printf '%s' "$kver"
+}
+
+rxe_qboot() {
+  local f
+  for f in /usr/share/qemu/qboot.rom /usr/share/seabios/qboot.rom; do
+    [[ -r $f ]] && { printf '%s' "$f"; return 0; }
+  done
+  return 1
+}
+
+# rxe_missing_pkgs PKG... -> prints the packages that are not installed.
+rxe_missing_pkgs() {
+  local -A have=()
+  local p s
+  while read -r p s; do
+    [[ $s == installed ]] && have[${p%%:*}]=1
+  done < <(dpkg-query -W -f='${Package} ${db:Status-Status}\n' "$@" 2>/dev/null || true)
+  for p; do [[ -n ${have[$p]:-} ]] || printf '%s\n' "$p"; done
+}
+
+# rxe_need_pkgs PKG... : installs the missing ones from Debian's archive, quietly.
+rxe_need_pkgs() {
+  local missing log sudo=()
+  command -v dpkg-query >/dev/null || rxe_die "not a Debian system (no dpkg-query); install $* by hand"
+  mapfile -t missing < <(rxe_missing_pkgs "$@")
+  ((${#missing[@]})) || return 0
+  if ((EUID != 0)); then
+    if command -v sudo >/dev/null && sudo -n true 2>/dev/null; then sudo=(sudo -n)
+    else rxe_die "missing Debian packages: ${missing[*]} (install them: sudo apt-get install ${missing[*]})"
+    fi
+  fi
+  rxe_msg "installing Debian packages: ${missing[*]}"
+  log=$(mktemp)
+  local apt=("${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get -y -qq
+    -o DPkg::Lock::Timeout=600 --no-install-recommends)
+  if ! "${apt[@]}" install "${missing[@]}" >"$log" 2>&1; then
+    "${sudo[@]}" apt-get -qq -o DPkg::Lock::Timeout=600 update >>"$log" 2>&1 || true
+    if ! "${apt[@]}" install "${missing[@]}" >>"$log" 2>&1; then
+      tail -n 5 "$log" >&2; rm -f "$log"
+      rxe_die "could not install Debian packages: ${missing[*]}"
+    fi
+  fi
+  rm -f "$log"
+}
+
+# rxe_has_device: a usable RDMA device on this machine (an RDMA device in sysfs and
+# a uverbs character device for user space).
+rxe_has_device() {
+  local d n
+  for d in /sys/class/infiniband/*; do
+    [[ -e $d ]] || continue
+    for n in /sys/class/infiniband_verbs/uverbs*; do
+      [[ -c /dev/infiniband/${n##*/} ]] && return 0
+    done
+  done
+  return 1
+}

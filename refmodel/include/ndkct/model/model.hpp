@@ -1,0 +1,257 @@
+// ndkct/model/model.hpp: the executable specification of NDKPI.
+//
+// The model holds the state the documentation speaks of and the rules that govern it. For any
+// call in any state it gives the set of outcomes the docs allow (expect); given the outcome a
+// provider produced, it judges it, naming the rules it breaks, and advances (apply). Work
+// requests are executed in the model's order: in Mode::simulate the model moves the bytes and
+// fills the CQs (the reference provider is a thin shell around this); in Mode::check it records
+// which completions and which bytes must appear, and judges what a real provider produces.
+//
+// Pure C++: no I/O, no threads, no clock. Providers and harnesses translate pointers to
+// ObjectIds and deliver callbacks; the model only reasons.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <optional>
+#include <vector>
+
+#include "ndkct/model/calls.hpp"
+#include "ndkct/model/expectation.hpp"
+#include "ndkct/model/memory.hpp"
+#include "ndkct/model/readings.hpp"
+#include "ndkct/model/state.hpp"
+#include "ndkct/model/verdict.hpp"
+
+namespace ndkct::model {
+
+enum class Mode {
+    simulate,  // the model is the provider: it moves bytes and produces completions
+    check,     // the model judges a provider: it predicts completions and checks bytes
+};
+
+// What a provider answered, beyond the status: the out-parameters the call defines.
+struct Observed {
+    NTSTATUS status = STATUS_SUCCESS;
+    uint32_t value = 0;                   // UINT32/ULONG returns: a token, a result count
+    std::optional<uint32_t> size_out;     // *pLAMSize, *pBufferSize, *pAddressSize, *pLength
+    std::optional<uint32_t> fbo_out;      // NdkBuildLam *pFBO
+    std::vector<uint64_t> lam_pages;      // NdkBuildLam: the AdapterPageArray written
+    std::optional<NDK_ADAPTER_INFO> adapter_info;
+    std::vector<NDK_RESULT_EX> results;   // NdkGetCqResults(Ex): what was returned
+    std::optional<SocketAddress> address; // address getters
+    uint32_t inbound_read_limit = 0, outbound_read_limit = 0;  // NdkGetConnectionData
+    // The harness saw an out-parameter written although the call returned STATUS_PENDING
+    // (GEN-CREATE-01, LAM-ST-02).
+    bool output_written_while_pending = false;
+};
+
+// Something the provider owes the consumer that is not a return value: in simulate mode the
+// reference provider delivers these; in check mode the harness reports the ones it saw.
+struct Event {
+    enum class Kind : uint8_t {
+        cq_notification,     // NDK_FN_CQ_NOTIFICATION_CALLBACK(status)
+        srq_notification,    // NDK_FN_SRQ_NOTIFICATION_CALLBACK(status)
+        connect_request,     // NDK_FN_CONNECT_EVENT_CALLBACK(listener, new connector)
+        disconnect,          // NDK_FN_DISCONNECT_EVENT_CALLBACK(_EX) of a connector
+        request_complete,    // a pending request's callback (simulate: the model decided it)
+    } kind;
+    ObjectId object = 0;     // the CQ, SRQ, listener or connector
+    ObjectId created = 0;    // connect_request: the passive connector
+    NTSTATUS status = STATUS_SUCCESS;
+    uint64_t pending = 0;    // request_complete
+};
+
+// What apply() returns.
+struct Applied {
+    Verdict verdict;
+    ObjectId created = 0;  // a create call's new object (also while its creation pends)
+    uint64_t pending = 0;  // the request to complete() after STATUS_PENDING
+};
+
+// Where a call's success is applied: inline, or in two steps around STATUS_PENDING.
+enum class Stage : uint8_t {
+    done,       // returned STATUS_SUCCESS (or a value): apply the whole effect
+    pending,    // returned STATUS_PENDING: enter the in-between state
+    completed,  // its callback reported success: finish the effect
+    failed,     // its callback reported failure: undo the in-between state
+    refused,    // returned a failure inline: only out-parameters are checked
+};
+
+class Model {
+public:
+    Model(Readings readings, HostMemoryView memory, Mode mode);
+
+    const Readings& readings() const { return readings_; }
+    Mode mode() const { return mode_; }
+    const HostMemoryView& memory() const { return memory_; }
+
+    // Adapters open and close outside the dispatch tables (VER-02, CLOSE-ADP-01).
+    ObjectId open_adapter();
+    Verdict close_adapter(ObjectId adapter);
+
+    // The outcomes the docs allow for `call` now.
+    Expectation expect(const Call& call) const;
+    // Judges what the provider did and advances the state.
+    Applied apply(const Call& call, const Observed& observed);
+    // The completion callback of a request that returned STATUS_PENDING.
+    Applied complete(uint64_t pending, NTSTATUS status, const Observed& outputs = {});
+
+    // ---- Completions ----
+    // Simulate: the entries a CQ holds, oldest first (what NdkGetCqResults would return).
+    const std::deque<Completion>& cq_entries(ObjectId cq) const;
+    // Check: a completion the provider returned from NdkGetCqResults(Ex).
+    Verdict observe_completion(ObjectId cq, const NDK_RESULT_EX& result, bool ex);
+    // Check: the harness drained long enough; whatever the model still expects of this QP is
+    // missing (WR-05), and whatever completions it can no longer expect are dropped.
+    Verdict expect_nothing_outstanding(ObjectId qp);
+    // Completions the model still expects on a QP (check) or that are queued (simulate).
+    size_t outstanding_completions(ObjectId qp) const;
+
+    // ---- Events ----
+    // Simulate: events the provider now owes, in order; taking them clears them.
+    std::vector<Event> take_events();
+    // Check: an event the provider delivered; for connect requests, returns the new connector.
+    Applied observe_event(const Event& event);
+
+    // ---- Introspection ----
+    const Object* find(ObjectId id) const;
+    template <typename T>
+    const T* state_of(ObjectId id) const {
+        const Object* o = find(id);
+        return o ? std::get_if<T>(&o->state) : nullptr;
+    }
+    size_t object_count() const { return objects_.size() - 1; }
+    // Resolves a token the consumer passed: the MR or MW whose reported token it is, or 0.
+    ObjectId object_of_token(ObjectId adapter, uint32_t token, bool remote) const;
+
+private:
+    struct Pending {
+        uint64_t id;
+        Call call;
+        Expectation expected;
+        ObjectId object;   // the object the request is on (or creates)
+        ObjectId created;  // a create's new object
+    };
+
+    // Each NDK call: expect_* lists the allowed outcomes, commit_* applies a success.
+#define NDKCT_MODEL_CALL(T)                                                              \
+    Expectation expect_call(const calls::T& call) const;                                \
+    void commit(const calls::T& call, const Observed& observed, Applied& applied,       \
+                Stage stage);
+    NDKCT_MODEL_CALL(QueryAdapterInfo)
+    NDKCT_MODEL_CALL(CreateCq)
+    NDKCT_MODEL_CALL(CreatePd)
+    NDKCT_MODEL_CALL(CreateSharedEndpoint)
+    NDKCT_MODEL_CALL(CreateConnector)
+    NDKCT_MODEL_CALL(CreateListener)
+    NDKCT_MODEL_CALL(BuildLam)
+    NDKCT_MODEL_CALL(ReleaseLam)
+    NDKCT_MODEL_CALL(ResizeCq)
+    NDKCT_MODEL_CALL(ArmCq)
+    NDKCT_MODEL_CALL(GetCqResults)
+    NDKCT_MODEL_CALL(ControlCqInterruptModeration)
+    NDKCT_MODEL_CALL(RegisterMr)
+    NDKCT_MODEL_CALL(DeregisterMr)
+    NDKCT_MODEL_CALL(InitializeFastRegisterMr)
+    NDKCT_MODEL_CALL(GetRemoteTokenFromMr)
+    NDKCT_MODEL_CALL(GetLocalTokenFromMr)
+    NDKCT_MODEL_CALL(GetRemoteTokenFromMw)
+    NDKCT_MODEL_CALL(ModifySrq)
+    NDKCT_MODEL_CALL(SrqReceive)
+    NDKCT_MODEL_CALL(Flush)
+    NDKCT_MODEL_CALL(Send)
+    NDKCT_MODEL_CALL(Receive)
+    NDKCT_MODEL_CALL(Bind)
+    NDKCT_MODEL_CALL(FastRegister)
+    NDKCT_MODEL_CALL(Invalidate)
+    NDKCT_MODEL_CALL(Read)
+    NDKCT_MODEL_CALL(Write)
+    NDKCT_MODEL_CALL(SendAndInvalidate)
+    NDKCT_MODEL_CALL(CreateMr)
+    NDKCT_MODEL_CALL(CreateMw)
+    NDKCT_MODEL_CALL(CreateSrq)
+    NDKCT_MODEL_CALL(CreateQp)
+    NDKCT_MODEL_CALL(CreateQpWithSrq)
+    NDKCT_MODEL_CALL(GetPrivilegedMemoryRegionToken)
+    NDKCT_MODEL_CALL(Connect)
+    NDKCT_MODEL_CALL(ConnectWithSharedEndpoint)
+    NDKCT_MODEL_CALL(CompleteConnect)
+    NDKCT_MODEL_CALL(Accept)
+    NDKCT_MODEL_CALL(Reject)
+    NDKCT_MODEL_CALL(GetConnectionData)
+    NDKCT_MODEL_CALL(GetLocalAddress)
+    NDKCT_MODEL_CALL(GetPeerAddress)
+    NDKCT_MODEL_CALL(Disconnect)
+    NDKCT_MODEL_CALL(Listen)
+    NDKCT_MODEL_CALL(ControlConnectEvents)
+    NDKCT_MODEL_CALL(CloseObject)
+    NDKCT_MODEL_CALL(QueryExtensionInterface)
+#undef NDKCT_MODEL_CALL
+
+    // ---- Shared machinery (model.cpp) ----
+    Object* find_mutable(ObjectId id);
+    template <typename T>
+    T* state_mut(ObjectId id) {
+        Object* o = find_mutable(id);
+        return o ? std::get_if<T>(&o->state) : nullptr;
+    }
+    // The object must exist, be of `kind` and be usable; otherwise the expectation becomes
+    // "undefined" (a consumer duty is broken: CLOSE-06 and the like). Returns it or nullptr.
+    const Object* require(Expectation& e, ObjectId id, Kind kind, const char* role) const;
+    ObjectId create_object(Kind kind, ObjectId parent, ObjectState state,
+                           std::vector<ObjectId> antecedents = {});
+    void ready(ObjectId id);
+    void destroy(ObjectId id);  // close completed: release edges, mark closed
+    Verdict finish_close(ObjectId id);  // try to complete a pending close (CLOSE-02/03)
+    uint64_t add_pending(const Call& call, const Expectation& e, ObjectId object,
+                         ObjectId created);
+    void emit(Event event);
+    // The four stages of a create call, shared by every NdkCreateXxx.
+    void create_stage(Kind kind, ObjectId parent, ObjectState state,
+                      std::vector<ObjectId> antecedents, Applied& applied, Stage stage);
+    // AMB-16: an MR used against its kind or state.
+    void wrong_mr_state(Expectation& e, const char* rule, std::string why) const;
+    // The adapter limits in force (the profile's, or what the provider reported).
+    const NDK_ADAPTER_INFO& adapter_info(ObjectId any_object) const;
+    void mark_indeterminate(const Call& call);
+
+    // Flag checks shared by the initiator calls (OPF-01, AMB-04, DEFER-01, WR-04).
+    void check_op_flags(Expectation& e, uint32_t flags, uint32_t listed, const char* call,
+                        const RuleIds& rules) const;
+    // WR-04 / FR-ST-02 ...: initiator calls on an unconnected QP.
+    const QpState* require_connected_qp(Expectation& e, ObjectId qp, const char* rule) const;
+
+    // ---- Memory (rules_memory.cpp) ----
+    // Resolves an SGE list to arena bytes with the needed local rights. Returns false and
+    // explains in `why` when a token, range or right is wrong.
+    bool resolve_local(ObjectId qp, const std::vector<Sge>& sgl, uint32_t need, Extent& out,
+                       std::string& why, RuleIds& rules) const;
+    bool resolve_remote(ObjectId qp, uint32_t token, uint64_t address, uint64_t bytes,
+                        uint32_t need, Extent& out, std::string& why, RuleIds& rules,
+                        ObjectId* target = nullptr) const;
+    std::optional<PFN_NUMBER> pfn_of_logical(ObjectId adapter, uint64_t logical) const;
+    void invalidate_token_of(ObjectId object);
+
+    // ---- Work requests (rules_qp.cpp) ----
+    void post(ObjectId qp, const Call& call, Context request_context, uint32_t flags,
+              bool receive_queue);
+    void run_queues(ObjectId qp);  // execute what can run, in order
+    bool execute(ObjectId qp, const WorkRequest& wr, Completion& done);  // false = must wait
+    void deliver(Completion completion);  // to the CQ (simulate) or the expected list (check)
+    void fail_qp(ObjectId qp, bool flush_receives);
+    void flush_qp(ObjectId qp);
+    Completion cancelled(ObjectId qp, const WorkRequest& wr, bool receive_queue) const;
+    void notify_cq(ObjectId cq, bool error_entry, bool solicited);
+
+    Readings readings_;
+    HostMemoryView memory_;
+    Mode mode_;
+    std::vector<Object> objects_;  // index = ObjectId; [0] unused
+    std::map<uint64_t, Pending> pending_;
+    uint64_t next_pending_ = 1;
+    std::vector<Event> events_;
+};
+
+}  // namespace ndkct::model

@@ -1,0 +1,223 @@
+// ndkct/model/state.hpp: the NDKPI state the rules speak of.
+//
+// Objects with their parents, antecedents and lifetime (LIFE-TREE-01/02, CLOSE-*); memory
+// regions, windows and mappings with their tokens; queue pairs with their connection state and
+// queues; completion queues with their entries and arming. Pure data: the rules that change it
+// live in the model (model.hpp).
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "ndkct/model/calls.hpp"
+#include "ndkct/model/verdict.hpp"
+#include "ndkct/ndkpi.h"
+
+namespace ndkct::model {
+
+enum class Kind : uint8_t {
+    adapter, pd, cq, qp, srq, mr, mw, lam, connector, listener, shared_endpoint
+};
+const char* kind_name(Kind kind);  // "QP"
+
+// CLOSE-*: an object is created (possibly pending), used, then closed (possibly pending until
+// its successors are closed and its callbacks returned).
+enum class Life : uint8_t { creating, ready, closing, closed };
+
+// Access rights, as the model tracks them (not NDK flag values: those overlap, AMB-03).
+enum Access : uint32_t {
+    kLocalWrite = 1u << 0,
+    kRemoteRead = 1u << 1,
+    kRemoteWrite = 1u << 2,
+    kReadSink = 1u << 3,
+};
+
+// An address span mapped onto arena pages: a registered region, a fast registration, a bound
+// window. Addresses are indices (RMR-VA-01): `base` is the span's first address, which lies
+// `first_byte_offset` bytes into pages[0].
+struct Region {
+    uint64_t base = 0;
+    uint64_t length = 0;
+    uint32_t first_byte_offset = 0;
+    std::vector<PFN_NUMBER> pages;
+    uint32_t access = 0;
+
+    bool covers(uint64_t address, uint64_t bytes) const {
+        return address >= base && bytes <= length && address - base <= length - bytes;
+    }
+};
+
+struct AdapterState {
+    NDK_ADAPTER_INFO info{};  // the profile's limits, replaced by what the provider reports
+    uint32_t open_lams = 0;
+};
+
+struct PdState {
+    std::optional<uint32_t> privileged_token;  // as the provider reported it (PTOK-01)
+};
+
+struct MrState {
+    bool fast_register = false;  // CMR-01: fixed at creation
+    enum class Phase : uint8_t {
+        unregistered,  // normal MR before NdkRegisterMr / after NdkDeregisterMr
+        registering,   // NdkRegisterMr pending
+        registered,    // normal MR registered
+        deregistering, // NdkDeregisterMr pending
+        uninitialized,    // fast-register MR before NdkInitializeFastRegisterMr
+        initializing,     // NdkInitializeFastRegisterMr pending
+        initialized,      // ready for NdkFastRegister (no valid registration)
+        fast_registered,  // a fast registration is valid
+        invalidated,      // invalidated (locally or by a peer's SendAndInvalidate)
+    } phase = Phase::unregistered;
+    Region region;             // the registration, when there is one
+    uint32_t flags = 0;        // NdkRegisterMr flags
+    uint32_t max_pages = 0;    // NdkInitializeFastRegisterMr AdapterPageCount
+    bool remote_access = false;
+    std::optional<uint32_t> local_token;   // values the provider reported for this registration
+    std::optional<uint32_t> remote_token;
+    std::vector<ObjectId> bound_windows;
+    bool indeterminate = false;  // a consumer duty was broken on it: its state is unknown
+};
+
+struct MwState {
+    bool bound = false;
+    ObjectId mr = 0;
+    ObjectId qp = 0;  // the QP the bind was posted on
+    Region region;
+    std::optional<uint32_t> remote_token;
+    bool indeterminate = false;
+};
+
+struct LamState {
+    uint64_t virtual_address = 0;
+    uint64_t length = 0;
+    uint32_t first_byte_offset = 0;
+    std::vector<PFN_NUMBER> pfns;          // the pages behind it
+    std::vector<uint64_t> logical_pages;   // what the provider returned, one per pfn
+};
+
+// An entry the model expects on (or, simulating, has put on) a CQ.
+struct Completion {
+    ObjectId qp = 0;
+    ObjectId cq = 0;
+    uint64_t sequence = 0;  // posting order within the queue
+    bool receive_queue = false;
+    Context qp_context = 0;
+    Context request_context = 0;
+    NDK_OPERATION_TYPE type = NdkOperationTypeSend;
+    enum class Outcome : uint8_t { success, error, cancelled, any } outcome = Outcome::success;
+    NTSTATUS status = STATUS_SUCCESS;  // the model's status for it
+    RuleIds rules;                     // why it fails, when it does
+    std::string why;
+    uint32_t bytes_transferred = 0;    // receive completions (CQ-RES-01)
+    bool invalidated = false;          // ReceiveAndInvalidate
+    uint32_t invalidated_token = 0;
+    // Bytes that must be in place when the completion is seen (check mode).
+    struct Landing {
+        std::vector<std::pair<PFN_NUMBER, uint32_t>> at;  // page, offset of each piece
+        std::vector<uint32_t> sizes;
+        std::vector<std::byte> bytes;
+    };
+    std::vector<Landing> landings;
+    bool silent = false;  // success makes no entry (SILENT_SUCCESS)
+};
+
+// A request posted to a queue, waiting for the model to execute it.
+struct WorkRequest {
+    uint64_t sequence = 0;
+    Call call;  // the post call (Send, Read, FastRegister, ... or Receive/SrqReceive)
+    bool deferred = false;
+};
+
+struct CqState {
+    uint32_t depth = 0;
+    bool has_notification = false;
+    std::deque<Completion> entries;  // simulate: the CQ's content; check: expected arrivals
+    // Arming (CQ-NOT-*): -1 = not armed, else NDK_CQ_NOTIFY_* (combined per CQ-NOT-04).
+    int armed = -1;
+    bool new_since_notification = false;
+    bool overrun = false;   // CQ-STATUS-01: STATUS_BUFFER_OVERFLOW, CQ and its QPs dead
+    uint32_t interrupt_interval = 0;
+    uint32_t interrupt_count = 0;
+};
+
+struct SrqState {
+    uint32_t depth = 0;
+    uint32_t max_sge = 0;
+    uint32_t notify_threshold = 0;
+    bool notify_armed = false;
+    bool has_notification = false;
+    std::deque<WorkRequest> receives;
+};
+
+struct QpState {
+    ObjectId pd = 0, receive_cq = 0, initiator_cq = 0, srq = 0;
+    Context qp_context = 0;
+    uint32_t receive_depth = 0, initiator_depth = 0;
+    uint32_t max_receive_sge = 0, max_initiator_sge = 0, inline_data_size = 0;
+    enum class Connection : uint8_t {
+        idle, connecting, connected, disconnecting, disconnected
+    } connection = Connection::idle;
+    ObjectId connector = 0;
+    ObjectId peer = 0;  // the QP at the other end
+    bool error = false;        // a request failed: the rest is flushed (STATUS_CANCELLED)
+    bool peer_error = false;   // the peer's request failed: what happens here is open
+    std::deque<WorkRequest> initiator;       // posted, not yet executed
+    std::deque<WorkRequest> receive;         // posted receives, not yet consumed
+    std::deque<Completion> initiator_pending;  // executed, completion not yet seen (check mode)
+    std::deque<Completion> receive_pending;
+    uint64_t next_sequence = 1;
+    uint32_t initiator_outstanding = 0;  // posted and not yet completed (queue depth)
+    uint32_t receive_outstanding = 0;
+};
+
+struct ConnectorState {
+    enum class Phase : uint8_t {
+        idle, connecting, connected_pending_complete, accepting_incoming, accepting, established,
+        rejected, disconnecting, disconnected, failed
+    } phase = Phase::idle;
+    ObjectId qp = 0;
+    ObjectId peer = 0;          // the connector at the other end
+    ObjectId listener = 0;      // for a passive connector: its listener
+    ObjectId shared_endpoint = 0;
+    SocketAddress local, remote;
+    uint32_t inbound_read_limit = 0, outbound_read_limit = 0;
+    uint32_t private_data_length = 0;  // what the peer sent
+    bool has_disconnect_event = false;
+    bool disconnect_event_delivered = false;
+};
+
+struct ListenerState {
+    bool listening = false;
+    bool paused = false;
+    bool has_connect_event = false;
+    SocketAddress address;
+};
+
+struct SharedEndpointState {
+    SocketAddress address;
+};
+
+using ObjectState = std::variant<AdapterState, PdState, CqState, QpState, SrqState, MrState,
+                                 MwState, LamState, ConnectorState, ListenerState,
+                                 SharedEndpointState>;
+
+struct Object {
+    ObjectId id = 0;
+    Kind kind = Kind::adapter;
+    ObjectId parent = 0;   // LIFE-TREE-01
+    ObjectId adapter = 0;  // the adapter it belongs to
+    Life life = Life::creating;
+    // LIFE-TREE-02: objects whose close must wait for this one (it is their successor).
+    std::vector<ObjectId> antecedents;
+    uint32_t open_successors = 0;  // children and successors not yet closed (CLOSE-02)
+    uint32_t pending_requests = 0; // asynchronous requests on it not yet completed (CLOSE-03)
+    bool close_requested = false;
+    ObjectState state;
+};
+
+}  // namespace ndkct::model

@@ -1,0 +1,46 @@
+#include "ndkct/model/memory.hpp"
+
+#include <cstring>
+
+namespace ndkct::model {
+
+uint64_t Extent::bytes() const {
+    uint64_t total = 0;
+    for (uint32_t size : sizes) total += size;
+    return total;
+}
+
+void Extent::append(PFN_NUMBER pfn, uint32_t offset, uint32_t size) {
+    if (size == 0) return;
+    pages.push_back(pfn);
+    offsets.push_back(offset);
+    sizes.push_back(size);
+}
+
+void Extent::append(const Extent& other) {
+    for (size_t i = 0; i < other.pages.size(); ++i)
+        append(other.pages[i], other.offsets[i], other.sizes[i]);
+}
+
+std::vector<std::byte> gather(const HostMemoryView& memory, const Extent& extent) {
+    std::vector<std::byte> out(extent.bytes());
+    size_t at = 0;
+    for (size_t i = 0; i < extent.pages.size(); ++i) {
+        std::memcpy(out.data() + at, memory.page(extent.pages[i]) + extent.offsets[i],
+                    extent.sizes[i]);
+        at += extent.sizes[i];
+    }
+    return out;
+}
+
+void scatter(const HostMemoryView& memory, const Extent& extent, const std::byte* bytes,
+             uint64_t count) {
+    uint64_t at = 0;
+    for (size_t i = 0; i < extent.pages.size() && at < count; ++i) {
+        uint64_t n = std::min<uint64_t>(extent.sizes[i], count - at);
+        std::memmove(memory.page(extent.pages[i]) + extent.offsets[i], bytes + at, n);
+        at += n;
+    }
+}
+
+}  // namespace ndkct::model

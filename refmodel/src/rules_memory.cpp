@@ -1,0 +1,800 @@
+// Memory: adapter information, PDs, memory regions and their tokens, windows, logical address
+// mappings, and the three memory work requests (NdkFastRegister, NdkBind, NdkInvalidate).
+// Four of the five seed functions are here; NdkCreateQp is in rules_qp.cpp.
+#include <algorithm>
+
+#include "ndkct/model/model.hpp"
+
+namespace ndkct::model {
+
+namespace {
+
+constexpr uint32_t kLamHeader = offsetof(NDK_LOGICAL_ADDRESS_MAPPING, AdapterPageArray);  // 16
+
+uint64_t pages_spanned(uint64_t first_byte_offset, uint64_t length) {
+    return (first_byte_offset + length + PAGE_SIZE - 1) / PAGE_SIZE;
+}
+
+// RMR-FLG-01, RMR-FLG-03/04: MR flag bits to rights. 0x5 carries local write; 0x4 is the
+// remote-write bit (AMB-03: alone it is read as 0x5 unless the profile rejects it).
+uint32_t mr_access(uint32_t flags) {
+    uint32_t access = 0;
+    if (flags & (NDK_MR_FLAG_ALLOW_LOCAL_WRITE | NDKCT_MR_FLAG_REMOTE_WRITE_BIT)) access |= kLocalWrite;
+    if (flags & NDK_MR_FLAG_ALLOW_REMOTE_READ) access |= kRemoteRead;
+    if (flags & NDKCT_MR_FLAG_REMOTE_WRITE_BIT) access |= kRemoteWrite;
+    if (flags & NDK_MR_FLAG_RDMA_READ_SINK) access |= kReadSink;
+    return access;
+}
+
+// FR-FLG-01, FR-FLG-03..05, BND-07: work-request rights. 0x30 carries 0x10; 0x20 is the remote
+// bit; 0x80 makes a read sink.
+uint32_t op_access(uint32_t flags) {
+    uint32_t access = 0;
+    if (flags & (NDK_OP_FLAG_ALLOW_LOCAL_WRITE | NDKCT_OP_FLAG_REMOTE_WRITE_BIT)) access |= kLocalWrite;
+    if (flags & NDK_OP_FLAG_ALLOW_REMOTE_READ) access |= kRemoteRead;
+    if (flags & NDKCT_OP_FLAG_REMOTE_WRITE_BIT) access |= kRemoteWrite;
+    if (flags & NDK_OP_FLAG_RDMA_READ_SINK) access |= kReadSink;
+    return access;
+}
+
+std::string num(uint64_t v) { return std::to_string(v); }
+
+}  // namespace
+
+// ======================= NdkQueryAdapterInfo (AI-*, AMB-23) =======================
+
+Expectation Model::expect_call(const calls::QueryAdapterInfo& c) const {
+    Expectation e;
+    if (!require(e, c.adapter, Kind::adapter, "pNdkAdapter")) return e;
+    e.no_pending_rules = {"AI-01"};  // synchronous, blocks until done
+    e.success_rules = {"AI-06"};
+    if (!c.has_buffer) {
+        e.undefined = true;
+        e.undefined_rules = {"AI-06"};
+        e.undefined_why = "pInfo is NULL";
+        return e;
+    }
+    if (c.buffer_size < NDK_ADAPTER_INFO_V1_SIZE) {
+        e.fail(STATUS_BUFFER_TOO_SMALL, {"AI-05"}, Strength::documented,
+               "*pBufferSize " + num(c.buffer_size) + " is below the information's size");
+    } else if (c.buffer_size < sizeof(NDK_ADAPTER_INFO)) {
+        // AMB-23: a 96-byte buffer (the layout without RdmaTechnology) may or may not do.
+        ExpectedFailure alt{STATUS_BUFFER_TOO_SMALL, {"AMB-23"}, Strength::model_choice,
+                            "a 96..103-byte buffer"};
+        if (readings_.adapter_info_accepts_96) {
+            e.tolerated.push_back(alt);
+        } else {
+            e.fail(STATUS_BUFFER_TOO_SMALL, {"AI-05", "AMB-23"}, Strength::model_choice,
+                   "the profile requires the 104-byte layout");
+        }
+    }
+    return e;
+}
+
+void Model::commit(const calls::QueryAdapterInfo& c, const Observed& o, Applied& applied,
+                   Stage stage) {
+    uint32_t full = sizeof(NDK_ADAPTER_INFO);
+    if (stage == Stage::refused) {
+        // AI-05: the required size is written back.
+        if (o.status == STATUS_BUFFER_TOO_SMALL &&
+            (!o.size_out || (*o.size_out != full && *o.size_out != NDK_ADAPTER_INFO_V1_SIZE)))
+            applied.verdict.add({{"AI-05"}, "NdkQueryAdapterInfo returned STATUS_BUFFER_TOO_SMALL "
+                                            "without writing the required size to *pBufferSize"});
+        return;
+    }
+    if (stage != Stage::done) return;
+    uint32_t written = c.buffer_size >= full ? full : NDK_ADAPTER_INFO_V1_SIZE;
+    if (o.size_out && *o.size_out != written && !(written == full && *o.size_out == full))
+        applied.verdict.add({{"AI-06"}, "NdkQueryAdapterInfo succeeded but set *pBufferSize to " +
+                                            num(*o.size_out) + ", not the " + num(written) +
+                                            " bytes written"});
+    if (!o.adapter_info) return;
+    const NDK_ADAPTER_INFO& info = *o.adapter_info;
+    if (info.FRMRPageCount < 16)  // AI-02
+        applied.verdict.add({{"AI-02"}, "NDK_ADAPTER_INFO.FRMRPageCount is " +
+                                            num(info.FRMRPageCount) + ", below 16"});
+    if (info.Version.Major != readings_.version.Major)  // VER-02: the negotiated major version
+        applied.verdict.add({{"VER-02"}, "NDK_ADAPTER_INFO.Version is " + num(info.Version.Major) +
+                                             "." + num(info.Version.Minor) + ", not major " +
+                                             num(readings_.version.Major)});
+    // In check mode the provider's own limits are the ones its other calls are judged by.
+    if (mode_ == Mode::check) {
+        if (auto* a = state_mut<AdapterState>(c.adapter)) {
+            a->info = info;
+            if (written < full) a->info.RdmaTechnology = readings_.adapter_info.RdmaTechnology;
+        }
+    }
+}
+
+// ======================= NdkCreatePd, privileged token (CPD-01, PTOK-*) =======================
+
+Expectation Model::expect_call(const calls::CreatePd& c) const {
+    Expectation e;
+    if (!require(e, c.adapter, Kind::adapter, "pNdkAdapter")) return e;
+    e.may_pend = e.may_lack_resources = true;  // CPD-01, GEN-ASYNC-02
+    e.success_rules = {"CPD-01"};
+    return e;
+}
+
+void Model::commit(const calls::CreatePd& c, const Observed&, Applied& applied, Stage stage) {
+    create_stage(Kind::pd, c.adapter, PdState{}, {}, applied, stage);
+}
+
+Expectation Model::expect_call(const calls::GetPrivilegedMemoryRegionToken& c) const {
+    Expectation e;
+    require(e, c.pd, Kind::pd, "pNdkPd");
+    e.returns_void = true;  // PTOK-01: VOID, the token through *pToken
+    return e;
+}
+
+void Model::commit(const calls::GetPrivilegedMemoryRegionToken& c, const Observed& o, Applied&,
+                   Stage) {
+    if (auto* pd = state_mut<PdState>(c.pd)) pd->privileged_token = o.value;
+}
+
+// ======================= NdkCreateMr (CMR-*) =======================
+
+Expectation Model::expect_call(const calls::CreateMr& c) const {
+    Expectation e;
+    if (!require(e, c.pd, Kind::pd, "pNdkPd")) return e;
+    e.may_pend = e.may_lack_resources = true;  // CMR-02
+    e.success_rules = {"CMR-02"};
+    return e;
+}
+
+void Model::commit(const calls::CreateMr& c, const Observed&, Applied& applied, Stage stage) {
+    MrState mr;
+    mr.fast_register = c.fast_register;  // CMR-01: the kind is fixed at creation
+    mr.phase = c.fast_register ? MrState::Phase::uninitialized : MrState::Phase::unregistered;
+    create_stage(Kind::mr, c.pd, mr, {}, applied, stage);
+}
+
+// ======================= NdkRegisterMr (RMR-*) =======================
+
+Expectation Model::expect_call(const calls::RegisterMr& c) const {
+    Expectation e;
+    const Object* o = require(e, c.mr, Kind::mr, "pNdkMr");
+    if (!o) return e;
+    const auto& mr = std::get<MrState>(o->state);
+    e.may_pend = e.may_lack_resources = true;  // RMR-ST-02, RMR-ST-03
+    e.success_rules = {"RMR-ST-01", "RMR-LEN-03"};
+    if (mr.indeterminate) {
+        e.undefined = true;
+        e.undefined_why = "the MR's state is unknown after an earlier consumer error";
+        return e;
+    }
+    if (mr.fast_register) {  // RMR-PRE-01, CMR-03
+        wrong_mr_state(e, "RMR-PRE-01", "the MR was created for fast registration");
+        return e;
+    }
+    if (mr.phase != MrState::Phase::unregistered) {  // RMR-PRE-01: not registered twice
+        wrong_mr_state(e, "RMR-PRE-01", "the MR is already registered (or its registration "
+                                        "or deregistration is pending)");
+        return e;
+    }
+    if (!c.mdl.present) {
+        e.undefined = true;
+        e.undefined_rules = {"RMR-MDL-02"};
+        e.undefined_why = "Mdl is NULL";
+        return e;
+    }
+    const NDK_ADAPTER_INFO& info = adapter_info(c.mr);
+    Strength limit = readings_.limit_violation_status_required ? Strength::documented
+                                                               : Strength::model_choice;
+    if (c.length == 0 && readings_.zero_length_mapping_rejected)  // MODEL-RMR-LEN-02
+        e.fail(STATUS_INVALID_PARAMETER, {"RMR-LEN-03", "MODEL-RMR-LEN-02"}, Strength::model_choice,
+               "Length is 0");
+    if (c.length > info.MaxRegistrationSize)  // RMR-LEN-02, MODEL-RMR-LEN-01
+        e.fail(readings_.over_max_registration_status, {"RMR-LEN-02", "MODEL-RMR-LEN-01"},
+               Strength::model_choice,
+               "Length " + num(c.length) + " exceeds MaxRegistrationSize " +
+                   num(info.MaxRegistrationSize));
+    if (c.length > c.mdl.chain_bytes) {  // RMR-LEN-01 (the caller's duty), AMB-26
+        e.fail(STATUS_INVALID_PARAMETER, {"RMR-LEN-01", "AMB-26"}, limit,
+               "Length " + num(c.length) + " exceeds the chain's " + num(c.mdl.chain_bytes) +
+                   " bytes");
+    } else if (!c.mdl.contiguous) {  // RMR-MDL-01: the provider must refuse
+        e.fail(STATUS_INVALID_PARAMETER, {"RMR-MDL-01"}, Strength::documented, c.mdl.problem);
+    }
+    if (c.flags & ~NDKCT_MR_FLAGS_DOCUMENTED && readings_.unknown_flags_rejected)  // AMB-04
+        e.fail(STATUS_INVALID_PARAMETER, {"RMR-FLG-01", "AMB-04"}, Strength::model_choice,
+               "Flags has undocumented bits");
+    if ((c.flags & NDKCT_MR_FLAG_REMOTE_WRITE_BIT) && !(c.flags & NDK_MR_FLAG_ALLOW_LOCAL_WRITE) &&
+        readings_.lone_remote_write_bit_rejected)  // AMB-03
+        e.fail(STATUS_INVALID_PARAMETER, {"RMR-FLG-04", "AMB-03"}, Strength::model_choice,
+               "Flags has the remote-write bit 0x4 without local write 0x1");
+    return e;
+}
+
+void Model::commit(const calls::RegisterMr& c, const Observed&, Applied&, Stage stage) {
+    auto* mr = state_mut<MrState>(c.mr);
+    switch (stage) {
+        case Stage::pending:
+            mr->phase = MrState::Phase::registering;
+            break;
+        case Stage::done:
+        case Stage::completed:
+            // RMR-VA-01: the region is [MmGetMdlVirtualAddress, + Length), an index space.
+            mr->phase = MrState::Phase::registered;
+            mr->flags = c.flags;
+            mr->region = {c.mdl.virtual_address, c.length, c.mdl.first_byte_offset, c.mdl.pfns,
+                          mr_access(c.flags)};
+            mr->local_token.reset();
+            mr->remote_token.reset();
+            break;
+        case Stage::failed:
+            mr->phase = MrState::Phase::unregistered;
+            break;
+        case Stage::refused:
+            break;
+    }
+}
+
+// ======================= NdkDeregisterMr (DMR-*) =======================
+
+Expectation Model::expect_call(const calls::DeregisterMr& c) const {
+    Expectation e;
+    const Object* o = require(e, c.mr, Kind::mr, "pNdkMr");
+    if (!o) return e;
+    const auto& mr = std::get<MrState>(o->state);
+    e.may_pend = true;  // DMR-01
+    e.success_rules = {"DMR-01"};
+    if (mr.indeterminate) {
+        e.undefined = true;
+        return e;
+    }
+    if (mr.fast_register || mr.phase != MrState::Phase::registered) {  // DMR-02
+        wrong_mr_state(e, "DMR-02", mr.fast_register ? "the MR is a fast-register MR"
+                                                     : "the MR is not registered");
+        return e;
+    }
+    if (!mr.bound_windows.empty() && readings_.deregister_with_bound_mw_rejected)  // AMB-31
+        e.fail(STATUS_INVALID_DEVICE_STATE, {"AMB-31"}, Strength::model_choice,
+               "windows are bound to the MR");
+    return e;
+}
+
+void Model::commit(const calls::DeregisterMr& c, const Observed&, Applied&, Stage stage) {
+    auto* mr = state_mut<MrState>(c.mr);
+    switch (stage) {
+        case Stage::pending:
+            mr->phase = MrState::Phase::deregistering;
+            break;
+        case Stage::done:
+        case Stage::completed:
+            mr->phase = MrState::Phase::unregistered;
+            mr->region = {};
+            mr->local_token.reset();
+            mr->remote_token.reset();
+            // AMB-31 (allow): windows bound to it stay bound but reach nothing.
+            for (ObjectId w : mr->bound_windows)
+                if (auto* mw = state_mut<MwState>(w)) mw->region.access = 0;
+            break;
+        case Stage::failed:
+            mr->phase = MrState::Phase::registered;
+            break;
+        case Stage::refused:
+            break;
+    }
+}
+
+// ======================= NdkInitializeFastRegisterMr (IFR-*) =======================
+
+Expectation Model::expect_call(const calls::InitializeFastRegisterMr& c) const {
+    Expectation e;
+    const Object* o = require(e, c.mr, Kind::mr, "pNdkMr");
+    if (!o) return e;
+    const auto& mr = std::get<MrState>(o->state);
+    e.may_pend = e.may_lack_resources = true;  // IFR-ST-02
+    e.success_rules = {"IFR-ST-01", "IFR-APC-04", "IFR-RA-02"};
+    if (mr.indeterminate) {
+        e.undefined = true;
+        return e;
+    }
+    if (!mr.fast_register) {  // IFR-PRE-01
+        wrong_mr_state(e, "IFR-PRE-01", "the MR was created with FastRegister = FALSE");
+        return e;
+    }
+    using P = MrState::Phase;
+    if (mr.phase != P::uninitialized) {  // AMB-10: initializing the same MR again
+        bool allowed = false;
+        switch (readings_.fr_reinitialize) {
+            case Readings::FrReinitialize::allow_always: allowed = mr.phase != P::initializing; break;
+            case Readings::FrReinitialize::allow_when_unregistered:
+                allowed = mr.phase == P::initialized || mr.phase == P::invalidated;
+                break;
+            case Readings::FrReinitialize::reject: break;
+        }
+        if (!allowed)
+            e.fail(STATUS_INVALID_DEVICE_STATE, {"IFR-CONC-01", "AMB-10"}, Strength::model_choice,
+                   "the MR is already initialized or has a valid fast registration");
+    }
+    if (c.adapter_page_count == 0) {
+        if (readings_.zero_adapter_page_count_rejected)  // IFR-APC-03, AMB-09
+            e.fail(STATUS_INVALID_PARAMETER, {"IFR-APC-03", "AMB-09"}, Strength::model_choice,
+                   "AdapterPageCount is 0");
+        return e;
+    }
+    // IFR-APC-04, AI-02: up to max(16, FRMRPageCount) must work. Above it the threshold is the
+    // adapter's and unadvertised (IFR-APC-02, AMB-08): STATUS_IMPLEMENTATION_LIMIT or success.
+    uint32_t guaranteed = std::max<uint32_t>(16, adapter_info(c.mr).FRMRPageCount);
+    if (c.adapter_page_count > guaranteed) {
+        e.also_allowed.push_back({STATUS_IMPLEMENTATION_LIMIT, {"IFR-APC-02", "AMB-08"},
+                                  Strength::documented,
+                                  "AdapterPageCount " + num(c.adapter_page_count) +
+                                      " is beyond the guaranteed " + num(guaranteed)});
+        if (c.adapter_page_count > std::max(guaranteed, readings_.max_frmr_pages))
+            e.preferred = STATUS_IMPLEMENTATION_LIMIT;  // the reference provider's limit
+    }
+    return e;
+}
+
+void Model::commit(const calls::InitializeFastRegisterMr& c, const Observed&, Applied&,
+                   Stage stage) {
+    auto* mr = state_mut<MrState>(c.mr);
+    switch (stage) {
+        case Stage::pending:
+            mr->phase = MrState::Phase::initializing;
+            mr->max_pages = c.adapter_page_count;
+            mr->remote_access = c.remote_access;
+            break;
+        case Stage::done:
+        case Stage::completed:
+            mr->phase = MrState::Phase::initialized;  // IFR-POST-01: usable for NdkFastRegister
+            mr->max_pages = c.adapter_page_count;
+            mr->remote_access = c.remote_access;
+            mr->region = {};
+            mr->local_token.reset();
+            mr->remote_token.reset();
+            break;
+        case Stage::failed:
+            mr->phase = MrState::Phase::uninitialized;  // IFR-ST-04
+            break;
+        case Stage::refused:
+            break;
+    }
+}
+
+// ======================= Tokens (TOK-*, MW-02) =======================
+
+Expectation Model::expect_call(const calls::GetLocalTokenFromMr& c) const {
+    Expectation e;
+    const Object* o = require(e, c.mr, Kind::mr, "pNdkMr");
+    e.returns_void = true;
+    if (!o) return e;
+    const auto& mr = std::get<MrState>(o->state);
+    using P = MrState::Phase;
+    bool ready = mr.phase == P::registered || mr.phase == P::initialized ||
+                 mr.phase == P::fast_registered || mr.phase == P::invalidated;
+    if (!ready || mr.indeterminate) {  // TOK-04: only after the registration completed
+        e.undefined = true;
+        e.undefined_rules = {"TOK-04"};
+        e.undefined_why = "the MR has no completed registration";
+    }
+    return e;
+}
+
+void Model::commit(const calls::GetLocalTokenFromMr& c, const Observed& o, Applied& applied,
+                   Stage) {
+    auto* mr = state_mut<MrState>(c.mr);
+    if (mr->local_token && *mr->local_token != o.value &&
+        mr->phase == MrState::Phase::registered)  // TOK-01: one token per registration
+        applied.verdict.add({{"TOK-01"}, "NdkGetLocalTokenFromMr returned a different token for "
+                                         "the same registration"});
+    mr->local_token = o.value;
+}
+
+Expectation Model::expect_call(const calls::GetRemoteTokenFromMr& c) const {
+    return expect_call(calls::GetLocalTokenFromMr{c.mr});
+}
+
+void Model::commit(const calls::GetRemoteTokenFromMr& c, const Observed& o, Applied& applied,
+                   Stage) {
+    auto* mr = state_mut<MrState>(c.mr);
+    // AMB-07: with stable_from_initialize the value must not change across fast registrations.
+    if (mr->remote_token && *mr->remote_token != o.value &&
+        (mr->phase == MrState::Phase::registered || readings_.fr_token_stable_from_initialize))
+        applied.verdict.add({{"TOK-02", "AMB-07"},
+                             "NdkGetRemoteTokenFromMr returned a different token than before "
+                             "for the same registration"});
+    mr->remote_token = o.value;
+}
+
+Expectation Model::expect_call(const calls::GetRemoteTokenFromMw& c) const {
+    Expectation e;
+    const Object* o = require(e, c.mw, Kind::mw, "pNdkMw");
+    e.returns_void = true;
+    if (o && !std::get<MwState>(o->state).bound) {  // MW-02: after NdkBind returned
+        e.undefined = true;
+        e.undefined_rules = {"MW-02"};
+        e.undefined_why = "the MW was never bound";
+    }
+    return e;
+}
+
+void Model::commit(const calls::GetRemoteTokenFromMw& c, const Observed& o, Applied&, Stage) {
+    state_mut<MwState>(c.mw)->remote_token = o.value;
+}
+
+// ======================= NdkCreateMw (MW-01) =======================
+
+Expectation Model::expect_call(const calls::CreateMw& c) const {
+    Expectation e;
+    if (!require(e, c.pd, Kind::pd, "pNdkPd")) return e;
+    e.may_pend = e.may_lack_resources = true;
+    e.success_rules = {"MW-01"};
+    return e;
+}
+
+void Model::commit(const calls::CreateMw& c, const Observed&, Applied& applied, Stage stage) {
+    create_stage(Kind::mw, c.pd, MwState{}, {}, applied, stage);
+}
+
+// ======================= NdkBuildLam (LAM-*) =======================
+
+Expectation Model::expect_call(const calls::BuildLam& c) const {
+    Expectation e;
+    if (!require(e, c.adapter, Kind::adapter, "pNdkAdapter")) return e;
+    e.may_pend = c.has_completion;  // LAM-ST-02; AMB-06: never pend without a callback
+    e.may_lack_resources = true;    // LAM-ST-03
+    e.success_rules = {"LAM-ST-01", "LAM-MDL-04"};
+    if (!c.has_completion && readings_.build_lam_null_completion_rejected)  // AMB-06
+        e.fail(STATUS_INVALID_PARAMETER, {"LAM-CB-01", "AMB-06"}, Strength::model_choice,
+               "RequestCompletion is NULL");
+    if (!c.mdl.present) {
+        e.undefined = true;
+        e.undefined_rules = {"LAM-MDL-02"};
+        e.undefined_why = "Mdl is NULL";
+        return e;
+    }
+    Strength limit = readings_.limit_violation_status_required ? Strength::documented
+                                                               : Strength::model_choice;
+    if (c.length == 0 && readings_.zero_length_mapping_rejected)
+        e.fail(STATUS_INVALID_PARAMETER, {"MODEL-RMR-LEN-02"}, Strength::model_choice,
+               "Length is 0");
+    if (c.length > adapter_info(c.adapter).MaxRegistrationSize)
+        e.fail(readings_.over_max_registration_status, {"MODEL-RMR-LEN-01"},
+               Strength::model_choice, "Length exceeds MaxRegistrationSize");
+    if (c.length > c.mdl.chain_bytes) {  // LAM-LEN-01 (the caller's duty), AMB-26
+        e.fail(STATUS_INVALID_PARAMETER, {"LAM-LEN-01", "AMB-26"}, limit,
+               "Length " + num(c.length) + " exceeds the chain's " + num(c.mdl.chain_bytes) +
+                   " bytes");
+        return e;
+    }
+    if (!c.mdl.contiguous) {  // LAM-MDL-01: the provider must refuse
+        e.fail(STATUS_INVALID_PARAMETER, {"LAM-MDL-01"}, Strength::documented, c.mdl.problem);
+        return e;
+    }
+    uint64_t required = kLamHeader + 8 * pages_spanned(c.mdl.first_byte_offset, c.length);
+    if (!c.has_buffer) {  // LAM-SIZE-03, AMB-14
+        if (readings_.build_lam_null_buffer_probe)
+            e.fail(STATUS_BUFFER_TOO_SMALL, {"LAM-SIZE-03", "AMB-14"}, Strength::model_choice,
+                   "pNdkLAM is NULL (a size probe)");
+        else
+            e.fail(STATUS_INVALID_PARAMETER, {"LAM-SIZE-03", "AMB-14"}, Strength::model_choice,
+                   "pNdkLAM is NULL");
+    } else if (c.buffer_size < required) {  // LAM-SIZE-01
+        e.fail(STATUS_BUFFER_TOO_SMALL, {"LAM-SIZE-01"}, Strength::documented,
+               "*pLAMSize " + num(c.buffer_size) + " is below the " + num(required) +
+                   " bytes needed");
+    }
+    return e;
+}
+
+void Model::commit(const calls::BuildLam& c, const Observed& o, Applied& applied, Stage stage) {
+    uint64_t pages = c.mdl.present ? pages_spanned(c.mdl.first_byte_offset, c.length) : 0;
+    uint64_t required = kLamHeader + 8 * pages;
+    if (stage == Stage::pending) {
+        // AMB-15: with inline_only, a too-small buffer should have been refused inline.
+        if (c.has_buffer && c.buffer_size < required && !readings_.build_lam_size_check_async)
+            applied.verdict.add({{"AMB-15"}, "NdkBuildLam pended for a buffer too small to hold "
+                                             "the mapping instead of refusing it inline", true});
+        return;
+    }
+    if (stage == Stage::refused || stage == Stage::failed) {
+        // LAM-SIZE-04, LAM-SIZE-02: BUFFER_TOO_SMALL writes a size that will do.
+        if (o.status == STATUS_BUFFER_TOO_SMALL) {
+            if (!o.size_out)
+                applied.verdict.add({{"LAM-SIZE-04"}, "NdkBuildLam returned STATUS_BUFFER_TOO_SMALL "
+                                                      "without writing the required size"});
+            else if (*o.size_out < required)
+                applied.verdict.add({{"LAM-SIZE-02"},
+                                     "NdkBuildLam reported a required size of " +
+                                         num(*o.size_out) + " bytes, below the " + num(required) +
+                                         " a mapping of " + num(pages) + " pages needs"});
+        }
+        return;
+    }
+    // Success: check the mapping the provider wrote, then keep it.
+    size_t count = o.lam_pages.size();
+    if (count < pages)  // LAM-PAGE-02
+        applied.verdict.add({{"LAM-PAGE-02"}, "the mapping has " + num(count) + " pages; the range "
+                                              "spans " + num(pages)});
+    for (size_t i = 0; i < count; ++i)
+        if (o.lam_pages[i] % PAGE_SIZE != 0) {  // LAM-PAGE-01
+            applied.verdict.add({{"LAM-PAGE-01"}, "AdapterPageArray[" + num(i) + "] = " +
+                                                      num(o.lam_pages[i]) +
+                                                      " is not PAGE_SIZE-aligned"});
+            break;
+        }
+    if (o.size_out && *o.size_out != kLamHeader + 8 * count)  // LAM-OUT-02
+        applied.verdict.add({{"LAM-OUT-02"}, "*pLAMSize is " + num(*o.size_out) + " after success; "
+                                             "the mapping written is " +
+                                             num(kLamHeader + 8 * count) + " bytes"});
+    if (o.size_out && *o.size_out > c.buffer_size)
+        applied.verdict.add({{"LAM-OUT-02"}, "*pLAMSize grew past the buffer size passed in"});
+    if (o.fbo_out && *o.fbo_out != c.mdl.first_byte_offset)  // LAM-OUT-03
+        applied.verdict.add({{"LAM-OUT-03"}, "*pFBO is " + num(*o.fbo_out) + ", not " +
+                                             num(c.mdl.first_byte_offset) +
+                                             " (the first byte's offset in its page)"});
+    // Two pages of live mappings at one logical address would alias memory.
+    for (const Object& other : objects_) {
+        if (other.kind != Kind::lam || other.life != Life::ready || other.adapter != c.adapter)
+            continue;
+        const auto& lam = std::get<LamState>(other.state);
+        for (size_t i = 0; i < lam.logical_pages.size(); ++i)
+            for (size_t j = 0; j < count && j < c.mdl.pfns.size(); ++j)
+                if (lam.logical_pages[i] == o.lam_pages[j] && lam.pfns[i] != c.mdl.pfns[j])
+                    applied.verdict.add({{"LAM-PAGE-02"},
+                                         "logical address " + num(o.lam_pages[j]) +
+                                             " already maps another page in LAM " + num(other.id)});
+    }
+    LamState lam{c.mdl.virtual_address, c.length, c.mdl.first_byte_offset, c.mdl.pfns,
+                 std::vector<uint64_t>(o.lam_pages.begin(),
+                                       o.lam_pages.begin() + std::min(count, c.mdl.pfns.size()))};
+    applied.created = create_object(Kind::lam, c.adapter, std::move(lam));
+    ready(applied.created);
+}
+
+Expectation Model::expect_call(const calls::ReleaseLam& c) const {
+    Expectation e;
+    e.returns_void = true;  // RLAM-01
+    const Object* o = find(c.lam);
+    if (!o || o->kind != Kind::lam || o->life != Life::ready || o->adapter != c.adapter) {
+        e.undefined = true;  // RLAM-02
+        e.undefined_rules = {"RLAM-02"};
+        e.undefined_why = "not a live mapping of this adapter";
+    }
+    return e;
+}
+
+void Model::commit(const calls::ReleaseLam& c, const Observed&, Applied&, Stage) {
+    destroy(c.lam);
+}
+
+std::optional<PFN_NUMBER> Model::pfn_of_logical(ObjectId adapter, uint64_t logical) const {
+    uint64_t page = logical & ~uint64_t(PAGE_SIZE - 1);
+    for (const Object& o : objects_) {
+        if (o.kind != Kind::lam || o.life != Life::ready || o.adapter != adapter) continue;
+        const auto& lam = std::get<LamState>(o.state);
+        for (size_t i = 0; i < lam.logical_pages.size(); ++i)
+            if (lam.logical_pages[i] == page) return lam.pfns[i];
+    }
+    return std::nullopt;
+}
+
+// ======================= NdkFastRegister (FR-*) =======================
+
+namespace {
+
+// The argument problems whose status the docs leave open (AMB-29, AMB-08, AMB-09, AMB-05).
+std::vector<ExpectedFailure> fast_register_argument_problems(const calls::FastRegister& c,
+                                                             const MrState& mr,
+                                                             const Readings& r) {
+    std::vector<ExpectedFailure> problems;
+    auto bad = [&](RuleIds rules, std::string why) {
+        rules.push_back("AMB-29");
+        problems.push_back({STATUS_INVALID_PARAMETER, std::move(rules), Strength::model_choice,
+                            std::move(why)});
+    };
+    uint64_t pages = c.adapter_pages.size();
+    if (pages == 0 && r.zero_adapter_page_count_rejected) bad({"AMB-09"}, "AdapterPageCount is 0");
+    if (pages > mr.max_pages)  // FR-APC-02, AMB-08
+        bad({"FR-APC-02", "AMB-08"}, "AdapterPageCount " + num(pages) +
+                                         " exceeds the MR's initialized " + num(mr.max_pages));
+    if (c.fbo >= PAGE_SIZE)  // FR-FBO-02
+        bad({"FR-FBO-02"}, "FBO " + num(c.fbo) + " is not an offset inside a page");
+    else if (c.length > pages * PAGE_SIZE - c.fbo)  // FR-LEN-02
+        bad({"FR-LEN-02"}, "Length " + num(c.length) + " exceeds AdapterPageCount * PAGE_SIZE - FBO = " +
+                               num(pages * PAGE_SIZE - c.fbo));
+    if (c.length == 0 && r.zero_length_mapping_rejected) bad({"MODEL-RMR-LEN-02"}, "Length is 0");
+    if (c.base_virtual_address % PAGE_SIZE != c.fbo % PAGE_SIZE || c.fbo >= PAGE_SIZE) {
+        // FR-ALIGN-01/03; with BaseVirtualAddress 0 and FBO != 0 it is FR-ALIGN-02.
+        RuleIds rules{"FR-ALIGN-01", "FR-ALIGN-03"};
+        if (c.base_virtual_address == 0) rules.push_back("FR-ALIGN-02");
+        bad(rules, "BaseVirtualAddress mod PAGE_SIZE is " +
+                       num(c.base_virtual_address % PAGE_SIZE) + ", FBO is " + num(c.fbo));
+    }
+    if (c.base_virtual_address == 0 && r.zero_base_va_rejected)  // AMB-05
+        bad({"FR-ZBVA-01", "AMB-05"}, "BaseVirtualAddress is 0");
+    for (size_t i = 0; i < c.adapter_pages.size(); ++i)
+        if (c.adapter_pages[i] % PAGE_SIZE != 0) {  // FR-PAGE-01 (the caller's duty)
+            bad({"FR-PAGE-01"}, "AdapterPageArray[" + num(i) + "] is not page-aligned");
+            break;
+        }
+    return problems;
+}
+
+}  // namespace
+
+Expectation Model::expect_call(const calls::FastRegister& c) const {
+    Expectation e;
+    e.no_pending_rules = {"FR-ST-03", "WR-04"};
+    e.success_rules = {"FR-ST-01", "FR-APC-03", "FR-LEN-01", "FR-ALIGN-01", "FR-ACC-02", "FR-ACC-03"};
+    const QpState* qp = require_connected_qp(e, c.qp, "FR-ST-02");
+    const Object* o = require(e, c.mr, Kind::mr, "pMr");
+    if (!qp || !o) return e;
+    const auto& mr = std::get<MrState>(o->state);
+    using P = MrState::Phase;
+    if (mr.indeterminate) {
+        e.undefined = true;
+        return e;
+    }
+    bool initialized = mr.phase == P::initialized || mr.phase == P::fast_registered ||
+                       mr.phase == P::invalidated ||
+                       (mr.phase == P::initializing && readings_.fr_usable_at_return);  // AMB-11
+    if (!mr.fast_register || !initialized) {  // FR-MR-01, IFR-POST-01
+        wrong_mr_state(e, "FR-MR-01", mr.fast_register ? "the MR's initialization has not completed"
+                                                        : "the MR is not a fast-register MR");
+        return e;
+    }
+    // Flags (FR-FLG-01): the documented set, 0x80 per AMB-01, DEFER from 1.2.
+    uint32_t listed = NDK_OP_FLAG_SILENT_SUCCESS | NDK_OP_FLAG_READ_FENCE |
+                      NDK_OP_FLAG_ALLOW_REMOTE_READ | NDK_OP_FLAG_ALLOW_REMOTE_WRITE |
+                      NDK_OP_FLAG_DEFER;
+    if (readings_.fr_read_sink_flag_listed) listed |= NDK_OP_FLAG_RDMA_READ_SINK;
+    check_op_flags(e, c.flags, listed, "NdkFastRegister", {"FR-FLG-01"});
+    if ((c.flags & NDKCT_OP_FLAG_REMOTE_WRITE_BIT) && !(c.flags & NDK_OP_FLAG_ALLOW_LOCAL_WRITE) &&
+        readings_.lone_remote_write_bit_rejected)  // AMB-03
+        e.fail(STATUS_INVALID_PARAMETER, {"FR-FLG-05", "AMB-03"}, Strength::model_choice,
+               "Flags has the remote-write bit 0x20 without local write 0x10");
+    // FR-ACC-01: remote rights (the 0x8 or 0x20 bit, never 0x10 alone: FR-ACC-02) on an MR
+    // initialized without RemoteAccess fail inline with STATUS_ACCESS_VIOLATION.
+    if (!mr.remote_access &&
+        (c.flags & (NDK_OP_FLAG_ALLOW_REMOTE_READ | NDKCT_OP_FLAG_REMOTE_WRITE_BIT)))
+        e.fail(STATUS_ACCESS_VIOLATION, {"FR-ACC-01"}, Strength::documented,
+               "remote rights requested on an MR initialized with RemoteAccess = FALSE");
+    if (mr.phase == P::fast_registered && readings_.fr_over_valid == Readings::FrOverValid::inline_error)
+        e.fail(STATUS_INVALID_DEVICE_STATE, {"FR-INV-01", "AMB-30"}, Strength::model_choice,
+               "the MR's previous fast registration was not invalidated");
+    if (o->parent != find(c.qp)->parent && readings_.foreign_objects_all_inline)  // AMB-28
+        e.fail(STATUS_INVALID_PARAMETER, {"AMB-28"}, Strength::model_choice,
+               "the MR belongs to another PD than the QP");
+    for (auto& problem : fast_register_argument_problems(c, mr, readings_)) {
+        if (readings_.fr_bad_request_inline) {
+            e.failures.push_back(std::move(problem));
+            e.failure_may_surface_in_completion = true;
+        }
+    }
+    // Pages that no live LAM produced reach unknown memory (FR-LAM-01, the caller's duty).
+    for (uint64_t page : c.adapter_pages)
+        if (!pfn_of_logical(o->adapter, page)) {
+            e.undefined = true;
+            e.undefined_rules = {"FR-LAM-01"};
+            e.undefined_why = "AdapterPageArray holds an address no live LAM produced";
+            break;
+        }
+    return e;
+}
+
+void Model::commit(const calls::FastRegister& c, const Observed&, Applied&, Stage stage) {
+    if (stage != Stage::done) return;
+    auto* mr = state_mut<MrState>(c.mr);
+    post(c.qp, c, c.request_context, c.flags, false);
+    (void)mr;
+}
+
+// ======================= NdkBind (BND-*) =======================
+
+Expectation Model::expect_call(const calls::Bind& c) const {
+    Expectation e;
+    e.no_pending_rules = {"WR-04"};
+    e.success_rules = {"BND-01", "BND-09"};
+    const QpState* qp = require_connected_qp(e, c.qp, "BND-05");
+    const Object* mro = require(e, c.mr, Kind::mr, "pMr");
+    const Object* mwo = require(e, c.mw, Kind::mw, "pMw");
+    if (!qp || !mro || !mwo) return e;
+    const auto& mr = std::get<MrState>(mro->state);
+    if (mr.indeterminate) {
+        e.undefined = true;
+        return e;
+    }
+    bool registered = mr.phase == MrState::Phase::registered ||
+                      mr.phase == MrState::Phase::fast_registered;
+    if (!registered) {
+        wrong_mr_state(e, "BND-02", "the MR has no valid registration");
+        return e;
+    }
+    check_op_flags(e, c.flags,
+                   NDK_OP_FLAG_SILENT_SUCCESS | NDK_OP_FLAG_READ_FENCE |
+                       NDK_OP_FLAG_ALLOW_REMOTE_READ | NDK_OP_FLAG_ALLOW_REMOTE_WRITE |
+                       NDK_OP_FLAG_DEFER,
+                   "NdkBind", {"BND-07"});
+    if ((c.flags & NDKCT_OP_FLAG_REMOTE_WRITE_BIT) && !(mr.region.access & kLocalWrite))  // BND-06
+        e.fail(STATUS_ACCESS_VIOLATION, {"BND-06"}, Strength::documented,
+               "a remote-write window on an MR without local write");
+    if ((c.flags & NDK_OP_FLAG_ALLOW_REMOTE_READ) && !(mr.region.access & kRemoteRead) &&
+        readings_.mw_remote_read_needs_mr_right)  // AMB-20
+        e.fail(STATUS_ACCESS_VIOLATION, {"BND-06", "AMB-20"}, Strength::model_choice,
+               "a remote-read window on an MR without remote read");
+    if (!mr.region.covers(c.virtual_address, c.length))  // BND-02 (the caller's duty), AMB-20
+        e.fail(STATUS_INVALID_PARAMETER, {"BND-02", "AMB-20"}, Strength::model_choice,
+               "[VirtualAddress, +Length) is not inside the MR's registered range");
+    if (c.length > adapter_info(c.qp).MaxWindowSize)
+        e.fail(STATUS_INVALID_PARAMETER, {"BND-09", "AMB-26"}, Strength::model_choice,
+               "Length exceeds MaxWindowSize");
+    if ((mro->parent != find(c.qp)->parent || mwo->parent != find(c.qp)->parent) &&
+        readings_.foreign_objects_all_inline)  // AMB-28
+        e.fail(STATUS_INVALID_PARAMETER, {"AMB-28"}, Strength::model_choice,
+               "the MR or MW belongs to another PD than the QP");
+    return e;
+}
+
+void Model::commit(const calls::Bind& c, const Observed&, Applied&, Stage stage) {
+    if (stage != Stage::done) return;
+    post(c.qp, c, c.request_context, c.flags, false);
+}
+
+// ======================= NdkInvalidate (INV-*) =======================
+
+Expectation Model::expect_call(const calls::Invalidate& c) const {
+    Expectation e;
+    e.no_pending_rules = {"WR-04"};
+    e.success_rules = {"INV-01"};
+    const QpState* qp = require_connected_qp(e, c.qp, "INV-03");
+    const Object* target = find(c.target);
+    if (!qp) return e;
+    if (!target || target->life != Life::ready ||
+        (target->kind != Kind::mr && target->kind != Kind::mw)) {
+        e.undefined = true;
+        e.undefined_rules = {"INV-02"};
+        e.undefined_why = "pNdkMrOrMw is not an open MR or MW";
+        return e;
+    }
+    check_op_flags(e, c.flags,
+                   NDK_OP_FLAG_SILENT_SUCCESS | NDK_OP_FLAG_READ_FENCE | NDK_OP_FLAG_DEFER,
+                   "NdkInvalidate", {"INV-04"});
+    bool valid = false;
+    if (target->kind == Kind::mr) {
+        const auto& mr = std::get<MrState>(target->state);
+        if (mr.indeterminate) {
+            e.undefined = true;
+            return e;
+        }
+        if (!mr.fast_register) {  // INV-02: NdkRegisterMr regions are deregistered instead
+            wrong_mr_state(e, "INV-02", "the MR was registered with NdkRegisterMr");
+            return e;
+        }
+        valid = mr.phase == MrState::Phase::fast_registered;
+    } else {
+        valid = std::get<MwState>(target->state).bound;
+    }
+    if (!valid) {  // CQ-RI-03, AMB-32: inline or by completion, the docs do not say
+        ExpectedFailure inline_failure{STATUS_INVALID_DEVICE_STATE, {"CQ-RI-03", "AMB-32"},
+                                       Strength::model_choice, "the token is no longer valid"};
+        if (readings_.invalidate_invalid_token_inline) {
+            e.failures.push_back(inline_failure);
+            e.failure_may_surface_in_completion = true;
+        } else {
+            e.tolerated.push_back(inline_failure);
+        }
+    }
+    return e;
+}
+
+void Model::commit(const calls::Invalidate& c, const Observed&, Applied&, Stage stage) {
+    if (stage != Stage::done) return;
+    post(c.qp, c, c.request_context, c.flags, false);
+}
+
+void Model::invalidate_token_of(ObjectId object) {
+    if (auto* mr = state_mut<MrState>(object)) {
+        if (mr->phase == MrState::Phase::fast_registered) mr->phase = MrState::Phase::invalidated;
+        mr->region.access = 0;
+    } else if (auto* mw = state_mut<MwState>(object)) {
+        mw->bound = false;
+        mw->region = {};
+    }
+}
+
+}  // namespace ndkct::model

@@ -1,0 +1,159 @@
+#include <algorithm>
+
+#include "ndkct/model/expectation.hpp"
+#include "ndkct/model/verdict.hpp"
+#include "ndkct/spec/status.hpp"
+
+namespace ndkct::model {
+
+namespace {
+
+std::string join(const RuleIds& rules) {
+    std::string out;
+    for (const auto& rule : rules) out += (out.empty() ? "" : ", ") + rule;
+    return out;
+}
+
+std::string expected_failures(const Expectation& e) {
+    std::string out;
+    for (const auto& f : e.failures) {
+        if (!out.empty()) out += " or ";
+        out += spec::status_name(f.status);
+        if (!f.why.empty()) out += " (" + f.why + ")";
+    }
+    return out;
+}
+
+RuleIds failure_rules(const Expectation& e, bool documented_only) {
+    RuleIds rules;
+    for (const auto& f : e.failures) {
+        if (documented_only && f.strength != Strength::documented) continue;
+        for (const auto& r : f.rules)
+            if (std::find(rules.begin(), rules.end(), r) == rules.end()) rules.push_back(r);
+    }
+    return rules;
+}
+
+Verdict judge_strict(const Expectation& e, NTSTATUS observed, const std::string& call, bool async);
+
+Verdict judge(const Expectation& e, NTSTATUS observed, const std::string& call, bool async) {
+    Verdict v;
+    if (e.undefined) return v;
+    for (const auto& a : e.also_allowed)
+        if (a.status == observed && !e.must_fail()) return v;
+    for (const auto& t : e.tolerated) {
+        if (t.status == observed && !e.must_fail()) {
+            v.add({t.rules, call + ": " + spec::status_name(observed) + " (" + t.why +
+                                ") is allowed by the docs but differs from the profile's reading",
+                   true});
+            return v;
+        }
+    }
+    if (e.must_fail() && e.failure_may_surface_in_completion && observed == STATUS_SUCCESS &&
+        !async) {
+        bool all_choices = std::all_of(e.failures.begin(), e.failures.end(), [](const auto& f) {
+            return f.strength == Strength::model_choice;
+        });
+        if (all_choices) {
+            v.add({failure_rules(e, false),
+                   call + " accepted a request the profile expects refused inline (" +
+                       expected_failures(e) + "); its completion must report the error",
+                   true});
+            return v;
+        }
+    }
+    v = judge_strict(e, observed, call, async);
+    if (e.consumer_error)
+        for (auto& violation : v.violations) {
+            violation.warning = true;
+            violation.message += " (a consumer error with no documented status)";
+        }
+    return v;
+}
+
+Verdict judge_strict(const Expectation& e, NTSTATUS observed, const std::string& call, bool async) {
+    Verdict v;
+    std::string got = spec::status_name(observed);
+    std::string how = async ? " through its completion callback" : "";
+    if (observed == STATUS_PENDING) {
+        if (async) {
+            v.add({{"GEN-ASYNC-01"}, call + ": a completion callback reported STATUS_PENDING"});
+        } else if (!e.may_pend) {
+            v.add({e.no_pending_rules, call + " may not return STATUS_PENDING here, but did"});
+        }
+        return v;
+    }
+    bool resources = observed == STATUS_INSUFFICIENT_RESOURCES && e.may_lack_resources;
+    if (e.must_fail()) {
+        for (const auto& f : e.failures)
+            if (f.status == observed) return v;
+        if (resources) return v;
+        bool all_choices = std::all_of(e.failures.begin(), e.failures.end(), [](const auto& f) {
+            return f.strength == Strength::model_choice;
+        });
+        if (NT_ERROR(observed) && all_choices) {
+            v.add({failure_rules(e, false),
+                   call + ": expected " + expected_failures(e) + ", got " + got + how +
+                       " (another error; the docs name no status here)",
+                   true});
+        } else if (NT_ERROR(observed)) {
+            v.add({failure_rules(e, true), call + ": expected " + expected_failures(e) +
+                                               ", got " + got + how});
+        } else {
+            v.add({failure_rules(e, false), call + ": expected " + expected_failures(e) +
+                                                ", got " + got + how + ": the call was accepted"});
+        }
+        return v;
+    }
+    if (observed == STATUS_SUCCESS && e.must_pend && !async) {
+        v.add({e.must_pend_rules, call + " must return STATUS_PENDING here (it cannot finish yet), "
+                                         "but returned STATUS_SUCCESS"});
+        return v;
+    }
+    if (observed == STATUS_SUCCESS || resources) return v;
+    v.add({e.success_rules, call + ": a valid call must succeed" +
+                                std::string(e.may_lack_resources
+                                                ? " (or report STATUS_INSUFFICIENT_RESOURCES)"
+                                                : "") +
+                                ", got " + got + how});
+    return v;
+}
+
+}  // namespace
+
+std::string Violation::describe() const {
+    return (warning ? "warning: " : "") + join(rules) + ": " + message;
+}
+
+bool Verdict::ok() const {
+    return std::all_of(violations.begin(), violations.end(),
+                       [](const Violation& v) { return v.warning; });
+}
+
+void Verdict::merge(Verdict other) {
+    for (auto& v : other.violations) violations.push_back(std::move(v));
+}
+
+std::string Verdict::describe() const {
+    std::string out;
+    for (const auto& v : violations) out += (out.empty() ? "" : "\n") + v.describe();
+    return out;
+}
+
+NTSTATUS Expectation::model_status() const {
+    return failures.empty() ? preferred : failures.front().status;
+}
+
+void Expectation::fail(NTSTATUS status, RuleIds rules, Strength strength, std::string why) {
+    failures.push_back({status, std::move(rules), strength, std::move(why)});
+}
+
+Verdict judge_inline(const Expectation& expected, NTSTATUS observed, const std::string& call) {
+    return judge(expected, observed, call, false);
+}
+
+Verdict judge_async(const Expectation& expected, NTSTATUS observed, const std::string& call) {
+    return judge(expected, observed, call, true);
+}
+
+}  // namespace ndkct::model
