@@ -14,11 +14,12 @@ RXE_HOST_PKGS=(qemu-system-x86 busybox-static kmod xz-utils util-linux)
 RXE_USER_PKGS=(iproute2 libibverbs1 ibverbs-providers librdmacm1 ibverbs-utils
   rdmacm-utils rdma-core python3-pyverbs)
 
-# Kernel modules the guest loads, named as for modprobe. Their dependencies are
-# resolved with the kernel's own modules.dep. crc32_generic must precede
-# rdma_rxe: rxe asks the crypto layer for "crc32" and nothing autoloads it.
-RXE_MODULES=(virtio_pci virtio_console 9pnet_virtio 9p overlay crc32_generic
-  ib_uverbs rdma_rxe rdma_ucm)
+# Kernel modules the guest loads, named as for modprobe, as GROUP:MODULE. Their
+# dependencies come from the kernel's own modules.dep. The two groups load in
+# parallel (no module may be needed by both). crc32_generic must precede rdma_rxe:
+# rxe asks the crypto layer for "crc32" and nothing autoloads it in the guest.
+RXE_MODULES=(io:virtio_pci io:virtio_console io:9pnet_virtio io:9p io:overlay
+  rdma:crc32_generic rdma:ib_uverbs rdma:rdma_rxe rdma:rdma_ucm)
 
 rxe_msg() { printf 'rxe: %s\n' "$*" >&2; }
 rxe_die() { printf 'rxe: %s\n' "$*" >&2; exit "${RXE_DIE_STATUS:-1}"; }
@@ -39,7 +40,8 @@ rxe_cache_root() {
 
 # Identity of what prepare puts into the initramfs; a change means rebuild it.
 rxe_recipe_hash() {
-  { printf 'recipe %s\n' "$RXE_RECIPE"; printf '%s\n' "${RXE_MODULES[@]}"
+  { printf 'recipe %s strip %s\n' "$RXE_RECIPE" "${NDKCT_RXE_STRIP:-1}"
+    printf '%s\n' "${RXE_MODULES[@]}"
     cat "$RXE_DIR/guest-init"; } | sha256sum | cut -c1-16
 }
 

@@ -680,8 +680,38 @@ Expectation Model::expect_call(const calls::FastRegister& c) const {
 void Model::commit(const calls::FastRegister& c, const Observed&, Applied&, Stage stage) {
     if (stage != Stage::done) return;
     auto* mr = state_mut<MrState>(c.mr);
-    post(c.qp, c, c.request_context, c.flags, false);
-    (void)mr;
+    const Object* qp = find(c.qp);
+    WorkRequest wr{0, c, c.request_context, c.flags};
+    Completion done = initiator_completion(c.qp, wr, NdkOperationTypeFastRegister);
+    auto problems = fast_register_argument_problems(c, *mr, readings_);
+    if (!problems.empty()) {
+        // AMB-29 (completion_error), or a provider that accepted what the profile refuses
+        // inline: the request completes with an error and registers nothing.
+        done.outcome = Completion::Outcome::error;
+        done.status = STATUS_INVALID_PARAMETER;
+        done.rules = problems.front().rules;
+        done.why = problems.front().why;
+    } else if (mr->phase == MrState::Phase::fast_registered &&
+               readings_.fr_over_valid == Readings::FrOverValid::completion_error) {  // AMB-30
+        done.outcome = Completion::Outcome::error;
+        done.status = STATUS_INVALID_DEVICE_STATE;
+        done.rules = {"FR-INV-01", "AMB-30"};
+        done.why = "the previous fast registration was not invalidated";
+    } else if (find(c.mr)->parent != qp->parent) {  // AMB-28: another PD, a protection error
+        done.outcome = Completion::Outcome::error;
+        done.status = STATUS_ACCESS_VIOLATION;
+        done.rules = {"AMB-28"};
+        done.why = "the MR belongs to another PD";
+    } else {
+        // FR-MAP-01, FR-TOK-01: the mapping is in force once the call returned.
+        std::vector<PFN_NUMBER> pfns;
+        for (uint64_t page : c.adapter_pages) pfns.push_back(*pfn_of_logical(qp->adapter, page));
+        mr->phase = MrState::Phase::fast_registered;
+        mr->region = {c.base_virtual_address, c.length, c.fbo, std::move(pfns), op_access(c.flags)};
+        if (!readings_.fr_token_stable_from_initialize) mr->remote_token.reset();  // AMB-07
+    }
+    done.silent = (c.flags & NDK_OP_FLAG_SILENT_SUCCESS) && done.outcome == Completion::Outcome::success;
+    post(c.qp, c, c.request_context, c.flags, false, done);
 }
 
 // ======================= NdkBind (BND-*) =======================
@@ -732,7 +762,33 @@ Expectation Model::expect_call(const calls::Bind& c) const {
 
 void Model::commit(const calls::Bind& c, const Observed&, Applied&, Stage stage) {
     if (stage != Stage::done) return;
-    post(c.qp, c, c.request_context, c.flags, false);
+    WorkRequest wr{0, c, c.request_context, c.flags};
+    Completion done = initiator_completion(c.qp, wr, NdkOperationTypeBind);
+    const Object* qp = find(c.qp);
+    if (find(c.mr)->parent != qp->parent || find(c.mw)->parent != qp->parent) {  // AMB-28
+        done.outcome = Completion::Outcome::error;
+        done.status = STATUS_ACCESS_VIOLATION;
+        done.rules = {"AMB-28"};
+        done.why = "the MR or MW belongs to another PD";
+    } else {
+        // BND-01, MW-02: the window is bound, and its token readable, once the call returned.
+        auto* mw = state_mut<MwState>(c.mw);
+        mw->bound = true;
+        mw->mr = c.mr;
+        mw->qp = c.qp;
+        mw->region = {c.virtual_address, c.length, 0, {}, op_access(c.flags) & (kRemoteRead | kRemoteWrite)};
+        mw->remote_token.reset();
+        auto* mr = state_mut<MrState>(c.mr);
+        if (std::find(mr->bound_windows.begin(), mr->bound_windows.end(), c.mw) == mr->bound_windows.end())
+            mr->bound_windows.push_back(c.mw);
+        Object& w = objects_[c.mw];
+        if (std::find(w.antecedents.begin(), w.antecedents.end(), c.mr) == w.antecedents.end()) {
+            w.antecedents.push_back(c.mr);  // LIFE-TREE-04: the MR now waits for the MW's close
+            ++objects_[c.mr].open_successors;
+        }
+    }
+    done.silent = (c.flags & NDK_OP_FLAG_SILENT_SUCCESS) && done.outcome == Completion::Outcome::success;
+    post(c.qp, c, c.request_context, c.flags, false, done);
 }
 
 // ======================= NdkInvalidate (INV-*) =======================
@@ -784,7 +840,22 @@ Expectation Model::expect_call(const calls::Invalidate& c) const {
 
 void Model::commit(const calls::Invalidate& c, const Observed&, Applied&, Stage stage) {
     if (stage != Stage::done) return;
-    post(c.qp, c, c.request_context, c.flags, false);
+    WorkRequest wr{0, c, c.request_context, c.flags};
+    Completion done = initiator_completion(c.qp, wr, NdkOperationTypeInvalidate);
+    const Object* target = find(c.target);
+    bool valid = target->kind == Kind::mr
+                     ? std::get<MrState>(target->state).phase == MrState::Phase::fast_registered
+                     : std::get<MwState>(target->state).bound;
+    if (valid) {
+        invalidate_token_of(c.target);  // INV-01
+    } else {  // CQ-RI-03, AMB-32: reported by the completion
+        done.outcome = Completion::Outcome::error;
+        done.status = STATUS_INVALID_DEVICE_STATE;
+        done.rules = {"CQ-RI-03", "AMB-32"};
+        done.why = "the token was no longer valid";
+    }
+    done.silent = (c.flags & NDK_OP_FLAG_SILENT_SUCCESS) && done.outcome == Completion::Outcome::success;
+    post(c.qp, c, c.request_context, c.flags, false, done);
 }
 
 void Model::invalidate_token_of(ObjectId object) {
@@ -794,6 +865,7 @@ void Model::invalidate_token_of(ObjectId object) {
     } else if (auto* mw = state_mut<MwState>(object)) {
         mw->bound = false;
         mw->region = {};
+        if (auto* mr = state_mut<MrState>(mw->mr)) std::erase(mr->bound_windows, object);
     }
 }
 

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <variant>
@@ -89,7 +90,16 @@ struct SrqReceive { ObjectId srq; Context request_context; std::vector<Sge> sgl;
 
 // ---- NDK_QP_DISPATCH ----
 struct Flush { ObjectId qp; };
-struct Send { ObjectId qp; Context request_context; std::vector<Sge> sgl; uint32_t flags; };
+// With NDK_OP_FLAG_INLINE the provider copies the bytes at the SGEs' virtual addresses during the
+// call (SGE-03, SGE-06); the translator captures them into inline_payload, since the model reads
+// memory only through the arena.
+struct Send {
+    ObjectId qp;
+    Context request_context;
+    std::vector<Sge> sgl;
+    uint32_t flags;
+    std::vector<std::byte> inline_payload;
+};
 struct Receive { ObjectId qp; Context request_context; std::vector<Sge> sgl; };
 struct Bind {
     ObjectId qp;
@@ -126,6 +136,7 @@ struct Write {
     uint64_t remote_address;
     uint32_t remote_token;
     uint32_t flags;
+    std::vector<std::byte> inline_payload;
 };
 struct SendAndInvalidate {
     ObjectId qp;
@@ -133,6 +144,7 @@ struct SendAndInvalidate {
     std::vector<Sge> sgl;
     uint32_t flags;
     uint32_t remote_token;
+    std::vector<std::byte> inline_payload;
 };
 
 // ---- NDK_PD_DISPATCH ----

@@ -236,7 +236,13 @@ private:
 
     // ---- Work requests (rules_qp.cpp) ----
     void post(ObjectId qp, const Call& call, Context request_context, uint32_t flags,
-              bool receive_queue);
+              bool receive_queue, std::optional<Completion> decided = std::nullopt);
+    void release_deferred(ObjectId qp);  // DEFER-04: hand earlier DEFER requests to the "HW"
+    Completion initiator_completion(ObjectId qp, const WorkRequest& wr,
+                                    NDK_OPERATION_TYPE type) const;
+    void remote_failure(ObjectId qp, Completion& done, NTSTATUS status, RuleIds rules,
+                        std::string why);
+    void record_landing(Completion& done, const Extent& target, std::vector<std::byte> bytes);
     void run_queues(ObjectId qp);  // execute what can run, in order
     bool execute(ObjectId qp, const WorkRequest& wr, Completion& done);  // false = must wait
     void deliver(Completion completion);  // to the CQ (simulate) or the expected list (check)

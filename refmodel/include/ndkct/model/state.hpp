@@ -109,7 +109,13 @@ struct Completion {
     Context qp_context = 0;
     Context request_context = 0;
     NDK_OPERATION_TYPE type = NdkOperationTypeSend;
-    enum class Outcome : uint8_t { success, error, cancelled, any } outcome = Outcome::success;
+    enum class Outcome : uint8_t {
+        success,
+        error,
+        cancelled,
+        success_or_cancelled,  // a flush raced with it (FLS-03)
+        any,                   // what happens is open (the peer's error, a consumer error)
+    } outcome = Outcome::success;
     NTSTATUS status = STATUS_SUCCESS;  // the model's status for it
     RuleIds rules;                     // why it fails, when it does
     std::string why;
@@ -130,7 +136,12 @@ struct Completion {
 struct WorkRequest {
     uint64_t sequence = 0;
     Call call;  // the post call (Send, Read, FastRegister, ... or Receive/SrqReceive)
+    Context request_context = 0;
+    uint32_t flags = 0;
     bool deferred = false;
+    // FastRegister, Bind and Invalidate take effect when posted (FR-TOK-01, MW-02): their
+    // completion is decided then.
+    std::optional<Completion> decided;
 };
 
 struct CqState {
@@ -173,6 +184,11 @@ struct QpState {
     uint64_t next_sequence = 1;
     uint32_t initiator_outstanding = 0;  // posted and not yet completed (queue depth)
     uint32_t receive_outstanding = 0;
+    // Check mode: contexts of requests that must never show up on a CQ (WR-05, WR-SILENT-01).
+    std::deque<Context> failed_inline;
+    std::deque<Context> silent_successes;
+    // Check mode: bytes a silent success moved, checked with the queue's next completion.
+    std::vector<Completion::Landing> silent_landings;
 };
 
 struct ConnectorState {
