@@ -121,7 +121,9 @@ uint64_t Model::add_pending(const Call& call, const Expectation& e, ObjectId obj
                             ObjectId created) {
     uint64_t id = next_pending_++;
     pending_.emplace(id, Pending{id, call, e, object, created});
-    if (Object* o = find_mutable(object)) ++o->pending_requests;
+    // CLOSE-03: a pending close does not wait for itself.
+    if (Object* o = find_mutable(object); o && !std::holds_alternative<calls::CloseObject>(call))
+        ++o->pending_requests;
     return id;
 }
 
@@ -225,7 +227,9 @@ Applied Model::apply(const Call& call, const Observed& observed) {
         if (observed.output_written_while_pending)
             applied.verdict.add({{"GEN-CREATE-01"}, name + " returned STATUS_PENDING but wrote "
                                                        "its out-parameter anyway"});
-        std::visit([&](const auto& c) { commit(c, observed, applied, Stage::pending); }, call);
+        // AMB-16: a consumer error's request moves nothing while it pends (the MR keeps its state).
+        if (!e.consumer_error)
+            std::visit([&](const auto& c) { commit(c, observed, applied, Stage::pending); }, call);
         applied.pending = add_pending(call, e, primary_object(call), applied.created);
     } else if (e.returns_void || (NT_SUCCESS(observed.status) && !e.must_fail())) {
         std::visit([&](const auto& c) { commit(c, observed, applied, Stage::done); }, call);
@@ -262,11 +266,15 @@ Applied Model::complete(uint64_t id, NTSTATUS status, const Observed& outputs) {
     Stage stage = NT_SUCCESS(status) && status != STATUS_PENDING && !p.expected.must_fail()
                       ? Stage::completed
                       : Stage::failed;
-    std::visit([&](const auto& c) { commit(c, with_status, applied, stage); }, p.call);
+    if (!p.expected.consumer_error)
+        std::visit([&](const auto& c) { commit(c, with_status, applied, stage); }, p.call);
+    else if (NT_SUCCESS(status) && status != STATUS_PENDING)
+        mark_indeterminate(p.call);  // AMB-16: accepted through the callback; state now unknown
     v.merge(std::move(applied.verdict));
 
     if (Object* o = find_mutable(p.object)) {
-        if (o->pending_requests > 0) --o->pending_requests;
+        if (o->pending_requests > 0 && !std::holds_alternative<calls::CloseObject>(p.call))
+            --o->pending_requests;
         // CLOSE-03: a close waiting for this request may now finish.
         if (o->close_requested && o->life == Life::closing && o->open_successors == 0 &&
             o->pending_requests == 0 && mode_ == Mode::simulate) {

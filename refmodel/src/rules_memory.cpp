@@ -39,6 +39,13 @@ uint32_t op_access(uint32_t flags) {
 
 std::string num(uint64_t v) { return std::to_string(v); }
 
+// WR-05: the contexts of requests refused inline, kept (a bounded few) so that check mode can
+// flag a CQ entry for one of them (as rules_qp.cpp does for the data requests).
+void remember_failed_inline(QpState& q, Context context) {
+    q.failed_inline.push_back(context);
+    if (q.failed_inline.size() > 64) q.failed_inline.pop_front();
+}
+
 }  // namespace
 
 // ======================= NdkQueryAdapterInfo (AI-*, AMB-23) =======================
@@ -664,6 +671,8 @@ Expectation Model::expect_call(const calls::FastRegister& c) const {
         if (readings_.fr_bad_request_inline) {
             e.failures.push_back(std::move(problem));
             e.failure_may_surface_in_completion = true;
+        } else {
+            e.tolerated.push_back(std::move(problem));  // AMB-29: the form not chosen is a warning
         }
     }
     // Pages that no live LAM produced reach unknown memory (FR-LAM-01, the caller's duty).
@@ -678,6 +687,13 @@ Expectation Model::expect_call(const calls::FastRegister& c) const {
 }
 
 void Model::commit(const calls::FastRegister& c, const Observed&, Applied&, Stage stage) {
+    if (stage == Stage::refused) {
+        // FR-ST-04: no entry may appear for it; FR-DEFER-02, DEFER-06: earlier DEFER requests
+        // reach the hardware first.
+        if (auto* q = state_mut<QpState>(c.qp)) remember_failed_inline(*q, c.request_context);
+        release_deferred(c.qp);
+        return;
+    }
     if (stage != Stage::done) return;
     auto* mr = state_mut<MrState>(c.mr);
     const Object* qp = find(c.qp);
@@ -761,6 +777,11 @@ Expectation Model::expect_call(const calls::Bind& c) const {
 }
 
 void Model::commit(const calls::Bind& c, const Observed&, Applied&, Stage stage) {
+    if (stage == Stage::refused) {
+        if (auto* q = state_mut<QpState>(c.qp)) remember_failed_inline(*q, c.request_context);
+        release_deferred(c.qp);  // WR-05, DEFER-04
+        return;
+    }
     if (stage != Stage::done) return;
     WorkRequest wr{0, c, c.request_context, c.flags};
     Completion done = initiator_completion(c.qp, wr, NdkOperationTypeBind);
@@ -839,6 +860,11 @@ Expectation Model::expect_call(const calls::Invalidate& c) const {
 }
 
 void Model::commit(const calls::Invalidate& c, const Observed&, Applied&, Stage stage) {
+    if (stage == Stage::refused) {
+        if (auto* q = state_mut<QpState>(c.qp)) remember_failed_inline(*q, c.request_context);
+        release_deferred(c.qp);  // WR-05, DEFER-04
+        return;
+    }
     if (stage != Stage::done) return;
     WorkRequest wr{0, c, c.request_context, c.flags};
     Completion done = initiator_completion(c.qp, wr, NdkOperationTypeInvalidate);

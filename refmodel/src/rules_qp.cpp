@@ -441,11 +441,19 @@ void Model::run_queues(ObjectId qp) {
     for (;;) {
         auto& q = std::get<QpState>(objects_[qp].state);
         if (q.initiator.empty() || q.initiator.front().deferred) return;
-        WorkRequest wr = q.initiator.front();
+        // Taken off the queue first: a failing request must not be flushed with those behind it.
+        WorkRequest wr = std::move(q.initiator.front());
+        q.initiator.pop_front();
+        bool was_error = q.error;
         Completion done;
-        if (!execute(qp, wr, done)) return;  // waiting (a send without a receive at the peer)
-        std::get<QpState>(objects_[qp].state).initiator.pop_front();
+        if (!execute(qp, wr, done)) {  // waiting (a send without a receive at the peer)
+            std::get<QpState>(objects_[qp].state).initiator.push_front(std::move(wr));
+            return;
+        }
         deliver(std::move(done));
+        // MODEL-CQ-ERR-01: the failed request's entry comes first, then what is behind it is
+        // flushed (STATUS_CANCELLED).
+        if (!was_error && std::get<QpState>(objects_[qp].state).error) fail_qp(qp, false);
     }
 }
 
@@ -512,7 +520,7 @@ bool Model::execute(ObjectId qp, const WorkRequest& wr, Completion& done) {
             Extent source;
             if (!resolve_local(qp, sgl, 0, source, why, rules)) {
                 remote_failure(qp, done, STATUS_ACCESS_VIOLATION, rules, why);  // local protection
-                fail_qp(qp, false);
+                q.error = true;
                 return true;
             }
             payload = gather(memory_, source);
@@ -522,7 +530,7 @@ bool Model::execute(ObjectId qp, const WorkRequest& wr, Completion& done) {
         if (!peer) {
             remote_failure(qp, done, STATUS_CONNECTION_ABORTED, {"MODEL-CQ-ERR-01"},
                            "the peer QP is gone");
-            fail_qp(qp, false);
+            q.error = true;
             return true;
         }
         std::optional<WorkRequest> receive;
@@ -604,7 +612,7 @@ bool Model::execute(ObjectId qp, const WorkRequest& wr, Completion& done) {
         // Deliver the receive first: by the time the sender completes, the data is there.
         deliver(std::move(got));
         if (solicited) notify_cq(peer->receive_cq, false, true);
-        if (done.outcome == Completion::Outcome::error) fail_qp(qp, false);
+        if (done.outcome == Completion::Outcome::error) q.error = true;
         done.silent = silent_flag && done.outcome == Completion::Outcome::success;
         return true;
     }
@@ -627,7 +635,7 @@ bool Model::execute(ObjectId qp, const WorkRequest& wr, Completion& done) {
                          resolve_local(qp, sgl, kLocalWrite, local, why, rules);
         remote_failure(qp, done, STATUS_ACCESS_VIOLATION, rules, why);
         if (sink_only) done.outcome = Completion::Outcome::any;  // RD-03 is the caller's duty
-        fail_qp(qp, false);
+        q.error = true;
         return true;
     }
     Extent remote;
@@ -638,7 +646,7 @@ bool Model::execute(ObjectId qp, const WorkRequest& wr, Completion& done) {
         NTSTATUS status = is_read && beyond ? STATUS_REMOTE_RESOURCES : STATUS_ACCESS_VIOLATION;
         if (is_read && beyond) rules.push_back("RD-05");
         remote_failure(qp, done, status, rules, why);
-        fail_qp(qp, false);
+        q.error = true;
         return true;
     }
     if (is_read) {

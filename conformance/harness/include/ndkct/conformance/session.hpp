@@ -1,0 +1,286 @@
+// ndkct/conformance/session.hpp: one provider under test, its host memory, and the oracle.
+//
+// A Session opens an adapter of any provider over a fresh arena and offers every NDK call as a
+// synchronous method. Each method calls the provider through its dispatch table (the real
+// NDKPI calling convention), waits for the completion callback when the call pends, enforces
+// the callback contract (exactly one callback after STATUS_PENDING, none after an inline result,
+// the right RequestContext, out-parameters untouched while pending), and hands every outcome to
+// a check-mode reference model: the oracle. A test can therefore fail on a rule it did not name;
+// the verdict says which.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "ndkct/conformance/provider_spec.hpp"
+#include "ndkct/model/model.hpp"
+#include "ndkct/platform/arena.hpp"
+#include "ndkct/platform/mdl.hpp"
+
+struct sockaddr;
+
+namespace ndkct::conformance {
+
+using std::chrono::milliseconds;
+
+class SessionError : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+struct SessionOptions {
+    size_t arena_pages = 16384;                // 64 MiB of host memory
+    milliseconds callback_timeout{10000};      // how long a pending request may take
+    std::string profile_override;              // a profile name or file instead of the spec's
+};
+
+// A create's outcome: the status the call returned, and the object (inline or from the
+// callback), or nullptr.
+template <typename T>
+struct Made {
+    NTSTATUS status = STATUS_PENDING;  // the call's return value
+    NTSTATUS final_status = STATUS_PENDING;  // after the callback, if it pended
+    T* object = nullptr;
+    bool pended() const { return status == STATUS_PENDING; }
+};
+
+// A request's outcome: the inline status and, when it pended, the callback's status.
+struct Done {
+    NTSTATUS status = STATUS_SUCCESS;
+    NTSTATUS final_status = STATUS_SUCCESS;
+    bool pended() const { return status == STATUS_PENDING; }
+    bool ok() const { return NT_SUCCESS(final_status) && final_status != STATUS_PENDING; }
+};
+
+struct LamResult {
+    Done done;
+    std::vector<std::byte> storage;  // the caller's buffer
+    ULONG size_in = 0;               // *pLAMSize passed
+    ULONG size_out = 0;              // *pLAMSize after the call
+    ULONG fbo = 0xFFFFFFFF;          // *pFBO after the call
+    NDK_LOGICAL_ADDRESS_MAPPING* mapping() {
+        return storage.empty() ? nullptr
+                               : reinterpret_cast<NDK_LOGICAL_ADDRESS_MAPPING*>(storage.data());
+    }
+    std::vector<NDK_LOGICAL_ADDRESS> pages();  // the mapping's AdapterPageArray
+};
+
+// A buffer registered with NdkRegisterMr: its MR, tokens and MDL.
+struct Registered {
+    NDK_MR* mr = nullptr;
+    UINT32 local_token = 0;
+    UINT32 remote_token = 0;
+    platform::MdlChain chain;
+    NTSTATUS status = STATUS_SUCCESS;
+};
+
+// Two QPs of one PD connected to each other through a listener and a connector.
+struct LoopbackPair {
+    NDK_PD* pd = nullptr;
+    NDK_CQ* cq = nullptr;  // both QPs report to it
+    NDK_QP* a = nullptr;
+    NDK_QP* b = nullptr;
+    NDK_CONNECTOR* active = nullptr;
+    NDK_CONNECTOR* passive = nullptr;
+    NDK_LISTENER* listener = nullptr;
+    bool connected = false;
+    std::string problem;  // why the connection failed
+};
+
+struct QpShape {
+    ULONG receive_depth = 64, initiator_depth = 64, receive_sge = 4, initiator_sge = 4,
+          inline_size = 0;
+};
+
+class Session {
+public:
+    Session(const ProviderSpec& spec, SessionOptions options = {});
+    ~Session();  // closes every open object (successors first) and the adapter
+    Session(const Session&) = delete;
+    Session& operator=(const Session&) = delete;
+
+    // ---- The provider and the oracle ----
+    NDK_ADAPTER* adapter() const { return adapter_; }
+    const NDKCT_PROVIDER_IDENTITY& identity() const { return *identity_; }
+    const NDK_ADAPTER_INFO& info() const { return info_; }
+    bool has_flag(ULONG flag) const { return (info_.AdapterFlags & flag) != 0; }
+    NDK_VERSION version() const { return info_.Version; }
+    const model::Readings& readings() const { return oracle_->readings(); }
+    // What the oracle found so far: violations (failures) and warnings.
+    model::Verdict verdict();
+    // Runs f with the oracle locked (callbacks report to it from provider threads).
+    template <typename F>
+    auto with_oracle(F&& f) {
+        std::lock_guard lock(oracle_mutex_);
+        return f(*oracle_);
+    }
+    model::ObjectId id(const void* object) const;
+
+    // ---- Host memory ----
+    platform::Arena& arena() { return *arena_; }
+    platform::LockedBuffer buffer(size_t bytes,
+                                  platform::Placement placement = platform::Placement::scattered);
+    static NDK_SGE sge(const platform::LockedBuffer& buffer, size_t offset, ULONG length,
+                       UINT32 token);
+
+    // ---- Adapter ----
+    NTSTATUS query_adapter_info(NDK_ADAPTER_INFO* info, ULONG* size);
+    Made<NDK_CQ> create_cq(ULONG depth, bool with_notification = true);
+    Made<NDK_PD> create_pd();
+    Made<NDK_SHARED_ENDPOINT> create_shared_endpoint(const sockaddr* address, ULONG length);
+    Made<NDK_CONNECTOR> create_connector();
+    Made<NDK_LISTENER> create_listener();
+    // NdkBuildLam with a buffer of buffer_size bytes (NULL buffer when !with_buffer).
+    LamResult build_lam(MDL* mdl, SIZE_T length, ULONG buffer_size, bool with_buffer = true,
+                        bool with_completion = true);
+    void release_lam(LamResult& lam);
+
+    // ---- PD ----
+    Made<NDK_MR> create_mr(NDK_PD* pd, bool fast_register);
+    Made<NDK_MW> create_mw(NDK_PD* pd);
+    Made<NDK_SRQ> create_srq(NDK_PD* pd, ULONG depth, ULONG max_sge, ULONG threshold = 0,
+                             bool with_notification = true);
+    Made<NDK_QP> create_qp(NDK_PD* pd, NDK_CQ* receive_cq, NDK_CQ* initiator_cq, void* qp_context,
+                           const QpShape& shape);
+    Made<NDK_QP> create_qp_with_srq(NDK_PD* pd, NDK_CQ* receive_cq, NDK_CQ* initiator_cq,
+                                    NDK_SRQ* srq, void* qp_context, const QpShape& shape);
+    UINT32 privileged_token(NDK_PD* pd);
+
+    // ---- MR, MW ----
+    Done register_mr(NDK_MR* mr, MDL* mdl, SIZE_T length, ULONG flags);
+    Done deregister_mr(NDK_MR* mr);
+    Done initialize_fast_register_mr(NDK_MR* mr, ULONG pages, bool remote_access);
+    UINT32 local_token(NDK_MR* mr);
+    UINT32 remote_token(NDK_MR* mr);
+    UINT32 remote_token(NDK_MW* mw);
+    // CreateMr + RegisterMr over [offset, offset + length) of buffer + both tokens.
+    Registered register_buffer(NDK_PD* pd, const platform::LockedBuffer& buffer, ULONG flags,
+                               size_t offset = 0, size_t length = 0);
+
+    // ---- CQ ----
+    Done resize_cq(NDK_CQ* cq, ULONG depth);
+    void arm_cq(NDK_CQ* cq, ULONG type);
+    NTSTATUS control_cq_interrupt_moderation(NDK_CQ* cq, ULONG interval, ULONG count);
+    std::vector<NDK_RESULT_EX> poll(NDK_CQ* cq, ULONG max = 16);
+    // Polls until `count` results arrived or the time is up; returns what arrived.
+    std::vector<NDK_RESULT_EX> drain(NDK_CQ* cq, size_t count, milliseconds timeout = milliseconds(5000));
+    size_t notifications(NDK_CQ* cq);
+
+    // ---- SRQ ----
+    Done modify_srq(NDK_SRQ* srq, ULONG depth, ULONG threshold);
+    NTSTATUS srq_receive(NDK_SRQ* srq, void* context, std::span<const NDK_SGE> sgl);
+
+    // ---- QP ----
+    NTSTATUS send(NDK_QP* qp, void* context, std::span<const NDK_SGE> sgl, ULONG flags = 0);
+    NTSTATUS send_and_invalidate(NDK_QP* qp, void* context, std::span<const NDK_SGE> sgl,
+                                 ULONG flags, UINT32 remote_token);
+    NTSTATUS receive(NDK_QP* qp, void* context, std::span<const NDK_SGE> sgl);
+    NTSTATUS read(NDK_QP* qp, void* context, std::span<const NDK_SGE> sgl, UINT64 remote_address,
+                  UINT32 remote_token, ULONG flags = 0);
+    NTSTATUS write(NDK_QP* qp, void* context, std::span<const NDK_SGE> sgl, UINT64 remote_address,
+                   UINT32 remote_token, ULONG flags = 0);
+    NTSTATUS fast_register(NDK_QP* qp, void* context, NDK_MR* mr,
+                           std::span<const NDK_LOGICAL_ADDRESS> pages, ULONG fbo, SIZE_T length,
+                           uint64_t base_virtual_address, ULONG flags = 0);
+    NTSTATUS bind(NDK_QP* qp, void* context, NDK_MR* mr, NDK_MW* mw, uint64_t virtual_address,
+                  SIZE_T length, ULONG flags = 0);
+    NTSTATUS invalidate(NDK_QP* qp, void* context, void* mr_or_mw, ULONG flags = 0);
+    void flush(NDK_QP* qp);
+
+    // ---- Connections ----
+    Done listen(NDK_LISTENER* listener, const sockaddr* address, ULONG length);
+    Done connect(NDK_CONNECTOR* connector, NDK_QP* qp, const sockaddr* destination, ULONG length,
+                 ULONG ird = 4, ULONG ord = 4, std::span<const uint8_t> private_data = {});
+    // Starts a connect and returns at once (its callback is awaited by wait_connect()).
+    NTSTATUS connect_async(NDK_CONNECTOR* connector, NDK_QP* qp, const sockaddr* destination,
+                           ULONG length, ULONG ird = 4, ULONG ord = 4,
+                           std::span<const uint8_t> private_data = {});
+    Done wait_connect(NDK_CONNECTOR* connector);
+    NDK_CONNECTOR* wait_connect_event(NDK_LISTENER* listener, milliseconds timeout = milliseconds(5000));
+    NTSTATUS accept_async(NDK_CONNECTOR* connector, NDK_QP* qp, ULONG ird = 4, ULONG ord = 4,
+                          std::span<const uint8_t> private_data = {});
+    Done wait_accept(NDK_CONNECTOR* connector);
+    Done complete_connect(NDK_CONNECTOR* connector);
+    NTSTATUS reject(NDK_CONNECTOR* connector, std::span<const uint8_t> private_data = {});
+    Done disconnect(NDK_CONNECTOR* connector);
+    size_t disconnect_events(NDK_CONNECTOR* connector);
+    // A PD, one CQ and two connected QPs (through 127.0.0.1 or ::1 on this adapter).
+    LoopbackPair loopback_pair(const QpShape& shape = {}, ULONG cq_depth = 256);
+
+    // ---- Close ----
+    Done close(void* object);  // NdkCloseObject; waits for the close completion when it pends
+    // NdkCloseObject without waiting: returns the call's status; wait_close() awaits the
+    // completion if it pended.
+    NTSTATUS close_async(void* object);
+    Done wait_close(void* object);
+    void close_all();          // closes every object still open, successors first
+
+    // ---- For the callback trampolines (session.cpp) ----
+    struct Callback;     // one request's callback record (its address is the RequestContext)
+    struct EventRecord;  // one CQ's, SRQ's, listener's or connector's event record
+    void report(model::Verdict v);
+    static void report_stray(const std::string& what);  // GEN-CB-03, to every open session
+    // Trampolines only queue events; the test thread hands them to the oracle in order, after
+    // the call that caused them (a provider may deliver an event before that call returns).
+    void enqueue(model::Event event, EventRecord* record, NDK_CONNECTOR* connector = nullptr);
+    void process_events();
+
+private:
+    struct PendingAsync {
+        Callback* callback = nullptr;
+        uint64_t pending = 0;
+        NTSTATUS status = STATUS_SUCCESS;
+    };
+    template <typename Ndk, typename Invoke>
+    Made<Ndk> create(const model::Call& call, Invoke invoke, const char* name);
+    template <typename Invoke>
+    Done request(const model::Call& call, Invoke invoke, const char* name,
+                 const std::function<void(model::Observed&)>& outputs = {});
+    NTSTATUS post(const model::Call& call, NTSTATUS status);
+    Callback* new_callback(int kind, const char* name);
+    EventRecord* new_event_record();
+    void returned(Callback* callback, NTSTATUS status);
+    NTSTATUS wait(Callback* callback);
+    Done wait_for(std::unordered_map<const void*, PendingAsync>& table, const void* key);
+    void adopt(void* object, model::ObjectId id);  // caller holds oracle_mutex_
+    uint16_t next_port();
+
+    ProviderSpec spec_;
+    SessionOptions options_;
+    std::unique_ptr<platform::Arena> arena_;
+    const NDKCT_PROVIDER_ENTRY_POINTS* entry_ = nullptr;
+    const NDKCT_PROVIDER_IDENTITY* identity_ = nullptr;
+    NDK_ADAPTER* adapter_ = nullptr;
+    NDK_ADAPTER_INFO info_{};
+    std::unique_ptr<model::Model> oracle_;
+    std::mutex oracle_mutex_;
+    model::Verdict verdict_;  // guarded by oracle_mutex_
+    std::unordered_map<const void*, model::ObjectId> ids_;
+    std::vector<std::pair<void*, model::ObjectId>> open_;  // in creation order
+    std::deque<std::unique_ptr<Callback>> callbacks_;
+    std::mutex callbacks_mutex_;
+    struct QueuedEvent {
+        model::Event event;
+        EventRecord* record;
+        NDK_CONNECTOR* connector;
+    };
+    std::mutex queue_mutex_;
+    std::deque<QueuedEvent> queue_;
+    std::unordered_map<const void*, PendingAsync> pending_connects_;  // by connector
+    std::unordered_map<const void*, PendingAsync> pending_accepts_;
+    std::unordered_map<const void*, PendingAsync> pending_closes_;
+    std::deque<std::unique_ptr<EventRecord>> events_;
+    std::unordered_map<const void*, EventRecord*> event_records_;
+    uint16_t port_ = 0;
+};
+
+}  // namespace ndkct::conformance

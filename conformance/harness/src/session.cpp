@@ -1,0 +1,1153 @@
+// The harness: real NDK calls through dispatch tables, the callback contract, and the oracle.
+#include "ndkct/conformance/session.hpp"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <set>
+#include <thread>
+
+#include "ndkct/model/translate.hpp"
+#include "ndkct/spec/profile.hpp"
+#include "ndkct/spec/status.hpp"
+
+namespace ndkct::conformance {
+
+namespace calls = model::calls;
+using model::context_of;
+using model::Observed;
+
+// ================= Callbacks: the contract of GEN-ASYNC-01/03, GEN-CB-03 =================
+
+enum CallbackKind { kRequest = 0, kCreate = 1, kClose = 2 };
+
+struct Session::Callback {
+    Session* session = nullptr;
+    int kind = kRequest;
+    const char* name = "";
+    std::mutex mutex;
+    std::condition_variable arrived;
+    int calls = 0;
+    NTSTATUS status = STATUS_PENDING;
+    NDK_OBJECT_HEADER* object = nullptr;
+    bool inline_result = false;  // the call returned a final status: no callback may follow
+};
+
+struct Session::EventRecord {
+    Session* session = nullptr;
+    const void* object = nullptr;  // the CQ, listener or connector, once known
+    std::mutex mutex;
+    std::condition_variable arrived;
+    size_t count = 0;
+    std::deque<NDK_CONNECTOR*> incoming;  // listener: connectors from connect events
+};
+
+namespace {
+
+std::mutex g_live_mutex;
+std::set<const void*> g_live;       // live Callback and EventRecord addresses
+std::set<Session*> g_sessions;
+
+template <typename T>
+T* live(void* context) {
+    std::lock_guard lock(g_live_mutex);
+    return g_live.contains(context) ? static_cast<T*>(context) : nullptr;
+}
+
+model::Violation violation(model::RuleIds rules, std::string message) {
+    return {std::move(rules), std::move(message), false};
+}
+
+template <typename Ndk>
+const void* const* dispatch_members(const Ndk* object, size_t& count) {
+    using Table = std::remove_cv_t<std::remove_pointer_t<decltype(object->Dispatch)>>;
+    count = sizeof(Table) / sizeof(void*);
+    return reinterpret_cast<const void* const*>(object->Dispatch);
+}
+
+NDK_OBJECT_TYPE type_of(const NDK_ADAPTER*) { return NdkObjectTypeAdapter; }
+NDK_OBJECT_TYPE type_of(const NDK_PD*) { return NdkObjectTypePd; }
+NDK_OBJECT_TYPE type_of(const NDK_CQ*) { return NdkObjectTypeCq; }
+NDK_OBJECT_TYPE type_of(const NDK_MR*) { return NdkObjectTypeMr; }
+NDK_OBJECT_TYPE type_of(const NDK_MW*) { return NdkObjectTypeMw; }
+NDK_OBJECT_TYPE type_of(const NDK_QP*) { return NdkObjectTypeQp; }
+NDK_OBJECT_TYPE type_of(const NDK_SRQ*) { return NdkObjectTypeSrq; }
+NDK_OBJECT_TYPE type_of(const NDK_CONNECTOR*) { return NdkObjectTypeConnector; }
+NDK_OBJECT_TYPE type_of(const NDK_LISTENER*) { return NdkObjectTypeListener; }
+NDK_OBJECT_TYPE type_of(const NDK_SHARED_ENDPOINT*) { return NdkObjectTypeSharedEndpoint; }
+
+// GEN-CREATE-03/06, GEN-MAND-01, VER-03: a handed-out object is well formed.
+template <typename Ndk>
+void check_object(const Ndk* object, NDK_VERSION version, model::Verdict& v, const char* call) {
+    if (!object) {
+        v.add(violation({"GEN-CREATE-01"}, std::string(call) + " succeeded without an object"));
+        return;
+    }
+    if (object->Header.ObjectType != type_of(object))
+        v.add(violation({"GEN-CREATE-06"}, std::string(call) + ": Header.ObjectType is " +
+                                               std::to_string(object->Header.ObjectType)));
+    if (object->Header.Version.Major != version.Major || object->Header.Version.Minor != version.Minor)
+        v.add(violation({"VER-03"}, std::string(call) + ": Header.Version differs from the "
+                                                        "negotiated version"));
+    if (!object->Dispatch) {
+        v.add(violation({"GEN-CREATE-03"}, std::string(call) + ": the object has no Dispatch"));
+        return;
+    }
+    size_t count = 0;
+    const void* const* members = dispatch_members(object, count);
+    for (size_t i = 0; i < count; ++i)
+        if (!members[i]) {
+            v.add(violation({"GEN-MAND-01"}, std::string(call) + ": dispatch member " +
+                                                 std::to_string(i) + " is NULL"));
+            break;
+        }
+}
+
+// Every NDK object has its dispatch table right after the 40-byte header.
+const void* dispatch_of(const void* object) {
+    return *reinterpret_cast<const void* const*>(static_cast<const char*>(object) +
+                                                 offsetof(NDK_PD, Dispatch));
+}
+
+template <typename Table>
+const Table& table(const void* object) {
+    return *static_cast<const Table*>(dispatch_of(object));
+}
+
+sockaddr_in ipv4(uint16_t port) {
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(port);
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    return a;
+}
+
+}  // namespace
+
+// Trampolines the provider calls.
+
+static void arrive(Session::Callback* cb, NTSTATUS status, NDK_OBJECT_HEADER* object) {
+    int calls;
+    bool inline_result;
+    {
+        std::lock_guard lock(cb->mutex);
+        calls = ++cb->calls;
+        cb->status = status;
+        cb->object = object;
+        inline_result = cb->inline_result;
+    }
+    cb->arrived.notify_all();
+    model::Verdict v;
+    if (calls > 1)
+        v.add(violation({"GEN-ASYNC-01"}, std::string(cb->name) + ": a second completion callback"));
+    if (inline_result)
+        v.add(violation({"GEN-ASYNC-03", "GEN-ASYNC-01"},
+                        std::string(cb->name) + ": a completion callback after the call returned " +
+                            "a final status"));
+    if (!v.clean()) cb->session->report(std::move(v));
+}
+
+static void on_request(void* context, NTSTATUS status) {
+    if (auto* cb = live<Session::Callback>(context)) arrive(cb, status, nullptr);
+    else Session::report_stray("NdkRequestCompletion came with a Context that no request had");
+}
+
+static void on_create(void* context, NTSTATUS status, NDK_OBJECT_HEADER* object) {
+    if (auto* cb = live<Session::Callback>(context)) arrive(cb, status, object);
+    else Session::report_stray("NdkCreateCompletion came with a Context that no request had");
+}
+
+static void on_close(void* context) {
+    if (auto* cb = live<Session::Callback>(context)) arrive(cb, STATUS_SUCCESS, nullptr);
+    else Session::report_stray("NdkCloseCompletion came with a Context that no close had");
+}
+
+static void event_arrived(Session::EventRecord* r) {
+    {
+        std::lock_guard lock(r->mutex);
+        ++r->count;
+    }
+    r->arrived.notify_all();
+}
+
+static void on_cq_notification(void* context, NTSTATUS status) {
+    auto* r = live<Session::EventRecord>(context);
+    if (!r) return Session::report_stray("a CQ notification came with a context no CQ had");
+    r->session->enqueue({model::Event::Kind::cq_notification, 0, 0, status, 0}, r);
+    event_arrived(r);
+}
+
+static void on_srq_notification(void* context, NTSTATUS status) {
+    auto* r = live<Session::EventRecord>(context);
+    if (!r) return Session::report_stray("an SRQ notification came with a context no SRQ had");
+    r->session->enqueue({model::Event::Kind::srq_notification, 0, 0, status, 0}, r);
+    event_arrived(r);
+}
+
+static void on_connect_event(void* context, NDK_CONNECTOR* connector) {
+    auto* r = live<Session::EventRecord>(context);
+    if (!r) return Session::report_stray("a connect event came with a context no listener had");
+    r->session->enqueue({model::Event::Kind::connect_request, 0, 0, STATUS_SUCCESS, 0}, r, connector);
+    {
+        std::lock_guard lock(r->mutex);
+        r->incoming.push_back(connector);
+    }
+    event_arrived(r);
+}
+
+static void on_disconnect(void* context) {
+    auto* r = live<Session::EventRecord>(context);
+    if (!r) return Session::report_stray("a disconnect event came with a context no connector had");
+    r->session->enqueue({model::Event::Kind::disconnect, 0, 0, STATUS_SUCCESS, 0}, r);
+    event_arrived(r);
+}
+
+
+// ================= Session =================
+
+Session::Session(const ProviderSpec& spec, SessionOptions options)
+    : spec_(spec), options_(std::move(options)) {
+    entry_ = &entry_points_for(spec);  // throws ProviderSpecError with the reason
+    identity_ = entry_->GetProviderIdentity();
+    arena_ = std::make_unique<platform::Arena>(options_.arena_pages, spec.seed);
+    spec::Profile profile = spec::resolve_profile(
+        options_.profile_override.empty() ? spec.profile : options_.profile_override);
+    char message[512] = {};
+    NDKCT_OPEN_OPTIONS open{};
+    open.Size = sizeof open;
+    open.Version = NDKCT_MAKE_VERSION(profile.version.Major, 1);  // major + lowest minor (VER-02)
+    open.ProfileJson = profile.json.c_str();
+    open.Seed = spec.seed;
+    open.DeviceName = spec.device.empty() ? nullptr : spec.device.c_str();
+    open.ErrorMessage = message;
+    open.ErrorMessageSize = sizeof message;
+    NTSTATUS status = entry_->OpenAdapter(&arena_->host_memory(), &open, &adapter_);
+    if (status != STATUS_SUCCESS || !adapter_)
+        throw SessionError("provider " + spec.text + " (" + identity_->Name + ") did not open an adapter: " +
+                           spec::status_name(status) + (message[0] ? std::string(": ") + message : ""));
+    // The negotiated version decides what the oracle expects; read it once unjudged.
+    ULONG size = sizeof info_;
+    status = table<NDK_ADAPTER_DISPATCH>(adapter_).NdkQueryAdapterInfo(adapter_, &info_, &size);
+    if (status != STATUS_SUCCESS) {
+        entry_->CloseAdapter(adapter_);
+        throw SessionError("provider " + spec.text + ": NdkQueryAdapterInfo failed with " +
+                           spec::status_name(status) + " on a full-size buffer");
+    }
+    model::Readings readings = model::read_profile(profile);
+    readings.version = info_.Version;
+    readings.adapter_info = info_;
+    oracle_ = std::make_unique<model::Model>(
+        readings,
+        model::HostMemoryView{static_cast<std::byte*>(arena_->host_memory().PhysicalBase),
+                              arena_->page_count()},
+        model::Mode::check);
+    model::ObjectId adapter_id = oracle_->open_adapter();
+    ids_[adapter_] = adapter_id;
+    {
+        std::lock_guard lock(g_live_mutex);
+        g_sessions.insert(this);
+    }
+    size = sizeof info_;
+    query_adapter_info(&info_, &size);  // judged this time
+}
+
+Session::~Session() {
+    close_all();
+    if (adapter_) {
+        entry_->CloseAdapter(adapter_);  // CLOSE-ADP-01: blocking
+        std::lock_guard lock(oracle_mutex_);
+        verdict_.merge(oracle_->close_adapter(ids_[adapter_]));
+        adapter_ = nullptr;
+    }
+    std::lock_guard lock(g_live_mutex);
+    g_sessions.erase(this);
+    for (auto& cb : callbacks_) g_live.erase(cb.get());
+    for (auto& r : events_) g_live.erase(r.get());
+}
+
+void Session::report(model::Verdict v) {
+    std::lock_guard lock(oracle_mutex_);
+    verdict_.merge(std::move(v));
+}
+
+void Session::report_stray(const std::string& what) {
+    std::lock_guard lock(g_live_mutex);
+    for (Session* s : g_sessions) {
+        model::Verdict v;
+        v.add(violation({"GEN-CB-03"}, what));
+        s->report(std::move(v));
+    }
+}
+
+void Session::enqueue(model::Event event, EventRecord* record, NDK_CONNECTOR* connector) {
+    std::lock_guard lock(queue_mutex_);
+    queue_.push_back({event, record, connector});
+}
+
+void Session::process_events() {
+    for (;;) {
+        QueuedEvent q;
+        {
+            std::lock_guard lock(queue_mutex_);
+            if (queue_.empty()) return;
+            q = queue_.front();
+            queue_.pop_front();
+        }
+        std::lock_guard lock(oracle_mutex_);
+        q.event.object = id(q.record->object);
+        model::Applied a = oracle_->observe_event(q.event);
+        verdict_.merge(std::move(a.verdict));
+        if (q.event.kind == model::Event::Kind::connect_request) {
+            model::Verdict v;
+            check_object(q.connector, info_.Version, v, "NdkConnectEventCallback");  // GEN-CREATE-03
+            verdict_.merge(std::move(v));
+            adopt(q.connector, a.created);
+        }
+    }
+}
+
+model::Verdict Session::verdict() {
+    process_events();
+    std::lock_guard lock(oracle_mutex_);
+    return verdict_;
+}
+
+model::ObjectId Session::id(const void* object) const {
+    if (!object) return 0;
+    auto it = ids_.find(object);
+    return it == ids_.end() ? 0 : it->second;
+}
+
+void Session::adopt(void* object, model::ObjectId id) {
+    if (!object || !id) return;
+    ids_[object] = id;
+    open_.push_back({object, id});
+}
+
+Session::Callback* Session::new_callback(int kind, const char* name) {
+    auto cb = std::make_unique<Callback>();
+    cb->session = this;
+    cb->kind = kind;
+    cb->name = name;
+    Callback* raw = cb.get();
+    {
+        std::lock_guard lock(g_live_mutex);
+        g_live.insert(raw);
+    }
+    std::lock_guard lock(callbacks_mutex_);
+    callbacks_.push_back(std::move(cb));
+    return raw;
+}
+
+Session::EventRecord* Session::new_event_record() {
+    auto r = std::make_unique<EventRecord>();
+    r->session = this;
+    EventRecord* raw = r.get();
+    {
+        std::lock_guard lock(g_live_mutex);
+        g_live.insert(raw);
+    }
+    std::lock_guard lock(callbacks_mutex_);
+    events_.push_back(std::move(r));
+    return raw;
+}
+
+// Marks the call's return; a callback that already came after a final status is a violation.
+void Session::returned(Callback* cb, NTSTATUS status) {
+    bool early;
+    {
+        std::lock_guard lock(cb->mutex);
+        cb->inline_result = status != STATUS_PENDING;
+        early = cb->inline_result && cb->calls > 0;
+    }
+    if (early) {
+        model::Verdict v;
+        v.add(violation({"GEN-ASYNC-03", "GEN-ASYNC-01"},
+                        std::string(cb->name) + " called its completion callback and then returned " +
+                            spec::status_name(status) + " instead of STATUS_PENDING"));
+        report(std::move(v));
+    }
+}
+
+NTSTATUS Session::wait(Callback* cb) {
+    std::unique_lock lock(cb->mutex);
+    if (!cb->arrived.wait_for(lock, options_.callback_timeout, [&] { return cb->calls > 0; })) {
+        lock.unlock();
+        model::Verdict v;
+        v.add(violation({"GEN-ASYNC-01"}, std::string(cb->name) + " returned STATUS_PENDING but its "
+                                          "completion callback did not come within " +
+                                              std::to_string(options_.callback_timeout.count()) + " ms"));
+        report(std::move(v));
+        return STATUS_PENDING;
+    }
+    return cb->status;
+}
+
+template <typename Ndk, typename Invoke>
+Made<Ndk> Session::create(const model::Call& call, Invoke invoke, const char* name) {
+    Made<Ndk> made;
+    Callback* cb = new_callback(kCreate, name);
+    Ndk* const sentinel = reinterpret_cast<Ndk*>(uintptr_t{0x5E47140});
+    Ndk* out = sentinel;
+    made.status = invoke(on_create, cb, &out);
+    returned(cb, made.status);
+    Observed o;
+    o.status = made.status;
+    o.output_written_while_pending = made.status == STATUS_PENDING && out != sentinel;
+    model::Applied a;
+    {
+        std::lock_guard lock(oracle_mutex_);
+        a = oracle_->apply(call, o);
+        verdict_.merge(std::move(a.verdict));
+    }
+    process_events();
+    if (made.status == STATUS_SUCCESS) {
+        made.final_status = STATUS_SUCCESS;
+        made.object = out == sentinel ? nullptr : out;
+        model::Verdict v;
+        check_object(made.object, info_.Version, v, name);
+        std::lock_guard lock(oracle_mutex_);
+        verdict_.merge(std::move(v));
+        adopt(made.object, a.created);
+    } else if (made.status == STATUS_PENDING) {
+        made.final_status = wait(cb);
+        if (out != sentinel) {  // GEN-CREATE-04: written later, while the request was pending
+            model::Verdict v;
+            v.add(violation({"GEN-CREATE-04"}, std::string(name) + " wrote its output pointer although it pended"));
+            report(std::move(v));
+        }
+        if (made.final_status == STATUS_PENDING) return made;
+        model::Verdict v;
+        if (NT_SUCCESS(made.final_status)) {
+            made.object = reinterpret_cast<Ndk*>(cb->object);
+            check_object(made.object, info_.Version, v, name);
+        }
+        {
+            std::lock_guard lock(oracle_mutex_);
+            model::Applied c = oracle_->complete(a.pending, made.final_status);
+            verdict_.merge(std::move(c.verdict));
+            verdict_.merge(std::move(v));
+            if (made.object) adopt(made.object, c.created ? c.created : a.created);
+        }
+        process_events();
+    } else {
+        made.final_status = made.status;
+    }
+    return made;
+}
+
+template <typename Invoke>
+Done Session::request(const model::Call& call, Invoke invoke, const char* name,
+                      const std::function<void(Observed&)>& outputs) {
+    Done done;
+    Callback* cb = new_callback(kRequest, name);
+    done.status = invoke(on_request, cb);
+    returned(cb, done.status);
+    Observed o;
+    o.status = done.status;
+    if (done.status != STATUS_PENDING && outputs) outputs(o);
+    model::Applied a;
+    {
+        std::lock_guard lock(oracle_mutex_);
+        a = oracle_->apply(call, o);
+        verdict_.merge(std::move(a.verdict));
+    }
+    process_events();
+    done.final_status = done.status;
+    if (done.status == STATUS_PENDING) {
+        done.final_status = wait(cb);
+        if (done.final_status == STATUS_PENDING) return done;
+        process_events();  // events the request caused come before its completion
+        Observed later;
+        later.status = done.final_status;
+        if (outputs) outputs(later);
+        {
+            std::lock_guard lock(oracle_mutex_);
+            verdict_.merge(oracle_->complete(a.pending, done.final_status, later).verdict);
+        }
+        process_events();
+    }
+    return done;
+}
+
+NTSTATUS Session::post(const model::Call& call, NTSTATUS status) {
+    Observed o;
+    o.status = status;
+    {
+        std::lock_guard lock(oracle_mutex_);
+        verdict_.merge(oracle_->apply(call, o).verdict);
+    }
+    process_events();
+    return status;
+}
+
+// ---- Host memory ----
+
+platform::LockedBuffer Session::buffer(size_t bytes, platform::Placement placement) {
+    return arena_->allocate(bytes, placement);
+}
+
+NDK_SGE Session::sge(const platform::LockedBuffer& buffer, size_t offset, ULONG length, UINT32 token) {
+    NDK_SGE s{};
+    s.VirtualAddress = buffer.data() + offset;
+    s.Length = length;
+    s.MemoryRegionToken = token;
+    return s;
+}
+
+// ---- Adapter ----
+
+NTSTATUS Session::query_adapter_info(NDK_ADAPTER_INFO* info, ULONG* size) {
+    ULONG given = size ? *size : 0;
+    NTSTATUS status = table<NDK_ADAPTER_DISPATCH>(adapter_).NdkQueryAdapterInfo(adapter_, info, size);
+    Observed o;
+    o.status = status;
+    if (size) o.size_out = *size;
+    if (status == STATUS_SUCCESS && info) {
+        NDK_ADAPTER_INFO copy{};
+        std::memcpy(&copy, info, std::min<size_t>(given, sizeof copy));
+        o.adapter_info = copy;
+    }
+    std::lock_guard lock(oracle_mutex_);
+    verdict_.merge(oracle_->apply(calls::QueryAdapterInfo{id(adapter_), given, info != nullptr}, o).verdict);
+    return status;
+}
+
+Made<NDK_CQ> Session::create_cq(ULONG depth, bool with_notification) {
+    EventRecord* r = new_event_record();
+    auto made = create<NDK_CQ>(
+        calls::CreateCq{id(adapter_), depth, with_notification, false},
+        [&](NDK_FN_CREATE_COMPLETION* done, void* ctx, NDK_CQ** out) {
+            return table<NDK_ADAPTER_DISPATCH>(adapter_).NdkCreateCq(
+                adapter_, depth, with_notification ? on_cq_notification : nullptr, r, nullptr, done,
+                ctx, out);
+        },
+        "NdkCreateCq");
+    r->object = made.object;
+    if (made.object) event_records_[made.object] = r;
+    return made;
+}
+
+Made<NDK_PD> Session::create_pd() {
+    return create<NDK_PD>(calls::CreatePd{id(adapter_)},
+                          [&](NDK_FN_CREATE_COMPLETION* done, void* ctx, NDK_PD** out) {
+                              return table<NDK_ADAPTER_DISPATCH>(adapter_).NdkCreatePd(adapter_, done, ctx, out);
+                          },
+                          "NdkCreatePd");
+}
+
+Made<NDK_SHARED_ENDPOINT> Session::create_shared_endpoint(const sockaddr* address, ULONG length) {
+    return create<NDK_SHARED_ENDPOINT>(
+        calls::CreateSharedEndpoint{id(adapter_), model::view_address(address, length)},
+        [&](NDK_FN_CREATE_COMPLETION* done, void* ctx, NDK_SHARED_ENDPOINT** out) {
+            return table<NDK_ADAPTER_DISPATCH>(adapter_).NdkCreateSharedEndpoint(
+                adapter_, const_cast<sockaddr*>(address), length, done, ctx, out);
+        },
+        "NdkCreateSharedEndpoint");
+}
+
+Made<NDK_CONNECTOR> Session::create_connector() {
+    return create<NDK_CONNECTOR>(calls::CreateConnector{id(adapter_)},
+                                 [&](NDK_FN_CREATE_COMPLETION* done, void* ctx, NDK_CONNECTOR** out) {
+                                     return table<NDK_ADAPTER_DISPATCH>(adapter_).NdkCreateConnector(
+                                         adapter_, done, ctx, out);
+                                 },
+                                 "NdkCreateConnector");
+}
+
+Made<NDK_LISTENER> Session::create_listener() {
+    EventRecord* r = new_event_record();
+    auto made = create<NDK_LISTENER>(
+        calls::CreateListener{id(adapter_), true},
+        [&](NDK_FN_CREATE_COMPLETION* done, void* ctx, NDK_LISTENER** out) {
+            return table<NDK_ADAPTER_DISPATCH>(adapter_).NdkCreateListener(adapter_, on_connect_event, r,
+                                                                          done, ctx, out);
+        },
+        "NdkCreateListener");
+    r->object = made.object;
+    if (made.object) event_records_[made.object] = r;
+    return made;
+}
+
+std::vector<NDK_LOGICAL_ADDRESS> LamResult::pages() {
+    std::vector<NDK_LOGICAL_ADDRESS> out;
+    auto* m = mapping();
+    if (!m || !done.ok()) return out;
+    size_t room = (storage.size() - offsetof(NDK_LOGICAL_ADDRESS_MAPPING, AdapterPageArray)) /
+                  sizeof(NDK_LOGICAL_ADDRESS);
+    for (ULONG i = 0; i < m->AdapterPageCount && i < room; ++i) out.push_back(m->AdapterPageArray[i]);
+    return out;
+}
+
+LamResult Session::build_lam(MDL* mdl, SIZE_T length, ULONG buffer_size, bool with_buffer,
+                             bool with_completion) {
+    LamResult lam;
+    lam.size_in = buffer_size;
+    if (with_buffer) lam.storage.assign(std::max<size_t>(buffer_size, sizeof(NDK_LOGICAL_ADDRESS_MAPPING)), std::byte{0xCD});
+    ULONG size = buffer_size;
+    ULONG fbo = 0xFFFFFFFF;
+    calls::BuildLam call{id(adapter_), model::view_mdl(mdl, length), length, with_completion, with_buffer,
+                         buffer_size};
+    auto outputs = [&](Observed& o) {
+        o.size_out = size;
+        if (fbo != 0xFFFFFFFF) o.fbo_out = fbo;
+        if (o.status == STATUS_SUCCESS && with_buffer) {
+            auto* m = lam.mapping();
+            size_t room = (lam.storage.size() - offsetof(NDK_LOGICAL_ADDRESS_MAPPING, AdapterPageArray)) /
+                          sizeof(NDK_LOGICAL_ADDRESS);
+            for (ULONG i = 0; i < m->AdapterPageCount && i < room; ++i)
+                o.lam_pages.push_back(static_cast<uint64_t>(m->AdapterPageArray[i].QuadPart));
+        }
+    };
+    if (with_completion) {
+        lam.done = request(call,
+                           [&](NDK_FN_REQUEST_COMPLETION* done, void* ctx) {
+                               return table<NDK_ADAPTER_DISPATCH>(adapter_).NdkBuildLAM(
+                                   adapter_, mdl, length, done, ctx, lam.mapping(), &size, &fbo);
+                           },
+                           "NdkBuildLam", outputs);
+    } else {
+        lam.done.status = lam.done.final_status = table<NDK_ADAPTER_DISPATCH>(adapter_).NdkBuildLAM(
+            adapter_, mdl, length, nullptr, nullptr, lam.mapping(), &size, &fbo);
+        Observed o;
+        o.status = lam.done.status;
+        outputs(o);
+        std::lock_guard lock(oracle_mutex_);
+        verdict_.merge(oracle_->apply(call, o).verdict);
+    }
+    lam.size_out = size;
+    lam.fbo = fbo;
+    if (lam.done.ok()) {
+        // The oracle made a LAM object; remember it by the mapping's address.
+        std::lock_guard lock(oracle_mutex_);
+        model::ObjectId newest = 0;
+        for (model::ObjectId i = 1; i <= oracle_->object_count(); ++i)
+            if (const auto* o = oracle_->find(i); o && o->kind == model::Kind::lam && o->life == model::Life::ready)
+                newest = i;
+        if (newest) ids_[lam.mapping()] = newest;
+    }
+    return lam;
+}
+
+void Session::release_lam(LamResult& lam) {
+    if (!lam.mapping()) return;
+    model::ObjectId lam_id = id(lam.mapping());
+    table<NDK_ADAPTER_DISPATCH>(adapter_).NdkReleaseLAM(adapter_, lam.mapping());
+    std::lock_guard lock(oracle_mutex_);
+    verdict_.merge(oracle_->apply(calls::ReleaseLam{id(adapter_), lam_id}, {}).verdict);
+    ids_.erase(lam.mapping());
+}
+
+// ---- PD ----
+
+Made<NDK_MR> Session::create_mr(NDK_PD* pd, bool fast_register) {
+    return create<NDK_MR>(calls::CreateMr{id(pd), fast_register},
+                          [&](NDK_FN_CREATE_COMPLETION* done, void* ctx, NDK_MR** out) {
+                              return table<NDK_PD_DISPATCH>(pd).NdkCreateMr(pd, fast_register, done, ctx, out);
+                          },
+                          "NdkCreateMr");
+}
+
+Made<NDK_MW> Session::create_mw(NDK_PD* pd) {
+    return create<NDK_MW>(calls::CreateMw{id(pd)},
+                          [&](NDK_FN_CREATE_COMPLETION* done, void* ctx, NDK_MW** out) {
+                              return table<NDK_PD_DISPATCH>(pd).NdkCreateMw(pd, done, ctx, out);
+                          },
+                          "NdkCreateMw");
+}
+
+Made<NDK_SRQ> Session::create_srq(NDK_PD* pd, ULONG depth, ULONG max_sge, ULONG threshold,
+                                  bool with_notification) {
+    EventRecord* r = new_event_record();
+    auto made = create<NDK_SRQ>(
+        calls::CreateSrq{id(pd), depth, max_sge, threshold, with_notification},
+        [&](NDK_FN_CREATE_COMPLETION* done, void* ctx, NDK_SRQ** out) {
+            return table<NDK_PD_DISPATCH>(pd).NdkCreateSrq(pd, depth, max_sge, threshold,
+                                                           with_notification ? on_srq_notification : nullptr,
+                                                           r, nullptr, done, ctx, out);
+        },
+        "NdkCreateSrq");
+    r->object = made.object;
+    if (made.object) event_records_[made.object] = r;
+    return made;
+}
+
+Made<NDK_QP> Session::create_qp(NDK_PD* pd, NDK_CQ* receive_cq, NDK_CQ* initiator_cq, void* qp_context,
+                                const QpShape& s) {
+    return create<NDK_QP>(
+        calls::CreateQp{id(pd), id(receive_cq), id(initiator_cq), context_of(qp_context), s.receive_depth,
+                        s.initiator_depth, s.receive_sge, s.initiator_sge, s.inline_size},
+        [&](NDK_FN_CREATE_COMPLETION* done, void* ctx, NDK_QP** out) {
+            return table<NDK_PD_DISPATCH>(pd).NdkCreateQp(pd, receive_cq, initiator_cq, qp_context,
+                                                          s.receive_depth, s.initiator_depth, s.receive_sge,
+                                                          s.initiator_sge, s.inline_size, done, ctx, out);
+        },
+        "NdkCreateQp");
+}
+
+Made<NDK_QP> Session::create_qp_with_srq(NDK_PD* pd, NDK_CQ* receive_cq, NDK_CQ* initiator_cq,
+                                         NDK_SRQ* srq, void* qp_context, const QpShape& s) {
+    return create<NDK_QP>(
+        calls::CreateQpWithSrq{id(pd), id(receive_cq), id(initiator_cq), id(srq), context_of(qp_context),
+                               s.initiator_depth, s.initiator_sge, s.inline_size},
+        [&](NDK_FN_CREATE_COMPLETION* done, void* ctx, NDK_QP** out) {
+            return table<NDK_PD_DISPATCH>(pd).NdkCreateQpWithSrq(pd, receive_cq, initiator_cq, srq, qp_context,
+                                                                 s.initiator_depth, s.initiator_sge,
+                                                                 s.inline_size, done, ctx, out);
+        },
+        "NdkCreateQpWithSrq");
+}
+
+UINT32 Session::privileged_token(NDK_PD* pd) {
+    UINT32 token = 0;
+    table<NDK_PD_DISPATCH>(pd).NdkGetPrivilegedMemoryRegionToken(pd, &token);
+    Observed o;
+    o.value = token;
+    std::lock_guard lock(oracle_mutex_);
+    verdict_.merge(oracle_->apply(calls::GetPrivilegedMemoryRegionToken{id(pd)}, o).verdict);
+    return token;
+}
+
+// ---- MR, MW ----
+
+Done Session::register_mr(NDK_MR* mr, MDL* mdl, SIZE_T length, ULONG flags) {
+    return request(calls::RegisterMr{id(mr), model::view_mdl(mdl, length), length, flags},
+                   [&](NDK_FN_REQUEST_COMPLETION* done, void* ctx) {
+                       return table<NDK_MR_DISPATCH>(mr).NdkRegisterMr(mr, mdl, length, flags, done, ctx);
+                   },
+                   "NdkRegisterMr");
+}
+
+Done Session::deregister_mr(NDK_MR* mr) {
+    return request(calls::DeregisterMr{id(mr)},
+                   [&](NDK_FN_REQUEST_COMPLETION* done, void* ctx) {
+                       return table<NDK_MR_DISPATCH>(mr).NdkDeregisterMr(mr, done, ctx);
+                   },
+                   "NdkDeregisterMr");
+}
+
+Done Session::initialize_fast_register_mr(NDK_MR* mr, ULONG pages, bool remote_access) {
+    return request(calls::InitializeFastRegisterMr{id(mr), pages, remote_access},
+                   [&](NDK_FN_REQUEST_COMPLETION* done, void* ctx) {
+                       return table<NDK_MR_DISPATCH>(mr).NdkInitializeFastRegisterMr(mr, pages, remote_access,
+                                                                                     done, ctx);
+                   },
+                   "NdkInitializeFastRegisterMr");
+}
+
+UINT32 Session::local_token(NDK_MR* mr) {
+    Observed o;
+    o.value = table<NDK_MR_DISPATCH>(mr).NdkGetLocalTokenFromMr(mr);
+    std::lock_guard lock(oracle_mutex_);
+    verdict_.merge(oracle_->apply(calls::GetLocalTokenFromMr{id(mr)}, o).verdict);
+    return o.value;
+}
+
+UINT32 Session::remote_token(NDK_MR* mr) {
+    Observed o;
+    o.value = table<NDK_MR_DISPATCH>(mr).NdkGetRemoteTokenFromMr(mr);
+    std::lock_guard lock(oracle_mutex_);
+    verdict_.merge(oracle_->apply(calls::GetRemoteTokenFromMr{id(mr)}, o).verdict);
+    return o.value;
+}
+
+UINT32 Session::remote_token(NDK_MW* mw) {
+    Observed o;
+    o.value = table<NDK_MW_DISPATCH>(mw).NdkGetRemoteTokenFromMw(mw);
+    std::lock_guard lock(oracle_mutex_);
+    verdict_.merge(oracle_->apply(calls::GetRemoteTokenFromMw{id(mw)}, o).verdict);
+    return o.value;
+}
+
+Registered Session::register_buffer(NDK_PD* pd, const platform::LockedBuffer& buffer, ULONG flags,
+                                    size_t offset, size_t length) {
+    Registered r;
+    if (length == 0) length = buffer.size() - offset;
+    auto made = create_mr(pd, false);
+    r.mr = made.object;
+    r.status = made.final_status;
+    if (!r.mr) return r;
+    r.chain = platform::describe(buffer, offset, length);
+    Done d = register_mr(r.mr, r.chain.head(), length, flags);
+    r.status = d.final_status;
+    if (!d.ok()) return r;
+    r.local_token = local_token(r.mr);
+    r.remote_token = remote_token(r.mr);
+    return r;
+}
+
+// ---- CQ ----
+
+Done Session::resize_cq(NDK_CQ* cq, ULONG depth) {
+    return request(calls::ResizeCq{id(cq), depth},
+                   [&](NDK_FN_REQUEST_COMPLETION* done, void* ctx) {
+                       return table<NDK_CQ_DISPATCH>(cq).NdkResizeCq(cq, depth, done, ctx);
+                   },
+                   "NdkResizeCq");
+}
+
+void Session::arm_cq(NDK_CQ* cq, ULONG type) {
+    {
+        // The arm is recorded first: a notification may come before NdkArmCq returns.
+        std::lock_guard lock(oracle_mutex_);
+        verdict_.merge(oracle_->apply(calls::ArmCq{id(cq), type}, {}).verdict);
+    }
+    table<NDK_CQ_DISPATCH>(cq).NdkArmCq(cq, type);
+}
+
+NTSTATUS Session::control_cq_interrupt_moderation(NDK_CQ* cq, ULONG interval, ULONG count) {
+    NTSTATUS s = table<NDK_CQ_DISPATCH>(cq).NdkControlCqInterruptModeration(cq, interval, count);
+    return post(calls::ControlCqInterruptModeration{id(cq), interval, count}, s);
+}
+
+std::vector<NDK_RESULT_EX> Session::poll(NDK_CQ* cq, ULONG max) {
+    std::vector<NDK_RESULT_EX> results(max);
+    bool ex = NDKCT_VERSION_AT_LEAST(info_.Version, 1, 2);
+    ULONG n;
+    if (ex) {
+        n = table<NDK_CQ_DISPATCH>(cq).NdkGetCqResultsEx(cq, results.data(), max);
+    } else {
+        std::vector<NDK_RESULT> plain(max);
+        n = table<NDK_CQ_DISPATCH>(cq).NdkGetCqResults(cq, plain.data(), max);
+        for (ULONG i = 0; i < n && i < max; ++i) {
+            results[i] = {};
+            results[i].Status = plain[i].Status;
+            results[i].BytesTransferred = plain[i].BytesTransferred;
+            results[i].QPContext = plain[i].QPContext;
+            results[i].RequestContext = plain[i].RequestContext;
+        }
+    }
+    results.resize(std::min(n, max));
+    process_events();
+    Observed o;
+    o.value = n;
+    o.results = results;
+    std::lock_guard lock(oracle_mutex_);
+    verdict_.merge(oracle_->apply(calls::GetCqResults{id(cq), max, ex}, o).verdict);
+    return results;
+}
+
+std::vector<NDK_RESULT_EX> Session::drain(NDK_CQ* cq, size_t count, milliseconds timeout) {
+    std::vector<NDK_RESULT_EX> all;
+    auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (all.size() < count) {
+        auto got = poll(cq, static_cast<ULONG>(std::min<size_t>(count - all.size(), 64)));
+        all.insert(all.end(), got.begin(), got.end());
+        if (all.size() >= count) break;
+        if (std::chrono::steady_clock::now() > deadline) break;
+        if (got.empty()) std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+    return all;
+}
+
+size_t Session::notifications(NDK_CQ* cq) {
+    process_events();
+    auto it = event_records_.find(cq);
+    if (it == event_records_.end()) return 0;
+    std::lock_guard lock(it->second->mutex);
+    return it->second->count;
+}
+
+// ---- SRQ ----
+
+Done Session::modify_srq(NDK_SRQ* srq, ULONG depth, ULONG threshold) {
+    return request(calls::ModifySrq{id(srq), depth, threshold},
+                   [&](NDK_FN_REQUEST_COMPLETION* done, void* ctx) {
+                       return table<NDK_SRQ_DISPATCH>(srq).NdkModifySrq(srq, depth, threshold, done, ctx);
+                   },
+                   "NdkModifySrq");
+}
+
+NTSTATUS Session::srq_receive(NDK_SRQ* srq, void* context, std::span<const NDK_SGE> sgl) {
+    NTSTATUS s = table<NDK_SRQ_DISPATCH>(srq).NdkSrqReceive(srq, context, sgl.data(), static_cast<ULONG>(sgl.size()));
+    return post(calls::SrqReceive{id(srq), context_of(context), model::view_sgl(sgl.data(), static_cast<ULONG>(sgl.size()))}, s);
+}
+
+// ---- QP ----
+// The model call is built before the provider call: inline payloads are read then (SGE-06).
+
+NTSTATUS Session::send(NDK_QP* qp, void* context, std::span<const NDK_SGE> sgl, ULONG flags) {
+    ULONG n = static_cast<ULONG>(sgl.size());
+    calls::Send call{id(qp), context_of(context), model::view_sgl(sgl.data(), n), flags,
+                     flags & NDK_OP_FLAG_INLINE ? model::inline_payload(sgl.data(), n) : std::vector<std::byte>{}};
+    return post(call, table<NDK_QP_DISPATCH>(qp).NdkSend(qp, context, sgl.data(), n, flags));
+}
+
+NTSTATUS Session::send_and_invalidate(NDK_QP* qp, void* context, std::span<const NDK_SGE> sgl, ULONG flags,
+                                      UINT32 token) {
+    ULONG n = static_cast<ULONG>(sgl.size());
+    calls::SendAndInvalidate call{id(qp), context_of(context), model::view_sgl(sgl.data(), n), flags, token,
+                                  flags & NDK_OP_FLAG_INLINE ? model::inline_payload(sgl.data(), n)
+                                                             : std::vector<std::byte>{}};
+    return post(call, table<NDK_QP_DISPATCH>(qp).NdkSendAndInvalidate(qp, context, sgl.data(), n, flags, token));
+}
+
+NTSTATUS Session::receive(NDK_QP* qp, void* context, std::span<const NDK_SGE> sgl) {
+    ULONG n = static_cast<ULONG>(sgl.size());
+    calls::Receive call{id(qp), context_of(context), model::view_sgl(sgl.data(), n)};
+    return post(call, table<NDK_QP_DISPATCH>(qp).NdkReceive(qp, context, sgl.data(), n));
+}
+
+NTSTATUS Session::read(NDK_QP* qp, void* context, std::span<const NDK_SGE> sgl, UINT64 address, UINT32 token,
+                       ULONG flags) {
+    ULONG n = static_cast<ULONG>(sgl.size());
+    calls::Read call{id(qp), context_of(context), model::view_sgl(sgl.data(), n), address, token, flags};
+    return post(call, table<NDK_QP_DISPATCH>(qp).NdkRead(qp, context, sgl.data(), n, address, token, flags));
+}
+
+NTSTATUS Session::write(NDK_QP* qp, void* context, std::span<const NDK_SGE> sgl, UINT64 address, UINT32 token,
+                        ULONG flags) {
+    ULONG n = static_cast<ULONG>(sgl.size());
+    calls::Write call{id(qp), context_of(context), model::view_sgl(sgl.data(), n), address, token, flags,
+                      flags & NDK_OP_FLAG_INLINE ? model::inline_payload(sgl.data(), n) : std::vector<std::byte>{}};
+    return post(call, table<NDK_QP_DISPATCH>(qp).NdkWrite(qp, context, sgl.data(), n, address, token, flags));
+}
+
+NTSTATUS Session::fast_register(NDK_QP* qp, void* context, NDK_MR* mr, std::span<const NDK_LOGICAL_ADDRESS> pages,
+                                ULONG fbo, SIZE_T length, uint64_t base, ULONG flags) {
+    calls::FastRegister call{id(qp), context_of(context), id(mr), {}, fbo, length, base, flags};
+    for (const auto& page : pages) call.adapter_pages.push_back(static_cast<uint64_t>(page.QuadPart));
+    NTSTATUS s = table<NDK_QP_DISPATCH>(qp).NdkFastRegister(qp, context, mr, static_cast<ULONG>(pages.size()),
+                                                            pages.data(), fbo, length,
+                                                            reinterpret_cast<PVOID>(base), flags);
+    return post(call, s);
+}
+
+NTSTATUS Session::bind(NDK_QP* qp, void* context, NDK_MR* mr, NDK_MW* mw, uint64_t va, SIZE_T length,
+                       ULONG flags) {
+    NTSTATUS s = table<NDK_QP_DISPATCH>(qp).NdkBind(qp, context, mr, mw, reinterpret_cast<PVOID>(va), length, flags);
+    return post(calls::Bind{id(qp), context_of(context), id(mr), id(mw), va, length, flags}, s);
+}
+
+NTSTATUS Session::invalidate(NDK_QP* qp, void* context, void* target, ULONG flags) {
+    NTSTATUS s = table<NDK_QP_DISPATCH>(qp).NdkInvalidate(qp, context, static_cast<NDK_OBJECT_HEADER*>(target), flags);
+    return post(calls::Invalidate{id(qp), context_of(context), id(target), flags}, s);
+}
+
+void Session::flush(NDK_QP* qp) {
+    table<NDK_QP_DISPATCH>(qp).NdkFlush(qp);
+    std::lock_guard lock(oracle_mutex_);
+    verdict_.merge(oracle_->apply(calls::Flush{id(qp)}, {}).verdict);
+}
+
+// ---- Connections ----
+
+Done Session::listen(NDK_LISTENER* listener, const sockaddr* address, ULONG length) {
+    return request(calls::Listen{id(listener), model::view_address(address, length)},
+                   [&](NDK_FN_REQUEST_COMPLETION* done, void* ctx) {
+                       return table<NDK_LISTENER_DISPATCH>(listener).NdkListen(
+                           listener, const_cast<sockaddr*>(address), length, done, ctx);
+                   },
+                   "NdkListen");
+}
+
+NTSTATUS Session::connect_async(NDK_CONNECTOR* connector, NDK_QP* qp, const sockaddr* destination, ULONG length,
+                                ULONG ird, ULONG ord, std::span<const uint8_t> private_data) {
+    Callback* cb = new_callback(kRequest, "NdkConnect");
+    calls::Connect call{id(connector), id(qp), {}, model::view_address(destination, length), ird, ord,
+                        static_cast<uint32_t>(private_data.size())};
+    NTSTATUS s = table<NDK_CONNECTOR_DISPATCH>(connector).NdkConnect(
+        connector, qp, nullptr, 0, const_cast<sockaddr*>(destination), length, ird, ord,
+        const_cast<uint8_t*>(private_data.data()), static_cast<ULONG>(private_data.size()), on_request, cb);
+    returned(cb, s);
+    Observed o;
+    o.status = s;
+    std::lock_guard lock(oracle_mutex_);
+    model::Applied a = oracle_->apply(call, o);
+    verdict_.merge(std::move(a.verdict));
+    pending_connects_[connector] = {cb, a.pending, s};
+    return s;  // events are processed by the caller's next step
+}
+
+Done Session::wait_for(std::unordered_map<const void*, PendingAsync>& table_of, const void* key) {
+    Done done;
+    PendingAsync p;
+    {
+        std::lock_guard lock(oracle_mutex_);
+        auto it = table_of.find(key);
+        if (it == table_of.end()) {
+            done.status = done.final_status = STATUS_INVALID_DEVICE_STATE;
+            return done;
+        }
+        p = it->second;
+        table_of.erase(it);
+    }
+    done.status = done.final_status = p.status;
+    if (p.status != STATUS_PENDING) return done;
+    done.final_status = wait(p.callback);
+    if (done.final_status == STATUS_PENDING) return done;
+    process_events();
+    std::lock_guard lock(oracle_mutex_);
+    verdict_.merge(oracle_->complete(p.pending, done.final_status).verdict);
+    return done;
+}
+
+Done Session::wait_connect(NDK_CONNECTOR* connector) { return wait_for(pending_connects_, connector); }
+Done Session::wait_accept(NDK_CONNECTOR* connector) { return wait_for(pending_accepts_, connector); }
+
+Done Session::connect(NDK_CONNECTOR* connector, NDK_QP* qp, const sockaddr* destination, ULONG length,
+                      ULONG ird, ULONG ord, std::span<const uint8_t> private_data) {
+    connect_async(connector, qp, destination, length, ird, ord, private_data);
+    return wait_connect(connector);
+}
+
+NDK_CONNECTOR* Session::wait_connect_event(NDK_LISTENER* listener, milliseconds timeout) {
+    auto it = event_records_.find(listener);
+    if (it == event_records_.end()) return nullptr;
+    EventRecord* r = it->second;
+    std::unique_lock lock(r->mutex);
+    if (!r->arrived.wait_for(lock, timeout, [&] { return !r->incoming.empty(); })) return nullptr;
+    NDK_CONNECTOR* c = r->incoming.front();
+    r->incoming.pop_front();
+    lock.unlock();
+    process_events();  // the oracle learns of the new connector
+    return c;
+}
+
+NTSTATUS Session::accept_async(NDK_CONNECTOR* connector, NDK_QP* qp, ULONG ird, ULONG ord,
+                               std::span<const uint8_t> private_data) {
+    Callback* cb = new_callback(kRequest, "NdkAccept");
+    EventRecord* r = new_event_record();
+    r->object = connector;
+    event_records_[connector] = r;
+    calls::Accept call{id(connector), id(qp), ird, ord, static_cast<uint32_t>(private_data.size()), false, true};
+    NTSTATUS s = table<NDK_CONNECTOR_DISPATCH>(connector).NdkAccept(
+        connector, qp, ird, ord, const_cast<uint8_t*>(private_data.data()), static_cast<ULONG>(private_data.size()),
+        on_disconnect, r, on_request, cb);
+    returned(cb, s);
+    Observed o;
+    o.status = s;
+    std::lock_guard lock(oracle_mutex_);
+    model::Applied a = oracle_->apply(call, o);
+    verdict_.merge(std::move(a.verdict));
+    pending_accepts_[connector] = {cb, a.pending, s};
+    return s;
+}
+
+Done Session::complete_connect(NDK_CONNECTOR* connector) {
+    EventRecord* r = new_event_record();
+    r->object = connector;
+    event_records_[connector] = r;
+    return request(calls::CompleteConnect{id(connector), false, true},
+                   [&](NDK_FN_REQUEST_COMPLETION* done, void* ctx) {
+                       return table<NDK_CONNECTOR_DISPATCH>(connector).NdkCompleteConnect(connector, on_disconnect,
+                                                                                         r, done, ctx);
+                   },
+                   "NdkCompleteConnect");
+}
+
+NTSTATUS Session::reject(NDK_CONNECTOR* connector, std::span<const uint8_t> private_data) {
+    NTSTATUS s = table<NDK_CONNECTOR_DISPATCH>(connector).NdkReject(
+        connector, const_cast<uint8_t*>(private_data.data()), static_cast<ULONG>(private_data.size()));
+    return post(calls::Reject{id(connector), static_cast<uint32_t>(private_data.size())}, s);
+}
+
+Done Session::disconnect(NDK_CONNECTOR* connector) {
+    return request(calls::Disconnect{id(connector)},
+                   [&](NDK_FN_REQUEST_COMPLETION* done, void* ctx) {
+                       return table<NDK_CONNECTOR_DISPATCH>(connector).NdkDisconnect(connector, done, ctx);
+                   },
+                   "NdkDisconnect");
+}
+
+size_t Session::disconnect_events(NDK_CONNECTOR* connector) {
+    process_events();
+    auto it = event_records_.find(connector);
+    if (it == event_records_.end()) return 0;
+    std::lock_guard lock(it->second->mutex);
+    return it->second->count;
+}
+
+uint16_t Session::next_port() {
+    if (port_ == 0) port_ = static_cast<uint16_t>(20000 + (getpid() * 131 + reinterpret_cast<uintptr_t>(this) / 64) % 20000);
+    return port_++;
+}
+
+LoopbackPair Session::loopback_pair(const QpShape& shape, ULONG cq_depth) {
+    LoopbackPair pair;
+    auto fail = [&](std::string why) {
+        pair.problem = std::move(why);
+        return pair;
+    };
+    pair.pd = create_pd().object;
+    if (!pair.pd) return fail("NdkCreatePd failed");
+    pair.cq = create_cq(cq_depth).object;
+    if (!pair.cq) return fail("NdkCreateCq failed");
+    static int qp_a_context, qp_b_context;
+    pair.a = create_qp(pair.pd, pair.cq, pair.cq, &qp_a_context, shape).object;
+    pair.b = create_qp(pair.pd, pair.cq, pair.cq, &qp_b_context, shape).object;
+    if (!pair.a || !pair.b) return fail("NdkCreateQp failed");
+    pair.listener = create_listener().object;
+    if (!pair.listener) return fail("NdkCreateListener failed");
+    sockaddr_in address = ipv4(next_port());
+    Done listening = listen(pair.listener, reinterpret_cast<sockaddr*>(&address), sizeof address);
+    if (!listening.ok()) return fail("NdkListen failed with " + spec::status_name(listening.final_status));
+    pair.active = create_connector().object;
+    if (!pair.active) return fail("NdkCreateConnector failed");
+    NTSTATUS s = connect_async(pair.active, pair.a, reinterpret_cast<sockaddr*>(&address), sizeof address);
+    if (s != STATUS_PENDING && s != STATUS_SUCCESS) return fail("NdkConnect failed with " + spec::status_name(s));
+    pair.passive = wait_connect_event(pair.listener);
+    if (!pair.passive) return fail("no connect event reached the listener");
+    s = accept_async(pair.passive, pair.b);
+    if (s != STATUS_PENDING && s != STATUS_SUCCESS) return fail("NdkAccept failed with " + spec::status_name(s));
+    Done connected = wait_connect(pair.active);
+    if (!connected.ok()) return fail("NdkConnect completed with " + spec::status_name(connected.final_status));
+    Done completed = complete_connect(pair.active);
+    if (!completed.ok()) return fail("NdkCompleteConnect failed with " + spec::status_name(completed.final_status));
+    Done accepted = wait_accept(pair.passive);
+    if (!accepted.ok()) return fail("NdkAccept completed with " + spec::status_name(accepted.final_status));
+    pair.connected = true;
+    return pair;
+}
+
+// ---- Close ----
+
+NTSTATUS Session::close_async(void* object) {
+    model::ObjectId oid = id(object);
+    auto close_fn = *static_cast<NDK_FN_CLOSE_OBJECT* const*>(dispatch_of(object));
+    Callback* cb = new_callback(kClose, "NdkCloseObject");
+    NTSTATUS status = close_fn(static_cast<NDK_OBJECT_HEADER*>(object), on_close, cb);
+    returned(cb, status);
+    Observed o;
+    o.status = status;
+    {
+        std::lock_guard lock(oracle_mutex_);
+        model::Applied a = oracle_->apply(calls::CloseObject{oid, true}, o);
+        verdict_.merge(std::move(a.verdict));
+        pending_closes_[object] = {cb, a.pending, status};
+        std::erase_if(open_, [&](const auto& entry) { return entry.first == object; });
+    }
+    process_events();
+    return status;
+}
+
+Done Session::wait_close(void* object) { return wait_for(pending_closes_, object); }
+
+Done Session::close(void* object) {
+    close_async(object);
+    return wait_close(object);
+}
+
+void Session::close_all() {
+    // Successors first: the reverse of creation order closes QPs before CQs and PDs, MWs and
+    // connectors before MRs and QPs (CLOSE-02 would let any order work, but slowly).
+    for (;;) {
+        void* object = nullptr;
+        {
+            std::lock_guard lock(oracle_mutex_);
+            if (open_.empty()) break;
+            object = open_.back().first;
+        }
+        Done d = close(object);
+        if (d.final_status == STATUS_PENDING) {  // a close that never completed: give up on it
+            std::lock_guard lock(oracle_mutex_);
+            std::erase_if(open_, [&](const auto& entry) { return entry.first == object; });
+        }
+    }
+}
+
+}  // namespace ndkct::conformance

@@ -1,0 +1,81 @@
+// conformance/tests/conformance.hpp: how a directed test is written.
+//
+//   NDKCT_SUITE(FastRegister);
+//   NDKCT_TEST(FastRegister, BaseVaNotFboAligned, "ndk.mr.fast_register.base_va_not_fbo_aligned",
+//              "FR-ALIGN-01", "FR-ALIGN-03") {
+//       NDKCT_REQUIRE(has_flag(...), "what is missing");   // else: not_supported (a skip)
+//       ... calls through session() ...
+//   }
+//
+// One test body runs against every provider (value-parameterized over ProviderSpec). The test
+// declares its stable dotted ID and the rules it covers; the oracle watches every call, so the
+// test also fails on rules it did not name, and the failure message names them.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ndkct/conformance/session.hpp"
+#include "ndkct/spec/status.hpp"
+
+namespace ndkct::conformance {
+
+struct TestDeclaration {
+    std::string suite, name, id;
+    std::vector<std::string> rules;
+    TestDeclaration(std::string suite, std::string name, std::string id, std::vector<std::string> rules);
+};
+
+// Every declared test, keyed "Suite.Name".
+const std::map<std::string, const TestDeclaration*>& declared_tests();
+
+// The providers this run tests (set by main from --provider or NDKCT_PROVIDERS).
+std::vector<ProviderSpec>& providers_under_test();
+
+class ProviderTest : public ::testing::TestWithParam<ProviderSpec> {
+protected:
+    void SetUp() override;
+    void TearDown() override;
+    Session& session() { return *session_; }
+    bool has_flag(ULONG flag) const { return session_->has_flag(flag); }
+    const NDK_ADAPTER_INFO& info() const { return session_->info(); }
+    // The oracle's violations so far fail the test now (for tests that go on to dependent steps).
+    void expect_clean_so_far();
+
+private:
+    std::unique_ptr<Session> session_;
+};
+
+std::string provider_label(const ::testing::TestParamInfo<ProviderSpec>& info);
+
+}  // namespace ndkct::conformance
+
+// A suite of directed tests, instantiated for every provider under test.
+#define NDKCT_SUITE(suite)                                                                  \
+    class suite : public ::ndkct::conformance::ProviderTest {};                            \
+    INSTANTIATE_TEST_SUITE_P(                                                               \
+        Providers, suite,                                                                   \
+        ::testing::ValuesIn(::ndkct::conformance::providers_under_test()),                  \
+        ::ndkct::conformance::provider_label)
+
+#define NDKCT_TEST(suite, name, test_id, ...)                                               \
+    static const ::ndkct::conformance::TestDeclaration ndkct_declaration_##suite##_##name{ \
+        #suite, #name, test_id, {__VA_ARGS__}};                                             \
+    TEST_P(suite, name)
+
+// A capability the test needs: when absent the verdict is not_supported, decided before the
+// body goes on (GTEST_SKIP with a "not_supported:" message).
+#define NDKCT_REQUIRE(condition, what)                                  \
+    do {                                                                \
+        if (!(condition)) GTEST_SKIP() << "not_supported: " << (what); \
+    } while (0)
+
+// Status comparison with names in the message.
+#define EXPECT_STATUS(expected, actual)                                                   \
+    EXPECT_EQ(::ndkct::spec::status_name(actual), ::ndkct::spec::status_name(expected))
+#define ASSERT_STATUS(expected, actual)                                                   \
+    ASSERT_EQ(::ndkct::spec::status_name(actual), ::ndkct::spec::status_name(expected))
