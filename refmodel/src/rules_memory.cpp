@@ -601,9 +601,9 @@ std::vector<ExpectedFailure> fast_register_argument_problems(const calls::FastRe
                                          " exceeds the MR's initialized " + num(mr.max_pages));
     if (c.fbo >= PAGE_SIZE)  // FR-FBO-02
         bad({"FR-FBO-02"}, "FBO " + num(c.fbo) + " is not an offset inside a page");
-    else if (c.length > pages * PAGE_SIZE - c.fbo)  // FR-LEN-02
-        bad({"FR-LEN-02"}, "Length " + num(c.length) + " exceeds AdapterPageCount * PAGE_SIZE - FBO = " +
-                               num(pages * PAGE_SIZE - c.fbo));
+    else if (c.length + c.fbo > pages * PAGE_SIZE)  // FR-LEN-02 (no wrap-around with 0 pages)
+        bad({"FR-LEN-02"}, "Length " + num(c.length) + " exceeds AdapterPageCount * PAGE_SIZE (" +
+                               num(pages * PAGE_SIZE) + ") - FBO (" + num(c.fbo) + ")");
     if (c.length == 0 && r.zero_length_mapping_rejected) bad({"MODEL-RMR-LEN-02"}, "Length is 0");
     if (c.base_virtual_address % PAGE_SIZE != c.fbo % PAGE_SIZE || c.fbo >= PAGE_SIZE) {
         // FR-ALIGN-01/03; with BaseVirtualAddress 0 and FBO != 0 it is FR-ALIGN-02.

@@ -125,6 +125,19 @@ TEST_F(FastRegister, AdapterPageCountZeroOneInitializedAndOneMore) {
                                 "FR-APC-03"));
 }
 
+// FR-LEN-02, AMB-09 (accept): with 0 pages allowed, any Length still has to fit in them (no
+// wrap-around of AdapterPageCount * PAGE_SIZE - FBO); an empty registration is allowed.
+TEST(FastRegisterZeroPages, LengthMustFitInZeroPages) {
+    Harness x(Mode::simulate, readings_from(R"({"name": "z", "policies": {
+        "zero_adapter_page_count": "accept", "zero_length_mapping": "accept"}})"));
+    Pair q = x.connected_pair();
+    ObjectId mr = x.fr_mr(q.pd, 0, false);
+    Expectation empty = x.model.expect(calls::FastRegister{q.qp_a, 1, mr, {}, 0, 0, kBase, 0});
+    EXPECT_FALSE(empty.must_fail()) << describe(empty);
+    Expectation e = x.model.expect(calls::FastRegister{q.qp_a, 2, mr, {}, 5, 10, kBase + 5, 0});
+    EXPECT_TRUE(fails_with(e, STATUS_INVALID_PARAMETER, "FR-LEN-02")) << describe(e);
+}
+
 // FR-ACC-01, FR-ST-03: remote rights (0x8, 0x20, 0x30) on an MR initialized with RemoteAccess =
 // FALSE fail inline with STATUS_ACCESS_VIOLATION; a provider that accepts them breaks FR-ACC-01.
 TEST_F(FastRegister, RemoteRightsOnALocalOnlyMrAreAnAccessViolation) {

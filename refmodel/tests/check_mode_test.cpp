@@ -1,0 +1,263 @@
+// Check mode: the model predicts completions and judges the NDK_RESULT_EX entries a provider
+// returns. Here the test plays the provider: it moves (or fails to move) the bytes itself and
+// feeds completions to observe_completion.
+#include "harness.hpp"
+
+namespace ndkct::model::test {
+namespace {
+
+class CheckMode : public ::testing::Test {
+protected:
+    explicit CheckMode(Readings readings = default_readings()) : h(Mode::check, std::move(readings)) {}
+
+    Harness h;
+    Pair p = h.connected_pair();
+    LockedBuffer a_buf = h.arena.allocate(2 * PAGE_SIZE);
+    LockedBuffer b_buf = h.arena.allocate(2 * PAGE_SIZE);
+    Region a = h.register_mr(p.pd, a_buf, 0, 2 * PAGE_SIZE, 0xF);
+    Region b = h.register_mr(p.pd, b_buf, 0, 2 * PAGE_SIZE, NDK_MR_FLAG_ALLOW_REMOTE_WRITE |
+                                                                NDK_MR_FLAG_RDMA_READ_SINK);
+
+    NDK_RESULT_EX result(NTSTATUS s, Context qp_context, Context request, NDK_OPERATION_TYPE type,
+                         uint32_t bytes = 0) {
+        NDK_RESULT_EX r{};
+        r.Status = s;
+        r.BytesTransferred = bytes;
+        r.QPContext = pointer_of(qp_context);
+        r.RequestContext = pointer_of(request);
+        r.Type = type;
+        return r;
+    }
+    // A write of `n` bytes from a to b, posted and accepted; returns its context.
+    Context write(Context ctx, uint32_t n = 256, uint32_t flags = 0) {
+        fill(a_buf.bytes(), static_cast<uint8_t>(ctx));
+        h.accept(calls::Write{p.qp_a, ctx, {{a.va, n, a.local}}, b.va, b.remote, flags, {}});
+        return ctx;
+    }
+    void provider_moves(uint32_t n = 256) { std::memcpy(b_buf.data(), a_buf.data(), n); }
+};
+
+// WRT-01, CQP-CTX-01: the right completion, with the bytes in place, passes; nothing is then
+// outstanding.
+TEST_F(CheckMode, RightCompletionPasses) {
+    write(0x10);
+    EXPECT_EQ(h.model.outstanding_completions(p.qp_a), 1u);
+    provider_moves();
+    Verdict v = h.model.observe_completion(p.cq_a, result(STATUS_SUCCESS, p.ctx_a, 0x10, NdkOperationTypeWrite), true);
+    EXPECT_TRUE(v.clean()) << v.describe();
+    EXPECT_EQ(h.model.outstanding_completions(p.qp_a), 0u);
+    EXPECT_TRUE(h.model.expect_nothing_outstanding(p.qp_a).clean());
+}
+
+// The same through NdkGetCqResults: the results the provider returned are judged.
+TEST_F(CheckMode, GetCqResultsJudgesWhatItReturned) {
+    write(0x11);
+    provider_moves();
+    Observed o;
+    o.value = 1;
+    o.results.push_back(result(STATUS_SUCCESS, p.ctx_a, 0x11, NdkOperationTypeWrite));
+    EXPECT_TRUE(h.model.apply(calls::GetCqResults{p.cq_a, 8, true}, o).verdict.clean());
+    Observed too_many;
+    too_many.value = 9;
+    EXPECT_TRUE(violation_names(h.model.apply(calls::GetCqResults{p.cq_a, 8, true}, too_many).verdict, "CQ-GET-01"));
+}
+
+// WRT-01, CQ-CST-01: a wrong status on a request that must succeed is a violation.
+TEST_F(CheckMode, WrongStatusIsAViolation) {
+    write(0x12);
+    provider_moves();
+    Verdict v = h.model.observe_completion(p.cq_a, result(STATUS_ACCESS_VIOLATION, p.ctx_a, 0x12, NdkOperationTypeWrite), true);
+    EXPECT_TRUE(violation_names(v, "WRT-01")) << v.describe();
+    EXPECT_TRUE(violation_names(v, "CQ-CST-01"));
+}
+
+// WRT-01: success reported but the bytes did not land.
+TEST_F(CheckMode, BytesNotLandedIsAViolation) {
+    write(0x13);
+    Verdict v = h.model.observe_completion(p.cq_a, result(STATUS_SUCCESS, p.ctx_a, 0x13, NdkOperationTypeWrite), true);
+    EXPECT_TRUE(violation_names(v, "WRT-01")) << v.describe();
+}
+
+// CQ-RES-03, CQ-RES-04: NDK_RESULT_EX.Type must be the operation; ProviderErrorCode 0 on success.
+TEST_F(CheckMode, ResultExFieldsAreChecked) {
+    write(0x14);
+    provider_moves();
+    NDK_RESULT_EX r = result(STATUS_SUCCESS, p.ctx_a, 0x14, NdkOperationTypeRead);
+    r.ProviderErrorCode = 7;
+    Verdict v = h.model.observe_completion(p.cq_a, r, true);
+    EXPECT_TRUE(violation_names(v, "CQ-RES-03")) << v.describe();
+    EXPECT_TRUE(violation_names(v, "CQ-RES-04")) << v.describe();
+}
+
+// WR-SILENT-01, FR-SILENT-01, AMB-33: an entry for a SILENT_SUCCESS request that succeeded is a
+// violation (a warning with silent_success_entry = tolerated); its bytes are checked with the
+// next entry of the queue.
+TEST_F(CheckMode, CompletionForASilentSuccessIsAViolation) {
+    write(0x15, 128, NDK_OP_FLAG_SILENT_SUCCESS);
+    EXPECT_EQ(h.model.outstanding_completions(p.qp_a), 0u);
+    provider_moves(128);
+    Verdict v = h.model.observe_completion(p.cq_a, result(STATUS_SUCCESS, p.ctx_a, 0x15, NdkOperationTypeWrite), true);
+    EXPECT_TRUE(violation_names(v, "WR-SILENT-01")) << v.describe();
+
+    Harness lax(Mode::check, readings_with("silent_success_entry", "tolerated"));
+    Pair q = lax.connected_pair();
+    LockedBuffer x = lax.arena.allocate(PAGE_SIZE);
+    Region r = lax.register_mr(q.pd, x, 0, PAGE_SIZE, 0xF);
+    lax.accept(calls::Write{q.qp_a, 0x16, {{r.va, 8, r.local}}, r.va + 100, r.remote, NDK_OP_FLAG_SILENT_SUCCESS, {}});
+    Verdict w = lax.model.observe_completion(q.cq_a, result(STATUS_SUCCESS, q.ctx_a, 0x16, NdkOperationTypeWrite), true);
+    EXPECT_TRUE(w.ok());
+    EXPECT_TRUE(warning_names(w, "AMB-33"));
+}
+
+TEST_F(CheckMode, SilentSuccessBytesAreCheckedWithTheNextEntry) {
+    write(0x17, 64, NDK_OP_FLAG_SILENT_SUCCESS);  // the provider does not move these
+    fill(a_buf.bytes(), 0x18);
+    h.accept(calls::Write{p.qp_a, 0x18, {{a.va, 8, a.local}}, b.va + PAGE_SIZE, b.remote, 0, {}});
+    std::memcpy(b_buf.data() + PAGE_SIZE, a_buf.data(), 8);
+    Verdict v = h.model.observe_completion(p.cq_a, result(STATUS_SUCCESS, p.ctx_a, 0x18, NdkOperationTypeWrite), true);
+    EXPECT_TRUE(violation_names(v, "WRT-01")) << v.describe();
+}
+
+// WR-05, FR-ST-04: an entry for a request that failed inline is a violation.
+TEST_F(CheckMode, CompletionForAnInlineFailedRequestIsAViolation) {
+    // A write with more SGEs than the QP allows is refused inline (SGE-04).
+    std::vector<Sge> many(5, Sge{a.va, 8, a.local});
+    h.accept(calls::Write{p.qp_a, 0x19, many, b.va, b.remote, 0, {}}, status(STATUS_INVALID_PARAMETER));
+    Verdict v = h.model.observe_completion(p.cq_a, result(STATUS_SUCCESS, p.ctx_a, 0x19, NdkOperationTypeWrite), true);
+    EXPECT_TRUE(violation_names(v, "WR-05")) << v.describe();
+
+    // The same for a fast registration refused with STATUS_ACCESS_VIOLATION (FR-ACC-01).
+    LockedBuffer f = h.arena.allocate(PAGE_SIZE);
+    Lam lam = h.build_lam(f, 0, PAGE_SIZE);
+    ObjectId mr = h.fr_mr(p.pd, 1, false);
+    h.accept(calls::FastRegister{p.qp_a, 0x1A, mr, lam.pages, 0, PAGE_SIZE, 0x200000, NDK_OP_FLAG_ALLOW_REMOTE_READ},
+             status(STATUS_ACCESS_VIOLATION));
+    Verdict fr = h.model.observe_completion(p.cq_a, result(STATUS_SUCCESS, p.ctx_a, 0x1A, NdkOperationTypeFastRegister), true);
+    EXPECT_TRUE(violation_names(fr, "FR-ST-04")) << fr.describe();
+}
+
+// WR-05: a posted request whose entry never comes is reported missing.
+TEST_F(CheckMode, MissingCompletionIsReported) {
+    write(0x1B);
+    Verdict v = h.model.expect_nothing_outstanding(p.qp_a);
+    EXPECT_TRUE(violation_names(v, "WR-10")) << v.describe();
+}
+
+// CQ-GET-04: an entry matching no posted request.
+TEST_F(CheckMode, UnknownCompletionIsAViolation) {
+    Verdict v = h.model.observe_completion(p.cq_a, result(STATUS_SUCCESS, p.ctx_a, 0x999, NdkOperationTypeWrite), true);
+    EXPECT_TRUE(violation_names(v, "CQ-GET-04")) << v.describe();
+    write(0x1C);
+    Verdict wrong_cq = h.model.observe_completion(p.cq_b, result(STATUS_SUCCESS, p.ctx_a, 0x1C, NdkOperationTypeWrite), true);
+    EXPECT_TRUE(violation_names(wrong_cq, "CQ-GET-04")) << wrong_cq.describe();
+}
+
+// AMB-35: completions of one queue arrive in posting order (in_order default).
+TEST_F(CheckMode, OutOfOrderCompletionIsAViolationByDefault) {
+    write(0x1D, 8);
+    h.accept(calls::Write{p.qp_a, 0x1E, {{a.va, 8, a.local}}, b.va + 100, b.remote, 0, {}});
+    std::memcpy(b_buf.data(), a_buf.data(), 8);
+    std::memcpy(b_buf.data() + 100, a_buf.data(), 8);
+    Verdict v = h.model.observe_completion(p.cq_a, result(STATUS_SUCCESS, p.ctx_a, 0x1E, NdkOperationTypeWrite), true);
+    EXPECT_TRUE(violation_names(v, "AMB-35")) << v.describe();
+    EXPECT_TRUE(h.model.observe_completion(p.cq_a, result(STATUS_SUCCESS, p.ctx_a, 0x1D, NdkOperationTypeWrite), true).clean());
+}
+
+// RMR-FLG-04, CQ-CST-03: a request that must fail but succeeds names the rule that makes it fail;
+// MODEL-CQ-ERR-01: another error status than ndkct's table is a warning (exact: a violation).
+TEST_F(CheckMode, ExpectedErrorsAreJudged) {
+    LockedBuffer c_buf = h.arena.allocate(PAGE_SIZE);
+    Region local_only = h.register_mr(p.pd, c_buf, 0, PAGE_SIZE, NDK_MR_FLAG_ALLOW_LOCAL_WRITE);
+    h.accept(calls::Write{p.qp_a, 0x20, {{a.va, 8, a.local}}, local_only.va, local_only.remote, 0, {}});
+    Verdict v = h.model.observe_completion(p.cq_a, result(STATUS_SUCCESS, p.ctx_a, 0x20, NdkOperationTypeWrite), true);
+    EXPECT_TRUE(violation_names(v, "RMR-FLG-04")) << v.describe();
+    EXPECT_TRUE(violation_names(v, "CQ-CST-03"));
+
+    h.accept(calls::Write{p.qp_b, 0x21, {{b.va, 8, b.local}}, a.va, 0xBAD, 0, {}});
+    Verdict other = h.model.observe_completion(p.cq_b, result(STATUS_REMOTE_RESOURCES, p.ctx_b, 0x21, NdkOperationTypeWrite), true);
+    EXPECT_TRUE(other.ok()) << other.describe();
+    EXPECT_TRUE(warning_names(other, "MODEL-CQ-ERR-01"));
+}
+
+TEST(CheckModeExact, AnotherErrorStatusIsAViolationWithExact) {
+    Harness h(Mode::check, readings_with("completion_error_status", "exact"));
+    Pair p = h.connected_pair();
+    LockedBuffer buf = h.arena.allocate(PAGE_SIZE);
+    Region r = h.register_mr(p.pd, buf, 0, PAGE_SIZE, 0);
+    h.accept(calls::Write{p.qp_a, 0x22, {{r.va, 8, r.local}}, r.va, 0xBAD, 0, {}});
+    NDK_RESULT_EX res{};
+    res.Status = STATUS_REMOTE_RESOURCES;
+    res.QPContext = pointer_of(p.ctx_a);
+    res.RequestContext = pointer_of(0x22);
+    res.Type = NdkOperationTypeWrite;
+    EXPECT_TRUE(violation_names(h.model.observe_completion(p.cq_a, res, true), "MODEL-CQ-ERR-01"));
+}
+
+// FLS-02: after a failed request the later ones must complete with STATUS_CANCELLED.
+TEST_F(CheckMode, RequestsAfterAnErrorMustBeCancelled) {
+    h.accept(calls::Write{p.qp_a, 0x30, {{a.va, 8, a.local}}, b.va, 0xBAD, 0, {}});
+    write(0x31, 8);
+    provider_moves(8);
+    EXPECT_TRUE(h.model.observe_completion(p.cq_a, result(STATUS_ACCESS_VIOLATION, p.ctx_a, 0x30, NdkOperationTypeWrite), true).clean());
+    Verdict v = h.model.observe_completion(p.cq_a, result(STATUS_SUCCESS, p.ctx_a, 0x31, NdkOperationTypeWrite), true);
+    EXPECT_TRUE(violation_names(v, "FLS-02")) << v.describe();
+}
+
+// RCV-03, CQ-RES-01: a receive's entry must report the bytes sent, and they must be in place.
+TEST_F(CheckMode, ReceiveCompletionReportsTheBytesSent) {
+    h.accept(calls::Receive{p.qp_b, 0x40, {{b.va, 512, b.local}}});
+    fill(a_buf.bytes(), 0x41);
+    h.accept(calls::Send{p.qp_a, 0x41, {{a.va, 300, a.local}}, 0, {}});
+    std::memcpy(b_buf.data(), a_buf.data(), 300);
+    Verdict wrong = h.model.observe_completion(p.cq_b, result(STATUS_SUCCESS, p.ctx_b, 0x40, NdkOperationTypeReceive, 299), true);
+    EXPECT_TRUE(violation_names(wrong, "CQ-RES-01")) << wrong.describe();
+    EXPECT_TRUE(h.model.observe_completion(p.cq_a, result(STATUS_SUCCESS, p.ctx_a, 0x41, NdkOperationTypeSend), true).clean());
+}
+
+// FR-TOK-01, FR-RES-01, FR-MAP-01: in check mode the remote token read after NdkFastRegister
+// returned reaches the new region at once; the registration's entry must have Type FastRegister;
+// the write's bytes must land in the mapped pages.
+TEST_F(CheckMode, FastRegisterTokenAndCompletion) {
+    LockedBuffer f = h.arena.allocate(PAGE_SIZE);
+    Lam lam = h.build_lam(f, 0, PAGE_SIZE);
+    ObjectId mr = h.fr_mr(p.pd, 1, true);
+    h.accept(calls::FastRegister{p.qp_b, 0x50, mr, lam.pages, 0, PAGE_SIZE, 0x800000, NDK_OP_FLAG_ALLOW_REMOTE_WRITE});
+    uint32_t token = h.remote_token(mr);  // before the registration's completion
+    fill(a_buf.bytes(), 0x51);
+    h.accept(calls::Write{p.qp_a, 0x51, {{a.va, 100, a.local}}, 0x800000 + 20, token, 0, {}});
+    Verdict type = h.model.observe_completion(p.cq_b, result(STATUS_SUCCESS, p.ctx_b, 0x50, NdkOperationTypeBind), true);
+    EXPECT_TRUE(violation_names(type, "CQ-RES-03")) << type.describe();
+    Verdict not_landed = h.model.observe_completion(p.cq_a, result(STATUS_SUCCESS, p.ctx_a, 0x51, NdkOperationTypeWrite), true);
+    EXPECT_FALSE(not_landed.ok());
+    // Once more, with the bytes placed where FR-MAP-01 says.
+    h.accept(calls::Write{p.qp_a, 0x52, {{a.va, 100, a.local}}, 0x800000 + 20, token, 0, {}});
+    std::memcpy(f.data() + 20, a_buf.data(), 100);
+    Verdict ok = h.model.observe_completion(p.cq_a, result(STATUS_SUCCESS, p.ctx_a, 0x52, NdkOperationTypeWrite), true);
+    EXPECT_TRUE(ok.clean()) << ok.describe();
+}
+
+// FR-ST-01: a fast registration that must succeed and completes with an error is a violation.
+TEST_F(CheckMode, FastRegisterCompletionMustSucceed) {
+    LockedBuffer f = h.arena.allocate(PAGE_SIZE);
+    Lam lam = h.build_lam(f, 0, PAGE_SIZE);
+    ObjectId mr = h.fr_mr(p.pd, 1, false);
+    h.accept(calls::FastRegister{p.qp_a, 0x60, mr, lam.pages, 0, PAGE_SIZE, 0x800000, 0});
+    Verdict v = h.model.observe_completion(p.cq_a, result(STATUS_INVALID_PARAMETER, p.ctx_a, 0x60, NdkOperationTypeFastRegister), true);
+    EXPECT_TRUE(violation_names(v, "FR-ST-01")) << v.describe();
+}
+
+// Pending paths are the same in check mode: RegisterMr pends, the callback reports success.
+TEST_F(CheckMode, PendingRegistrationThenCompletion) {
+    ObjectId mr = h.mr(p.pd, false);
+    MdlChain chain = platform::describe(a_buf, 0, PAGE_SIZE);
+    Applied a = h.accept(calls::RegisterMr{mr, view_mdl(chain.head(), PAGE_SIZE), PAGE_SIZE, 0}, pending());
+    Applied done = h.model.complete(a.pending, STATUS_SUCCESS);
+    EXPECT_TRUE(done.verdict.clean()) << done.verdict.describe();
+    EXPECT_EQ(h.model.state_of<MrState>(mr)->phase, MrState::Phase::registered);
+    // CQ-NOT-01: a notification without an arm is a violation in check mode.
+    Applied note = h.model.observe_event({Event::Kind::cq_notification, p.cq_a});
+    EXPECT_TRUE(violation_names(note.verdict, "CQ-NOT-01"));
+}
+
+}  // namespace
+}  // namespace ndkct::model::test
