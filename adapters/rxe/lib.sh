@@ -1,4 +1,4 @@
-# shellcheck shell=bash
+# shellcheck shell=bash disable=SC2034  # (variables here are used by the sourcing scripts)
 # Shared helpers of the Soft-RoCE environment (sourced by prepare, run-in-guest,
 # device-run, selfcheck). Depends on nothing outside this folder and Debian packages.
 
@@ -18,7 +18,7 @@ RXE_USER_PKGS=(iproute2 libibverbs1 ibverbs-providers librdmacm1 ibverbs-utils
 # dependencies come from the kernel's own modules.dep. The two groups load in
 # parallel (no module may be needed by both). crc32_generic must precede rdma_rxe:
 # rxe asks the crypto layer for "crc32" and nothing autoloads it in the guest.
-RXE_MODULES=(io:virtio_pci io:virtio_console io:9pnet_virtio io:9p io:overlay
+RXE_MODULES=(io:virtio_pci io:virtio_console io:9pnet_virtio io:9p io:overlay io:dummy
   rdma:crc32_generic rdma:ib_uverbs rdma:rdma_rxe rdma:rdma_ucm)
 
 rxe_msg() { printf 'rxe: %s\n' "$*" >&2; }
@@ -111,4 +111,38 @@ rxe_has_device() {
     done
   done
   return 1
+}
+
+# rxe_device_facts -> "DEVICE GID_INDEX ADDRESS" for tests on this machine's device:
+# NDKCT_RDMA_DEV / NDKCT_RDMA_GID_INDEX / NDKCT_RDMA_ADDR when set, else the first
+# device, on RoCE its first IPv4-mapped RoCE v2 GID (the address, for rdma_cm, is that
+# IPv4 unless it is a loopback one), on InfiniBand GID 0 (address '-' when none is known).
+rxe_device_facts() {
+  local dev=${NDKCT_RDMA_DEV:-} idx=${NDKCT_RDMA_GID_INDEX:-} addr=${NDKCT_RDMA_ADDR:-}
+  local port g f i type gid
+  if [[ -z $dev ]]; then
+    for f in /sys/class/infiniband/*; do [[ -e $f ]] && { dev=${f##*/}; break; }; done
+  fi
+  [[ -n $dev ]] || return 1
+  port=/sys/class/infiniband/$dev/ports/1
+  if [[ -z $idx || -z $addr ]]; then
+    if [[ $(cat "$port/link_layer" 2>/dev/null) == Ethernet ]]; then
+      for g in "$port"/gids/*; do
+        i=${g##*/}
+        gid=$(cat "$g" 2>/dev/null) || continue
+        type=$(cat "$port/gid_attrs/types/$i" 2>/dev/null) || continue
+        if [[ $gid == 0000:0000:0000:0000:0000:ffff:* && $type == "RoCE v2" ]]; then
+          [[ -n $idx ]] || idx=$i
+          if [[ -z $addr && $i == "$idx" ]]; then
+            addr=$((16#${gid:30:2})).$((16#${gid:32:2})).$((16#${gid:35:2})).$((16#${gid:37:2}))
+            # rdma_cm never resolves a loopback address to an RDMA device.
+            [[ $addr == 127.* ]] && addr=-
+          fi
+          break
+        fi
+      done
+    fi
+    [[ -n $idx ]] || idx=0
+  fi
+  printf '%s %s %s\n' "$dev" "$idx" "${addr:--}"
 }

@@ -70,7 +70,9 @@ NDKCT_TEST(DataPath, SendFillsThePostedReceive, "ndk.qp.send.receive", "SND-01",
     ASSERT_EQ(results.size(), 2u);
     for (const auto& r : results) {
         EXPECT_STATUS(STATUS_SUCCESS, r.Status);
-        if (r.RequestContext == &receive_context) EXPECT_EQ(r.BytesTransferred, 1000u);
+        if (r.RequestContext == &receive_context) {
+            EXPECT_EQ(r.BytesTransferred, 1000u);
+        }
     }
     EXPECT_EQ(std::memcmp(in.data(), out.data(), 1000), 0);
 }

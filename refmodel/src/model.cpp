@@ -145,7 +145,7 @@ void Model::create_stage(Kind kind, ObjectId parent, ObjectState state,
         case Stage::failed:
             destroy(applied.created);
             break;
-        case Stage::refused:
+        case Stage::refused:  // CQP-ST-04 and its siblings: an inline failure creates nothing
             break;
     }
 }
@@ -247,6 +247,9 @@ Applied Model::apply(const Call& call, const Observed& observed) {
 
 Applied Model::complete(uint64_t id, NTSTATUS status, const Observed& outputs) {
     Applied result;
+    // Id 0 is no request: apply() left nothing pending (an undefined call, e.g. a close of an
+    // object the oracle never saw), so its callback has nothing to be judged against.
+    if (id == 0) return result;
     auto it = pending_.find(id);
     if (it == pending_.end()) {
         result.verdict.add({{"GEN-ASYNC-01"},
@@ -310,7 +313,8 @@ const QpState* Model::require_connected_qp(Expectation& e, ObjectId qp, const ch
     const Object* o = require(e, qp, Kind::qp, "pNdkQp");
     if (!o) return nullptr;
     const auto& q = std::get<QpState>(o->state);
-    // WR-04: initiator calls on a QP that is not connected fail inline.
+    // WR-04, CQP-STATE-01: initiator calls on a QP that is not connected (as every new QP is)
+    // fail inline.
     if (q.connection != QpState::Connection::connected &&
         q.connection != QpState::Connection::disconnecting)
         e.fail(STATUS_CONNECTION_INVALID, {rule, "WR-04"}, Strength::documented,
@@ -376,6 +380,9 @@ void Model::commit(const calls::CloseObject& c, const Observed&, Applied& applie
         case Stage::done:
             if (o.kind == Kind::qp) flush_qp(c.object);
             destroy(c.object);
+            break;
+        case Stage::refused:  // CLOSE-01: a close does not fail (AMB-18 reads an error as closed)
+            if (readings_.close_may_fail) destroy(c.object);
             break;
     }
 }

@@ -74,7 +74,23 @@ Readings read_profile(const spec::Profile& p) {
             : STATUS_INVALID_PARAMETER;
     r.zero_length_mapping_rejected = is("policies.zero_length_mapping", "reject");
     r.completion_error_status_exact = is("policies.completion_error_status", "exact");
-    r.cq_capacity_checked = is("policies.cq_capacity_check", "reject_undersized");
+    r.cq_capacity_checked = is("policies.cq_capacity_check", "reject_undersized");  // CQP-CQ-01
+    r.modify_srq_below_queued_rejected = is("policies.modify_srq_below_queued", "reject");  // MODEL-SRQ-01
+    r.srq_initial_notify_immediate = is("policies.srq_initial_notify", "immediate");       // MODEL-SRQ-02
+    r.queue_overflow_resources =                                                         // MODEL-WR-DEPTH-01
+        is("policies.queue_overflow_status", "insufficient_resources");
+    r.private_data_over_limit_invalid =                                                  // MODEL-CONN-PD-01
+        is("policies.private_data_over_limit", "invalid_parameter");
+    r.over_max_window_invalid = is("policies.over_max_window_status", "invalid_parameter");  // MODEL-BND-01
+    r.outbound_read_overflow_fails = is("policies.outbound_read_overflow", "fail");       // MODEL-RD-01
+    r.resize_cq_unsupported_status =                                                     // MODEL-CQ-RESIZE-01
+        is("policies.resize_cq_unsupported", "invalid_device_request") ? STATUS_INVALID_DEVICE_REQUEST
+                                                                       : STATUS_NOT_SUPPORTED;
+    r.receive_on_srq_qp_status =                                                         // MODEL-RCV-01
+        is("policies.receive_on_srq_qp", "invalid_parameter") ? STATUS_INVALID_PARAMETER
+                                                              : STATUS_INVALID_DEVICE_REQUEST;
+    r.post_after_cq_error_cancelled =                                                    // MODEL-CQ-STATUS-01
+        is("policies.post_after_cq_or_srq_error", "cancelled_completion");
 
     auto& ref = r.reference;
     ref.seed = static_cast<uint64_t>(p.integer("reference_provider.seed"));

@@ -16,7 +16,9 @@ uint64_t pages_spanned(uint64_t first_byte_offset, uint64_t length) {
 }
 
 // RMR-FLG-01, RMR-FLG-03/04: MR flag bits to rights. 0x5 carries local write; 0x4 is the
-// remote-write bit (AMB-03: alone it is read as 0x5 unless the profile rejects it).
+// remote-write bit (AMB-03: alone it is read as 0x5 unless the profile rejects it). Local read
+// needs no bit (RMR-FLG-02: sources are resolved with no right needed); 0x8 makes a read sink
+// (RMR-SINK-03).
 uint32_t mr_access(uint32_t flags) {
     uint32_t access = 0;
     if (flags & (NDK_MR_FLAG_ALLOW_LOCAL_WRITE | NDKCT_MR_FLAG_REMOTE_WRITE_BIT)) access |= kLocalWrite;
@@ -27,7 +29,7 @@ uint32_t mr_access(uint32_t flags) {
 }
 
 // FR-FLG-01, FR-FLG-03..05, BND-07: work-request rights. 0x30 carries 0x10; 0x20 is the remote
-// bit; 0x80 makes a read sink.
+// bit; 0x80 makes a read sink (FR-SINK-03). Local read needs no flag (FR-FLG-02).
 uint32_t op_access(uint32_t flags) {
     uint32_t access = 0;
     if (flags & (NDK_OP_FLAG_ALLOW_LOCAL_WRITE | NDKCT_OP_FLAG_REMOTE_WRITE_BIT)) access |= kLocalWrite;
@@ -201,8 +203,10 @@ Expectation Model::expect_call(const calls::RegisterMr& c) const {
                "Length " + num(c.length) + " exceeds the chain's " + num(c.mdl.chain_bytes) +
                    " bytes");
     } else if (!c.mdl.contiguous) {  // RMR-MDL-01: the provider must refuse
+        // (RMR-MDL-04: view_mdl judges contiguity over the first Length bytes only.)
         e.fail(STATUS_INVALID_PARAMETER, {"RMR-MDL-01"}, Strength::documented, c.mdl.problem);
     }
+    // RMR-SINK-02: RDMA_READ_SINK (0x8) is a documented bit and never a reason to fail.
     if (c.flags & ~NDKCT_MR_FLAGS_DOCUMENTED && readings_.unknown_flags_rejected)  // AMB-04
         e.fail(STATUS_INVALID_PARAMETER, {"RMR-FLG-01", "AMB-04"}, Strength::model_choice,
                "Flags has undocumented bits");
@@ -222,6 +226,8 @@ void Model::commit(const calls::RegisterMr& c, const Observed&, Applied&, Stage 
         case Stage::done:
         case Stage::completed:
             // RMR-VA-01: the region is [MmGetMdlVirtualAddress, + Length), an index space.
+            // RMR-VA-03: the VA is only a label; bytes move through the chain's PFNs, which are
+            // the same however the chain is split (RMR-MDL-05).
             mr->phase = MrState::Phase::registered;
             mr->flags = c.flags;
             mr->region = {c.mdl.virtual_address, c.length, c.mdl.first_byte_offset, c.mdl.pfns,
@@ -232,7 +238,7 @@ void Model::commit(const calls::RegisterMr& c, const Observed&, Applied&, Stage 
         case Stage::failed:
             mr->phase = MrState::Phase::unregistered;
             break;
-        case Stage::refused:
+        case Stage::refused:  // RMR-ST-04: an inline failure registers nothing
             break;
     }
 }
@@ -269,6 +275,7 @@ void Model::commit(const calls::DeregisterMr& c, const Observed&, Applied&, Stag
             break;
         case Stage::done:
         case Stage::completed:
+            // RMR-DEREG-01: the tokens reach nothing once the deregistration completed.
             mr->phase = MrState::Phase::unregistered;
             mr->region = {};
             mr->local_token.reset();
@@ -357,7 +364,7 @@ void Model::commit(const calls::InitializeFastRegisterMr& c, const Observed&, Ap
         case Stage::failed:
             mr->phase = MrState::Phase::uninitialized;  // IFR-ST-04
             break;
-        case Stage::refused:
+        case Stage::refused:  // IFR-ST-03: an inline failure initializes nothing
             break;
     }
 }
@@ -373,7 +380,9 @@ Expectation Model::expect_call(const calls::GetLocalTokenFromMr& c) const {
     using P = MrState::Phase;
     bool ready = mr.phase == P::registered || mr.phase == P::initialized ||
                  mr.phase == P::fast_registered || mr.phase == P::invalidated;
-    if (!ready || mr.indeterminate) {  // TOK-04: only after the registration completed
+    // TOK-04: only after the registration completed: RMR-TOK-01, RMR-TOK-02 (NdkRegisterMr),
+    // IFR-TOK-01, IFR-TOK-02 (NdkInitializeFastRegisterMr; the remote token's life is AMB-07).
+    if (!ready || mr.indeterminate) {
         e.undefined = true;
         e.undefined_rules = {"TOK-04"};
         e.undefined_why = "the MR has no completed registration";
@@ -480,7 +489,7 @@ Expectation Model::expect_call(const calls::BuildLam& c) const {
         else
             e.fail(STATUS_INVALID_PARAMETER, {"LAM-SIZE-03", "AMB-14"}, Strength::model_choice,
                    "pNdkLAM is NULL");
-    } else if (c.buffer_size < required) {  // LAM-SIZE-01
+    } else if (c.buffer_size < required) {  // LAM-SIZE-01 (the required size does: LAM-SIZE-05)
         e.fail(STATUS_BUFFER_TOO_SMALL, {"LAM-SIZE-01"}, Strength::documented,
                "*pLAMSize " + num(c.buffer_size) + " is below the " + num(required) +
                    " bytes needed");
@@ -498,12 +507,16 @@ void Model::commit(const calls::BuildLam& c, const Observed& o, Applied& applied
                                              "the mapping instead of refusing it inline", true});
         return;
     }
+    // LAM-ST-04, LAM-ERR-01: a failure leaves no mapping behind (one is created on success only).
     if (stage == Stage::refused || stage == Stage::failed) {
         // LAM-SIZE-04, LAM-SIZE-02: BUFFER_TOO_SMALL writes a size that will do.
         if (o.status == STATUS_BUFFER_TOO_SMALL) {
-            if (!o.size_out)
+            // LAM-SIZE-04: a size left as the caller passed it (below the need) was not written.
+            if (!o.size_out || (*o.size_out == c.buffer_size && *o.size_out < required))
                 applied.verdict.add({{"LAM-SIZE-04"}, "NdkBuildLam returned STATUS_BUFFER_TOO_SMALL "
-                                                      "without writing the required size"});
+                                                      "without writing the required size (*pLAMSize "
+                                                      "is still the " + num(c.buffer_size) +
+                                                      " passed in)"});
             else if (*o.size_out < required)
                 applied.verdict.add({{"LAM-SIZE-02"},
                                      "NdkBuildLam reported a required size of " +
@@ -512,7 +525,7 @@ void Model::commit(const calls::BuildLam& c, const Observed& o, Applied& applied
         }
         return;
     }
-    // Success: check the mapping the provider wrote, then keep it.
+    // Success: check the mapping the provider wrote (LAM-OUT-01), then keep it.
     size_t count = o.lam_pages.size();
     if (count < pages)  // LAM-PAGE-02
         applied.verdict.add({{"LAM-PAGE-02"}, "the mapping has " + num(count) + " pages; the range "
@@ -546,6 +559,7 @@ void Model::commit(const calls::BuildLam& c, const Observed& o, Applied& applied
                                          "logical address " + num(o.lam_pages[j]) +
                                              " already maps another page in LAM " + num(other.id)});
     }
+    // LAM-VA-01: the VA is kept as a label; the mapping reaches memory through the PFNs only.
     LamState lam{c.mdl.virtual_address, c.length, c.mdl.first_byte_offset, c.mdl.pfns,
                  std::vector<uint64_t>(o.lam_pages.begin(),
                                        o.lam_pages.begin() + std::min(count, c.mdl.pfns.size()))};
@@ -566,9 +580,10 @@ Expectation Model::expect_call(const calls::ReleaseLam& c) const {
 }
 
 void Model::commit(const calls::ReleaseLam& c, const Observed&, Applied&, Stage) {
-    destroy(c.lam);
+    destroy(c.lam);  // LAM-REL-01: its logical addresses reach nothing from now on
 }
 
+// LAM-REL-01: a logical address maps its page while its LAM is live (until NdkReleaseLam).
 std::optional<PFN_NUMBER> Model::pfn_of_logical(ObjectId adapter, uint64_t logical) const {
     uint64_t page = logical & ~uint64_t(PAGE_SIZE - 1);
     for (const Object& o : objects_) {
@@ -596,10 +611,10 @@ std::vector<ExpectedFailure> fast_register_argument_problems(const calls::FastRe
     };
     uint64_t pages = c.adapter_pages.size();
     if (pages == 0 && r.zero_adapter_page_count_rejected) bad({"AMB-09"}, "AdapterPageCount is 0");
-    if (pages > mr.max_pages)  // FR-APC-02, AMB-08
+    if (pages > mr.max_pages)  // FR-APC-02, AMB-08 (up to max_pages is supported: IFR-APC-01)
         bad({"FR-APC-02", "AMB-08"}, "AdapterPageCount " + num(pages) +
                                          " exceeds the MR's initialized " + num(mr.max_pages));
-    if (c.fbo >= PAGE_SIZE)  // FR-FBO-02
+    if (c.fbo >= PAGE_SIZE)  // FR-FBO-02 (FR-FBO-01: 0..PAGE_SIZE-1 are all valid)
         bad({"FR-FBO-02"}, "FBO " + num(c.fbo) + " is not an offset inside a page");
     else if (c.length + c.fbo > pages * PAGE_SIZE)  // FR-LEN-02 (no wrap-around with 0 pages)
         bad({"FR-LEN-02"}, "Length " + num(c.length) + " exceeds AdapterPageCount * PAGE_SIZE (" +
@@ -649,6 +664,7 @@ Expectation Model::expect_call(const calls::FastRegister& c) const {
     uint32_t listed = NDK_OP_FLAG_SILENT_SUCCESS | NDK_OP_FLAG_READ_FENCE |
                       NDK_OP_FLAG_ALLOW_REMOTE_READ | NDK_OP_FLAG_ALLOW_REMOTE_WRITE |
                       NDK_OP_FLAG_DEFER;
+    // FR-SINK-02/03: 0x80 is accepted whatever the adapter's RDMA_READ_SINK_NOT_REQUIRED.
     if (readings_.fr_read_sink_flag_listed) listed |= NDK_OP_FLAG_RDMA_READ_SINK;
     check_op_flags(e, c.flags, listed, "NdkFastRegister", {"FR-FLG-01"});
     if ((c.flags & NDKCT_OP_FLAG_REMOTE_WRITE_BIT) && !(c.flags & NDK_OP_FLAG_ALLOW_LOCAL_WRITE) &&
@@ -688,8 +704,8 @@ Expectation Model::expect_call(const calls::FastRegister& c) const {
 
 void Model::commit(const calls::FastRegister& c, const Observed&, Applied&, Stage stage) {
     if (stage == Stage::refused) {
-        // FR-ST-04: no entry may appear for it; FR-DEFER-02, DEFER-06: earlier DEFER requests
-        // reach the hardware first.
+        // FR-ST-04, FR-ACC-04: not posted, so no entry may appear for it and nothing is
+        // registered; FR-DEFER-02, DEFER-06: earlier DEFER requests reach the hardware first.
         if (auto* q = state_mut<QpState>(c.qp)) remember_failed_inline(*q, c.request_context);
         release_deferred(c.qp);
         return;
@@ -700,7 +716,10 @@ void Model::commit(const calls::FastRegister& c, const Observed&, Applied&, Stag
     WorkRequest wr{0, c, c.request_context, c.flags};
     Completion done = initiator_completion(c.qp, wr, NdkOperationTypeFastRegister);
     auto problems = fast_register_argument_problems(c, *mr, readings_);
-    if (!problems.empty()) {
+    if (std::get<QpState>(qp->state).error) {
+        // FLS-02: the QP is in error, so the request is flushed (STATUS_CANCELLED, decided by
+        // the engine) and registers nothing.
+    } else if (!problems.empty()) {
         // AMB-29 (completion_error), or a provider that accepted what the profile refuses
         // inline: the request completes with an error and registers nothing.
         done.outcome = Completion::Outcome::error;
@@ -719,13 +738,16 @@ void Model::commit(const calls::FastRegister& c, const Observed&, Applied&, Stag
         done.rules = {"AMB-28"};
         done.why = "the MR belongs to another PD";
     } else {
-        // FR-MAP-01, FR-TOK-01: the mapping is in force once the call returned.
+        // FR-MAP-01, FR-TOK-01: the mapping is in force once the call returned. FR-APC-01,
+        // FR-PAGE-02: one page per AdapterPageArray entry, in array order (logical order does not
+        // matter); FR-FBO-01: the region starts FBO bytes into the first.
         std::vector<PFN_NUMBER> pfns;
         for (uint64_t page : c.adapter_pages) pfns.push_back(*pfn_of_logical(qp->adapter, page));
         mr->phase = MrState::Phase::fast_registered;
         mr->region = {c.base_virtual_address, c.length, c.fbo, std::move(pfns), op_access(c.flags)};
         if (!readings_.fr_token_stable_from_initialize) mr->remote_token.reset();  // AMB-07
     }
+    // FR-SILENT-01, FR-SILENT-02: silent only if it succeeds. FR-QP-01: on the initiator queue.
     done.silent = (c.flags & NDK_OP_FLAG_SILENT_SUCCESS) && done.outcome == Completion::Outcome::success;
     post(c.qp, c, c.request_context, c.flags, false, done);
 }
@@ -786,7 +808,9 @@ void Model::commit(const calls::Bind& c, const Observed&, Applied&, Stage stage)
     WorkRequest wr{0, c, c.request_context, c.flags};
     Completion done = initiator_completion(c.qp, wr, NdkOperationTypeBind);
     const Object* qp = find(c.qp);
-    if (find(c.mr)->parent != qp->parent || find(c.mw)->parent != qp->parent) {  // AMB-28
+    if (std::get<QpState>(qp->state).error) {
+        // FLS-02: flushed (STATUS_CANCELLED): the window is not bound.
+    } else if (find(c.mr)->parent != qp->parent || find(c.mw)->parent != qp->parent) {  // AMB-28
         done.outcome = Completion::Outcome::error;
         done.status = STATUS_ACCESS_VIOLATION;
         done.rules = {"AMB-28"};
@@ -872,7 +896,9 @@ void Model::commit(const calls::Invalidate& c, const Observed&, Applied&, Stage 
     bool valid = target->kind == Kind::mr
                      ? std::get<MrState>(target->state).phase == MrState::Phase::fast_registered
                      : std::get<MwState>(target->state).bound;
-    if (valid) {
+    if (std::get<QpState>(objects_[c.qp].state).error) {
+        // FLS-02: flushed (STATUS_CANCELLED): the token stays as it was.
+    } else if (valid) {
         invalidate_token_of(c.target);  // INV-01
     } else {  // CQ-RI-03, AMB-32: reported by the completion
         done.outcome = Completion::Outcome::error;
@@ -891,7 +917,7 @@ void Model::invalidate_token_of(ObjectId object) {
     } else if (auto* mw = state_mut<MwState>(object)) {
         mw->bound = false;
         mw->region = {};
-        if (auto* mr = state_mut<MrState>(mw->mr)) std::erase(mr->bound_windows, object);
+        if (auto* owner = state_mut<MrState>(mw->mr)) std::erase(owner->bound_windows, object);
     }
 }
 

@@ -2,6 +2,7 @@
 // requests, flush, and the engine that executes posted requests in order, checks every access,
 // and moves bytes (simulate) or records where bytes must land (check).
 #include <algorithm>
+#include <cstring>
 #include <utility>
 
 #include "ndkct/model/model.hpp"
@@ -83,7 +84,8 @@ void Model::commit(const calls::CreateQp& c, const Observed&, Applied& applied, 
     q.max_receive_sge = c.max_receive_sge;
     q.max_initiator_sge = c.max_initiator_sge;
     q.inline_data_size = c.inline_data_size;
-    // CQP-LIFE-01, LIFE-TREE-02: the PD is the parent, both CQs antecedents.
+    // CQP-OBJ-01: a QP of the PD with a receive and an initiator queue. CQP-LIFE-01,
+    // LIFE-TREE-02: the PD is the parent, both CQs antecedents.
     create_stage(Kind::qp, c.pd, q, {c.receive_cq, c.initiator_cq}, applied, stage);
 }
 
@@ -224,7 +226,7 @@ Expectation Model::expect_call(const calls::Receive& c) const {
         e.consumer_error = true;
         return e;
     }
-    if (c.sgl.size() > q.max_receive_sge)  // SGE-10, AMB-26
+    if (c.sgl.size() > q.max_receive_sge)  // SGE-10, AMB-26 (up to it is accepted: CQP-SGE-01)
         e.fail(STATUS_INVALID_PARAMETER, {"SGE-10", "AMB-26"},
                readings_.limit_violation_status_required ? Strength::documented : Strength::model_choice,
                "nSge " + num(c.sgl.size()) + " exceeds the QP's MaxReceiveRequestSge " +
@@ -268,12 +270,12 @@ static void check_data_request(const Model& model, const Readings& r, Expectatio
             e.fail(STATUS_INVALID_PARAMETER, {"SGE-11", "AMB-26"}, limit,
                    "nSge " + num(sgl.size()) + " exceeds MaxReadRequestSge " +
                        num(info.MaxReadRequestSge));
-    } else if (!is_inline && sgl.size() > q.max_initiator_sge) {  // SGE-04 (SGE-09 for inline)
+    } else if (!is_inline && sgl.size() > q.max_initiator_sge) {  // SGE-04, CQP-SGE-02, SGE-09
         e.fail(STATUS_INVALID_PARAMETER, {"SGE-04", "AMB-26"}, limit,
                "nSge " + num(sgl.size()) + " exceeds the QP's MaxInitiatorRequestSge " +
                    num(q.max_initiator_sge));
     }
-    if (is_inline && bytes > q.inline_data_size)  // SGE-08
+    if (is_inline && bytes > q.inline_data_size)  // SGE-08 (up to it is accepted: CQP-INL-01)
         e.fail(STATUS_INVALID_PARAMETER, {"SGE-08", "AMB-26"}, limit,
                "inline data of " + num(bytes) + " bytes exceeds the QP's InlineDataSize " +
                    num(q.inline_data_size));
@@ -397,8 +399,9 @@ Completion Model::initiator_completion(ObjectId qp, const WorkRequest& wr,
     const auto& q = std::get<QpState>(objects_[qp].state);
     Completion done;
     done.qp = qp;
-    done.cq = q.initiator_cq;
-    done.qp_context = q.qp_context;
+    done.cq = q.initiator_cq;       // CQP-OBJ-02, FR-QP-01: initiator requests complete here
+    done.qp_context = q.qp_context;  // CQP-CTX-01
+    // FR-RES-01 and its siblings: `type` is what NDK_RESULT_EX.Type must say.
     done.request_context = wr.request_context;
     done.type = type;
     return done;
@@ -415,8 +418,9 @@ void Model::post(ObjectId qp, const Call& call, Context request_context, uint32_
         return;
     }
     ++q.initiator_outstanding;
-    // DEFER-02: a hint. The reference provider holds such requests back until one without it
-    // (exercising DEFER-04/05); in check mode timing is the provider's, outcomes are the same.
+    // DEFER-02, FR-DEFER-01: a hint. The reference provider holds such requests back until one
+    // without it (exercising DEFER-04/05); in check mode timing is the provider's, outcomes are
+    // the same.
     bool hold = (flags & NDK_OP_FLAG_DEFER) && readings_.version_at_least(1, 2) &&
                 mode_ == Mode::simulate && readings_.reference.hold_deferred;
     wr.deferred = hold;
@@ -440,6 +444,7 @@ void Model::run_queues(ObjectId qp) {
     if (!o || o->kind != Kind::qp) return;
     for (;;) {
         auto& q = std::get<QpState>(objects_[qp].state);
+        // Requests run one at a time in posting order, so READ_FENCE (FR-FENCE-01) always holds.
         if (q.initiator.empty() || q.initiator.front().deferred) return;
         // Taken off the queue first: a failing request must not be flushed with those behind it.
         WorkRequest wr = std::move(q.initiator.front());
@@ -555,9 +560,9 @@ bool Model::execute(ObjectId qp, const WorkRequest& wr, Completion& done) {
                                            : as<calls::SrqReceive>(receive->call).sgl;
         Completion got;
         got.qp = peer_id;
-        got.cq = peer->receive_cq;
+        got.cq = peer->receive_cq;  // CQP-OBJ-02
         got.receive_queue = true;
-        got.qp_context = peer->qp_context;
+        got.qp_context = peer->qp_context;  // CQP-CTX-01
         got.request_context = receive->request_context;
         got.type = NdkOperationTypeReceive;
         got.sequence = receive->sequence;
@@ -788,7 +793,8 @@ ObjectId Model::object_of_token(ObjectId adapter, uint32_t token, bool remote) c
 
 namespace {
 
-// Adds [address, address + bytes) of a region to an extent.
+// Adds [address, address + bytes) of a region to an extent. FR-MAP-01, RMR-VA-01: byte k of a
+// region (address base + k) is byte (FBO + k) % PAGE_SIZE of its page (FBO + k) / PAGE_SIZE.
 void map_region(const Region& region, uint64_t address, uint64_t bytes, Extent& out) {
     uint64_t offset = region.first_byte_offset + (address - region.base);
     while (bytes > 0) {
@@ -848,7 +854,8 @@ bool Model::resolve_local(ObjectId qp, const std::vector<Sge>& sgl, uint32_t nee
             rules = {"AMB-28"};
             return false;
         }
-        if (!mr->region.covers(sge.address, sge.length)) {  // RMR-ACC-03, FR-LEN-03
+        // RMR-ACC-03, FR-LEN-03; FR-TOK-02: the local token with addresses inside the region.
+        if (!mr->region.covers(sge.address, sge.length)) {
             why = "SGE " + num(i) + " reaches outside its region";
             rules = {mr->fast_register ? "FR-LEN-03" : "RMR-ACC-03"};
             return false;
@@ -896,6 +903,8 @@ bool Model::resolve_remote(ObjectId qp, uint32_t token, uint64_t address, uint64
             rules = {"AMB-28"};
             return false;
         }
+        // RMR-VA-02, FR-ZBVA-01: remote addresses are VAs inside [base, base + length), never
+        // offsets from 0.
         if (!mr->region.covers(address, bytes)) {
             why = "the access [" + num(address) + ", +" + num(bytes) + ") reaches beyond the region";
             rules = {mr->fast_register ? "FR-LEN-03" : "RMR-ACC-03"};
@@ -1042,7 +1051,7 @@ Verdict Model::observe_completion(ObjectId cq, const NDK_RESULT_EX& r, bool ex) 
             }
             if (ex && expected.outcome != Out::any) {
                 NDK_OPERATION_TYPE want = expected.type;
-                if (r.Type != want && !(r.Status == STATUS_CANCELLED))
+                if (r.Type != want && !(r.Status == STATUS_CANCELLED))  // CQ-RES-03, FR-RES-01
                     v.add({{"CQ-RES-03"}, what + " has Type " + num(r.Type) + ", expected " + num(want)});
                 if (want == NdkOperationTypeReceiveAndInvalidate &&
                     static_cast<uint32_t>(r.TypeSpecificCompletionOutput) != expected.invalidated_token)
@@ -1062,7 +1071,9 @@ Verdict Model::observe_completion(ObjectId cq, const NDK_RESULT_EX& r, bool ex) 
                     size_t at = 0;
                     for (size_t i = 0; i < landing.at.size(); ++i) {
                         const std::byte* p = memory_.page(landing.at[i].first) + landing.at[i].second;
-                        if (!std::equal(p, p + landing.sizes[i], landing.bytes.begin() + at)) {
+                        // memcmp: std::equal over std::byte compares byte by byte (the oracle's
+                        // hottest loop).
+                        if (std::memcmp(p, landing.bytes.data() + at, landing.sizes[i]) != 0) {
                             v.add({{rule}, what + " succeeded, but the bytes at the target are not "
                                                   "the ones sent"});
                             break;

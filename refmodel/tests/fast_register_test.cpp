@@ -562,6 +562,27 @@ TEST_F(FastRegisteredAccess, ReadSinkNeedsTheSinkFlag) {
     EXPECT_EQ(std::memcmp(mine.data(), theirs.data(), 512), 0);
 }
 
+// FLS-02, FR-ST-01: on a QP already in error a fast registration is flushed (STATUS_CANCELLED)
+// and registers nothing; an invalidation flushed the same way leaves the token valid.
+TEST_F(FastRegisteredAccess, FlushedRegistrationAndInvalidationTakeNoEffect) {
+    // B's QP goes into error (a write with a bad token).
+    h.accept(calls::Write{p.qp_b, 1, {{peer.va, 8, peer.local}}, peer.va, 0xBAD, 0, {}});
+    h.accept(calls::FastRegister{p.qp_b, 2, remote_mr, lam.pages, 0, PAGE_SIZE, kBase,
+                                 NDK_OP_FLAG_ALLOW_REMOTE_WRITE});
+    auto flushed = h.drain(p.cq_b);
+    ASSERT_EQ(flushed.size(), 2u);
+    EXPECT_EQ(flushed[1].outcome, Completion::Outcome::cancelled);
+    EXPECT_NE(state(remote_mr).phase, MrState::Phase::fast_registered);
+
+    h.accept(calls::FastRegister{p.qp_a, 3, local_mr, lam.pages, 0, PAGE_SIZE, kBase, 0});
+    h.drain(p.cq_a);
+    h.accept(calls::Invalidate{p.qp_b, 4, local_mr, 0});
+    auto cancelled = h.drain(p.cq_b);
+    ASSERT_EQ(cancelled.size(), 1u);
+    EXPECT_EQ(cancelled[0].outcome, Completion::Outcome::cancelled);
+    EXPECT_EQ(state(local_mr).phase, MrState::Phase::fast_registered);
+}
+
 // FR-FENCE-01: with READ_FENCE the registration completes only after the earlier reads.
 TEST_F(FastRegisteredAccess, ReadFenceOrdersAfterEarlierReads) {
     h.accept(calls::Read{p.qp_a, 0x1, {{peer.va, 64, peer.local}}, peer.va + PAGE_SIZE, peer.remote, 0});

@@ -69,7 +69,6 @@ const void* const* dispatch_members(const Ndk* object, size_t& count) {
     return reinterpret_cast<const void* const*>(object->Dispatch);
 }
 
-NDK_OBJECT_TYPE type_of(const NDK_ADAPTER*) { return NdkObjectTypeAdapter; }
 NDK_OBJECT_TYPE type_of(const NDK_PD*) { return NdkObjectTypePd; }
 NDK_OBJECT_TYPE type_of(const NDK_CQ*) { return NdkObjectTypeCq; }
 NDK_OBJECT_TYPE type_of(const NDK_MR*) { return NdkObjectTypeMr; }

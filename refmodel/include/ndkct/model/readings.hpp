@@ -64,7 +64,16 @@ struct Readings {
     NTSTATUS over_max_registration_status = STATUS_INVALID_PARAMETER;  // MODEL-RMR-LEN-01
     bool zero_length_mapping_rejected = true;         // MODEL-RMR-LEN-02
     bool completion_error_status_exact = false;       // MODEL-CQ-ERR-01
-    bool cq_capacity_checked = false;                 // MODEL-CQP-CQ-01
+    bool cq_capacity_checked = false;                 // CQP-CQ-01
+    bool modify_srq_below_queued_rejected = true;     // MODEL-SRQ-01
+    bool srq_initial_notify_immediate = false;        // MODEL-SRQ-02
+    bool queue_overflow_resources = false;            // MODEL-WR-DEPTH-01 (any_error / insufficient_resources)
+    bool private_data_over_limit_invalid = true;      // MODEL-CONN-PD-01
+    bool over_max_window_invalid = true;              // MODEL-BND-01
+    bool outbound_read_overflow_fails = false;        // MODEL-RD-01 (queue / fail)
+    NTSTATUS resize_cq_unsupported_status = STATUS_NOT_SUPPORTED;      // MODEL-CQ-RESIZE-01
+    NTSTATUS receive_on_srq_qp_status = STATUS_INVALID_DEVICE_REQUEST;  // MODEL-RCV-01
+    bool post_after_cq_error_cancelled = false;       // MODEL-CQ-STATUS-01
 
     // ---- reference_provider.* (how the reference provider picks among allowed outcomes) ----
     struct ReferenceProvider {

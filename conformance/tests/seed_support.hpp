@@ -1,0 +1,184 @@
+// conformance/tests/seed_support.hpp: small helpers shared by the directed tests of the five seed
+// functions (NdkFastRegister, NdkRegisterMr, NdkInitializeFastRegisterMr, NdkBuildLam,
+// NdkCreateQp). Header-only; everything goes through Session, so the oracle sees every call.
+#pragma once
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "conformance.hpp"
+
+namespace ndkct::conformance::seed {
+
+// A byte pattern that differs from page to page and from the zero fill of fresh buffers.
+inline std::byte pattern(size_t i, uint8_t seed) {
+    return std::byte(uint8_t(i * 31 + seed) | 1);
+}
+
+inline void fill(const platform::LockedBuffer& b, uint8_t seed) {
+    for (size_t i = 0; i < b.size(); ++i) b.data()[i] = pattern(i, seed);
+}
+
+// True when [offset, offset + length) of b is all zero (nothing landed there).
+inline bool untouched(const platform::LockedBuffer& b, size_t offset, size_t length) {
+    return std::all_of(b.data() + offset, b.data() + offset + length,
+                       [](std::byte x) { return x == std::byte{0}; });
+}
+
+inline uint64_t address_of(const platform::LockedBuffer& b, size_t offset = 0) {
+    return reinterpret_cast<uint64_t>(b.data() + offset);
+}
+
+// An SGE naming an address as a plain value (fast-registered regions are addressed by their
+// BaseVirtualAddress, which need not be a pointer of this process).
+inline NDK_SGE sge_at(uint64_t address, ULONG length, UINT32 token) {
+    NDK_SGE s{};
+    s.LogicalAddress.QuadPart = static_cast<LONG64>(address);
+    s.Length = length;
+    s.MemoryRegionToken = token;
+    return s;
+}
+
+// A page-aligned base far from any real pointer: FastRegister addresses are labels (FR-ALIGN-01).
+constexpr uint64_t kFarBase = 0x0000'5A00'0000'0000ull;
+
+// The logical pages of [offset, offset + length) of a buffer, from NdkBuildLam over one MDL.
+struct Mapping {
+    platform::MdlChain chain;
+    LamResult lam;
+    std::vector<NDK_LOGICAL_ADDRESS> pages;
+    bool ok() const { return lam.done.ok(); }
+};
+
+inline Mapping map_buffer(Session& s, const platform::LockedBuffer& b, size_t offset = 0,
+                          size_t length = 0) {
+    Mapping m;
+    if (length == 0) length = b.size() - offset;
+    m.chain = platform::describe(b, offset, length);
+    size_t pages = (offset % PAGE_SIZE + length + PAGE_SIZE - 1) / PAGE_SIZE;
+    m.lam = s.build_lam(m.chain.head(), length,
+                        static_cast<ULONG>(NDK_LOGICAL_ADDRESS_MAPPING_SIZE(pages)));
+    m.pages = m.lam.pages();
+    return m;
+}
+
+// Releases mappings at the end of a test, after every object is closed (a fast-registered MR
+// must not outlive the logical addresses it maps: LAM-REL-03). Declare it first in a test body.
+class Mappings {
+public:
+    explicit Mappings(Session& s) : s_(s) {}
+    ~Mappings() {
+        s_.close_all();
+        for (auto& m : held_)
+            if (m->ok()) s_.release_lam(m->lam);
+    }
+    Mappings(const Mappings&) = delete;
+    Mappings& operator=(const Mappings&) = delete;
+    Mapping& add(const platform::LockedBuffer& b, size_t offset = 0, size_t length = 0) {
+        held_.push_back(std::make_unique<Mapping>(map_buffer(s_, b, offset, length)));
+        return *held_.back();
+    }
+
+private:
+    Session& s_;
+    std::vector<std::unique_ptr<Mapping>> held_;
+};
+
+// A fast-register MR of pd, initialized for `pages` pages; nullptr when either step failed.
+inline NDK_MR* fast_register_mr(Session& s, NDK_PD* pd, ULONG pages, bool remote_access) {
+    auto made = s.create_mr(pd, true);
+    if (!made.object) return nullptr;
+    Done d = s.initialize_fast_register_mr(made.object, pages, remote_access);
+    return d.ok() ? made.object : nullptr;
+}
+
+// The first `n` pages of a mapping.
+inline std::vector<NDK_LOGICAL_ADDRESS> first(const std::vector<NDK_LOGICAL_ADDRESS>& pages, size_t n) {
+    return {pages.begin(), pages.begin() + std::min(n, pages.size())};
+}
+
+// Waits for exactly `count` entries, then looks a little longer for any extra one.
+inline std::vector<NDK_RESULT_EX> settle(Session& s, NDK_CQ* cq, size_t count) {
+    auto results = s.drain(cq, count);
+    if (results.size() >= count) {
+        auto more = s.drain(cq, 1, milliseconds(30));
+        results.insert(results.end(), more.begin(), more.end());
+    }
+    return results;
+}
+
+inline const NDK_RESULT_EX* find_result(const std::vector<NDK_RESULT_EX>& results, const void* context) {
+    for (const auto& r : results)
+        if (r.RequestContext == context) return &r;
+    return nullptr;
+}
+
+// Scratch regions for a harmless marker request (an 8-byte RDMA write on the pair).
+struct Marker {
+    platform::LockedBuffer source, target;
+    Registered src, dst;
+};
+
+inline Marker make_marker(Session& s, NDK_PD* pd) {
+    Marker m;
+    m.source = s.buffer(PAGE_SIZE);
+    m.target = s.buffer(PAGE_SIZE);
+    fill(m.source, 0x5A);
+    m.src = s.register_buffer(pd, m.source, 0);
+    m.dst = s.register_buffer(pd, m.target, NDK_MR_FLAG_ALLOW_REMOTE_WRITE);
+    return m;
+}
+
+// Posts the marker on qp and returns everything the CQ held until the marker's completion and
+// a little after. A request refused inline before it must not be among them (WR-05, FR-ST-04).
+inline std::vector<NDK_RESULT_EX> after_marker(Session& s, NDK_QP* qp, NDK_CQ* cq, Marker& m,
+                                               const void* context) {
+    NDK_SGE sge = Session::sge(m.source, 0, 8, m.src.local_token);
+    NTSTATUS posted = s.write(qp, const_cast<void*>(context), {&sge, 1}, address_of(m.target),
+                              m.dst.remote_token);
+    EXPECT_STATUS(STATUS_SUCCESS, posted) << "the marker write";
+    std::vector<NDK_RESULT_EX> all;
+    auto deadline = std::chrono::steady_clock::now() + milliseconds(5000);
+    while (!find_result(all, context) && std::chrono::steady_clock::now() < deadline) {
+        auto got = s.drain(cq, 1, milliseconds(50));
+        all.insert(all.end(), got.begin(), got.end());
+    }
+    auto more = s.drain(cq, 1, milliseconds(30));
+    all.insert(all.end(), more.begin(), more.end());
+    EXPECT_TRUE(find_result(all, context)) << "the marker write did not complete";
+    return all;
+}
+
+// A request refused inline made no CQ entry: post a marker behind it and look.
+inline void expect_no_entry_for(Session& s, NDK_QP* qp, NDK_CQ* cq, Marker& m, const void* refused) {
+    static int marker_context;
+    auto results = after_marker(s, qp, cq, m, &marker_context);
+    EXPECT_FALSE(find_result(results, refused)) << "a request refused inline made a CQ entry";
+    EXPECT_EQ(results.size(), 1u) << "only the marker's entry was expected";
+}
+
+// A fast registration that must not take effect, in either form AMB-29 allows: refused inline
+// (an error status, no CQ entry ever) or accepted (STATUS_SUCCESS) and completed with an error
+// status. Returns true when it was refused inline (the QP is then still usable).
+inline bool expect_not_registered(Session& s, NDK_QP* qp, NDK_CQ* cq, Marker& m, NTSTATUS status,
+                                  const void* context) {
+    EXPECT_NE(status, STATUS_PENDING) << "NdkFastRegister never pends (FR-ST-03)";
+    if (NT_ERROR(status)) {
+        expect_no_entry_for(s, qp, cq, m, context);
+        return true;
+    }
+    EXPECT_STATUS(STATUS_SUCCESS, status);
+    auto results = s.drain(cq, 1);
+    EXPECT_EQ(results.size(), 1u) << "an accepted request must complete (FR-ST-01)";
+    if (!results.empty()) {
+        EXPECT_EQ(results[0].RequestContext, context);
+        EXPECT_TRUE(NT_ERROR(results[0].Status))
+            << "the request must not register the region, but completed with "
+            << spec::status_name(results[0].Status);
+    }
+    return false;
+}
+
+}  // namespace ndkct::conformance::seed
