@@ -116,7 +116,7 @@ NDKCT_TEST(BuildLam, MapsABufferAndReportsItsSizeAndFbo, "ndk.adapter.build_lam.
     auto chain = platform::describe(buffer, 0, buffer.size());
     auto& lam = built.keep(session().build_lam(chain.head(), buffer.size(), required(0, buffer.size())));
     expect_well_formed(lam, 0, buffer.size());
-    r.expect_maps(lam.pages(), lam.fbo, buffer, 0, buffer.size());
+    r.expect_maps(lam.pages(), 0, buffer, 0, buffer.size());
 }
 
 NDKCT_TEST(BuildLam, ZeroSizeBufferIsTooSmallAndGetsTheRequiredSize, "ndk.adapter.build_lam.size_zero",
@@ -164,8 +164,9 @@ NDKCT_TEST(BuildLam, NullBufferIsNoSuccess, "ndk.adapter.build_lam.null_buffer",
         LamResult lam = session().build_lam(chain.head(), 2 * PAGE_SIZE, size, /*with_buffer=*/false);
         // Nowhere to put the mapping: it cannot succeed (a size probe or a refusal, AMB-14).
         EXPECT_TRUE(NT_ERROR(lam.done.final_status)) << spec::status_name(lam.done.final_status);
-        if (lam.done.final_status == STATUS_BUFFER_TOO_SMALL)
+        if (lam.done.final_status == STATUS_BUFFER_TOO_SMALL) {
             EXPECT_GE(lam.size_out, required(0, 2 * PAGE_SIZE)) << "a probe reports the required size";
+        }
     }
 }
 
@@ -183,7 +184,7 @@ NDKCT_TEST(BuildLam, RetryWithTheReportedSizeSucceeds, "ndk.adapter.build_lam.re
     ASSERT_STATUS(STATUS_BUFFER_TOO_SMALL, small.done.final_status);
     auto& retry = built.keep(session().build_lam(chain.head(), length, small.size_out));
     expect_well_formed(retry, offset, length);
-    r.expect_maps(retry.pages(), retry.fbo, buffer, offset, length);
+    r.expect_maps(retry.pages(), offset % PAGE_SIZE, buffer, offset, length);
     LamResult probe = session().build_lam(chain.head(), length, 0, /*with_buffer=*/false);
     if (probe.done.final_status == STATUS_BUFFER_TOO_SMALL) {
         auto& again = built.keep(session().build_lam(chain.head(), length, probe.size_out));
@@ -219,7 +220,7 @@ NDKCT_TEST(BuildLam, FboIsTheFirstByteOffsetInItsPage, "ndk.adapter.build_lam.fb
         auto chain = platform::describe(buffer, offset, length);
         auto& lam = built.keep(session().build_lam(chain.head(), length, required(offset, length)));
         expect_well_formed(lam, offset, length);
-        if (lam.done.ok()) r.expect_maps(lam.pages(), lam.fbo, buffer, offset, length);
+        if (lam.done.ok()) r.expect_maps(lam.pages(), offset % PAGE_SIZE, buffer, offset, length);
     }
 }
 
@@ -236,7 +237,7 @@ NDKCT_TEST(BuildLam, TwoBytesAcrossAPageBoundaryNeedTwoPages, "ndk.adapter.build
     EXPECT_GE(one.size_out, required(PAGE_SIZE - 1, 2));
     auto& lam = built.keep(session().build_lam(chain.head(), 2, required(PAGE_SIZE - 1, 2)));
     expect_well_formed(lam, PAGE_SIZE - 1, 2);
-    if (lam.done.ok()) r.expect_maps(lam.pages(), lam.fbo, buffer, PAGE_SIZE - 1, 2);
+    if (lam.done.ok()) r.expect_maps(lam.pages(), PAGE_SIZE - 1, buffer, PAGE_SIZE - 1, 2);
 }
 
 NDKCT_TEST(BuildLam, SplitChainIsMappedLikeOneMdl, "ndk.adapter.build_lam.split_chain",
@@ -251,7 +252,7 @@ NDKCT_TEST(BuildLam, SplitChainIsMappedLikeOneMdl, "ndk.adapter.build_lam.split_
     auto chain = platform::describe_split(buffer, offset, pieces);
     auto& lam = built.keep(session().build_lam(chain.head(), length, required(offset, length)));
     expect_well_formed(lam, offset, length);
-    if (lam.done.ok()) r.expect_maps(lam.pages(), lam.fbo, buffer, offset, length);
+    if (lam.done.ok()) r.expect_maps(lam.pages(), offset % PAGE_SIZE, buffer, offset, length);
 }
 
 NDKCT_TEST(BuildLam, ChainWithAHoleIsRefused, "ndk.adapter.build_lam.chain_hole", "LAM-MDL-01", "LAM-ST-04") {
@@ -283,7 +284,7 @@ NDKCT_TEST(BuildLam, ChainBrokenAfterLengthIsMapped, "ndk.adapter.build_lam.brok
     auto holed = platform::with_hole(buffer, 0, length, 50, PAGE_SIZE);
     auto& a = built.keep(session().build_lam(holed.head(), length, required(0, length)));
     expect_well_formed(a, 0, length);
-    if (a.done.ok()) r.expect_maps(a.pages(), a.fbo, buffer, 0, length);
+    if (a.done.ok()) r.expect_maps(a.pages(), 0, buffer, 0, length);
     auto joint = platform::with_misaligned_joint(buffer, 3 * PAGE_SIZE + 10, 500, 100);
     auto& b = built.keep(session().build_lam(joint.head(), 500, required(10, 500)));
     expect_well_formed(b, 3 * PAGE_SIZE + 10, 500);
@@ -316,13 +317,13 @@ NDKCT_TEST(BuildLam, ContiguousAndScatteredPagesMapInOrder, "ndk.adapter.build_l
         auto& lam = built.keep(session().build_lam(chain.head(), buffer.size(), required(0, buffer.size())));
         expect_well_formed(lam, 0, buffer.size());
         if (!lam.done.ok()) continue;
-        r.expect_maps(lam.pages(), lam.fbo, buffer, 0, buffer.size());
+        r.expect_maps(lam.pages(), 0, buffer, 0, buffer.size());
         // Still the same pages later, after other mappings came and went (LAM-REL-01).
         auto other = session().buffer(PAGE_SIZE);
         auto other_chain = platform::describe(other, 0, PAGE_SIZE);
         LamResult passing = session().build_lam(other_chain.head(), PAGE_SIZE, required(0, PAGE_SIZE));
         if (passing.done.ok()) session().release_lam(passing);
-        r.expect_maps(lam.pages(), lam.fbo, buffer, 0, buffer.size());
+        r.expect_maps(lam.pages(), 0, buffer, 0, buffer.size());
     }
 }
 
@@ -379,8 +380,29 @@ NDKCT_TEST(BuildLam, ManyMappingsInlineOrPendingAreEachUsable, "ndk.adapter.buil
     for (size_t i = 0; i < lams.size(); ++i) {
         size_t offset = (i * 211) % PAGE_SIZE;
         expect_well_formed(*lams[i], offset, buffers[i].size() - offset);
-        r.expect_maps(lams[i]->pages(), lams[i]->fbo, buffers[i], offset, buffers[i].size() - offset);
+        r.expect_maps(lams[i]->pages(), ULONG(offset % PAGE_SIZE), buffers[i], offset, buffers[i].size() - offset);
     }
+}
+
+NDKCT_TEST(BuildLam, ResourceFailuresInEitherFormLeaveNoMapping, "ndk.adapter.build_lam.insufficient_resources",
+           "LAM-ST-03", "LAM-ST-04", "LAM-ERR-01", "GEN-ASYNC-02") {
+    auto s = seed::session_with(GetParam(), seed::resource_pressure(30));
+    ASSERT_TRUE(s);
+    auto buffer = s->buffer(3 * PAGE_SIZE);
+    auto chain = platform::describe(buffer, 10, 2 * PAGE_SIZE);
+    size_t built = 0;
+    for (int i = 0; i < 40; ++i) {
+        LamResult lam = s->build_lam(chain.head(), 2 * PAGE_SIZE, required(10, 2 * PAGE_SIZE));
+        if (lam.done.ok()) {
+            expect_well_formed(lam, 10, 2 * PAGE_SIZE);
+            s->release_lam(lam);
+            ++built;
+        } else {
+            EXPECT_STATUS(STATUS_INSUFFICIENT_RESOURCES, lam.done.final_status) << "a valid request failed otherwise";
+        }
+    }
+    EXPECT_GT(built, 0u) << "no mapping in 40 attempts";
+    seed::finish(*s);
 }
 
 }  // namespace

@@ -75,7 +75,7 @@ void expect_created(const Made<NDK_QP>& made, const std::string& what) {
     EXPECT_TRUE(made.final_status == STATUS_SUCCESS || made.final_status == STATUS_INSUFFICIENT_RESOURCES)
         << what << ": " << spec::status_name(made.final_status);
     EXPECT_NE(made.final_status, STATUS_INVALID_PARAMETER) << what << " is within every limit";
-    if (made.final_status == STATUS_SUCCESS) EXPECT_TRUE(made.object) << what;
+    if (made.final_status == STATUS_SUCCESS) { EXPECT_TRUE(made.object) << what; }
 }
 
 // A create that must be refused: STATUS_INVALID_PARAMETER inline or through the callback, and
@@ -173,7 +173,7 @@ NDKCT_TEST(CreateQp, EveryLimitAtItsMaximumAtOnceIsAccepted, "ndk.pd.create_qp.a
 }
 
 NDKCT_TEST(CreateQp, EveryLimitOnePastItsMaximumAtOnceIsRefused, "ndk.pd.create_qp.all_over_max",
-           "CQP-LIM-06", "CQP-LIM-01", "CQP-LIM-02", "CQP-LIM-03", "CQP-LIM-04", "CQP-LIM-05") {
+           "CQP-LIM-06", "CQP-LIM-01", "CQP-LIM-02", "CQP-LIM-03", "CQP-LIM-04", "CQP-LIM-05", "CQP-ST-04") {
     for (const auto& limit : kLimits)
         NDKCT_REQUIRE(info().*limit.max != ULONG_MAX, std::string(limit.name) + " has no value past its maximum");
     Base b = base(session());
@@ -297,9 +297,10 @@ NDKCT_TEST(CreateQp, NewQpIsNotConnected, "ndk.pd.create_qp.not_connected", "CQP
                   session().bind(qp.object, &context, reg.mr, mw.object, address_of(buffer), 64,
                                  NDK_OP_FLAG_ALLOW_REMOTE_READ));
     EXPECT_STATUS(STATUS_CONNECTION_INVALID, session().invalidate(qp.object, &context, fr));
-    if (NDKCT_VERSION_AT_LEAST(session().version(), 1, 2))
+    if (NDKCT_VERSION_AT_LEAST(session().version(), 1, 2)) {
         EXPECT_STATUS(STATUS_CONNECTION_INVALID,
                       session().send_and_invalidate(qp.object, &context, {&sge, 1}, 0, reg.remote_token));
+    }
     EXPECT_TRUE(session().drain(b.cq, 1, milliseconds(50)).empty()) << "an inline failure made a CQ entry";
 }
 
@@ -483,6 +484,52 @@ NDKCT_TEST(CreateQp, ManyCreatesInlineOrPendingAreEachUsable, "ndk.pd.create_qp.
         EXPECT_STATUS(STATUS_CONNECTION_INVALID, session().send(qps[k], &context, {&sge, 1})) << "QP " << k;
     }
     for (auto* qp : qps) EXPECT_STATUS(STATUS_SUCCESS, session().close(qp).final_status);
+}
+
+NDKCT_TEST(CreateQp, ClosingItsSrqFirstWaitsForTheQp, "ndk.pd.create_qp_with_srq.srq_antecedent",
+           "CQP-SRQ-06", "CLOSE-02") {
+    NDKCT_REQUIRE(info().MaxSrqDepth > 0, "the adapter has no SRQs (MaxSrqDepth 0)");
+    SrqBase r = srq_base(session());
+    ASSERT_TRUE(r.b.pd && r.b.cq && r.srq);
+    auto qp = session().create_qp_with_srq(r.b.pd, r.b.cq, r.b.cq, r.srq, nullptr, small());
+    ASSERT_TRUE(qp.object);
+    EXPECT_STATUS(STATUS_PENDING, session().close_async(r.srq));
+    EXPECT_STATUS(STATUS_SUCCESS, session().close(qp.object).final_status);
+    EXPECT_STATUS(STATUS_SUCCESS, session().wait_close(r.srq).final_status);
+}
+
+NDKCT_TEST(CreateQp, ResourceFailuresInEitherFormCreateNoQp, "ndk.pd.create_qp.insufficient_resources",
+           "CQP-ST-03", "CQP-ST-04", "CQP-ST-02", "GEN-ASYNC-02", "GEN-CREATE-02") {
+    auto s = seed::session_with(GetParam(), seed::resource_pressure(30));
+    ASSERT_TRUE(s);
+    auto pd = seed::until_resources([&] { return s->create_pd(); });
+    auto cq = seed::until_resources([&] { return s->create_cq(256); });
+    ASSERT_TRUE(pd.object && cq.object);
+    auto buffer = s->buffer(PAGE_SIZE);
+    auto reg = seed::until_resources([&] {
+        Registered r = s->register_buffer(pd.object, buffer, NDK_MR_FLAG_ALLOW_LOCAL_WRITE);
+        struct { Registered r; NTSTATUS final_status; } out{std::move(r), STATUS_SUCCESS};
+        out.final_status = out.r.status;
+        return out;
+    });
+    ASSERT_STATUS(STATUS_SUCCESS, reg.final_status);
+    NDK_SGE sge = Session::sge(buffer, 0, 64, reg.r.local_token);
+    size_t created = 0;
+    for (int i = 0; i < 40; ++i) {
+        auto made = s->create_qp(pd.object, cq.object, cq.object, nullptr, small());
+        if (made.final_status == STATUS_SUCCESS) {
+            ASSERT_TRUE(made.object);
+            int context;
+            EXPECT_STATUS(STATUS_SUCCESS, s->receive(made.object, &context, {&sge, 1})) << "the QP is usable";
+            s->close(made.object);
+            ++created;
+        } else {
+            EXPECT_STATUS(STATUS_INSUFFICIENT_RESOURCES, made.final_status) << "a valid create failed otherwise";
+            EXPECT_FALSE(made.object) << "a failed create handed out a QP";
+        }
+    }
+    EXPECT_GT(created, 0u) << "no QP in 40 attempts";
+    seed::finish(*s);
 }
 
 }  // namespace

@@ -67,7 +67,9 @@ struct Rig {
         EXPECT_STATUS(STATUS_SUCCESS, posted);
         if (posted != STATUS_SUCCESS) return 0;
         UINT32 token = s->remote_token(mr);
-        if (!(flags & NDK_OP_FLAG_SILENT_SUCCESS)) EXPECT_STATUS(STATUS_SUCCESS, wait(&context));
+        if (!(flags & NDK_OP_FLAG_SILENT_SUCCESS)) {
+            EXPECT_STATUS(STATUS_SUCCESS, wait(&context));
+        }
         return token;
     }
     NTSTATUS invalidate(NDK_MR* mr) {
@@ -129,8 +131,9 @@ NDKCT_TEST(FastRegister, RegistersAndCompletesOnTheInitiatorCq, "ndk.mr.fast_reg
     EXPECT_EQ(results[0].RequestContext, &context);
     EXPECT_STATUS(STATUS_SUCCESS, results[0].Status);
     EXPECT_NE(results[0].QPContext, nullptr) << "the QPContext given at creation";
-    if (NDKCT_VERSION_AT_LEAST(session().version(), 1, 2))
+    if (NDKCT_VERSION_AT_LEAST(session().version(), 1, 2)) {
         EXPECT_EQ(results[0].Type, NdkOperationTypeFastRegister);
+    }
 }
 
 NDKCT_TEST(FastRegister, LocalWriteAloneIsNotARemoteRight, "ndk.mr.fast_register.local_write_not_remote",
@@ -163,7 +166,7 @@ NDKCT_TEST(FastRegister, LocalWriteAloneIsNotARemoteRight, "ndk.mr.fast_register
             EXPECT_FALSE(got) << "a silent success made an entry";
         } else {
             EXPECT_TRUE(got) << "Flags " << values[i];
-            if (got) EXPECT_STATUS(STATUS_SUCCESS, got->Status);
+            if (got) { EXPECT_STATUS(STATUS_SUCCESS, got->Status); }
         }
     }
 }
@@ -525,6 +528,22 @@ NDKCT_TEST(FastRegister, LengthOnePastTheLastPageDoesNotRegister, "ndk.mr.fast_r
     NTSTATUS s = r.post(&context, mr, r.pages(), 100, 3 * PAGE_SIZE - 100 + 1, kFarBase + 100,
                         NDK_OP_FLAG_ALLOW_REMOTE_WRITE);
     r.not_registered(s, &context);
+}
+
+NDKCT_TEST(FastRegister, HugeLengthDoesNotRegister, "ndk.mr.fast_register.length_huge", "FR-LEN-02", "AMB-29") {
+    seed::Mappings maps(session());
+    Rig r = make_rig(session(), maps, 1);
+    ASSERT_TRUE(r.problem.empty()) << r.problem;
+    // Lengths whose sum with the FBO wraps around 2^64: still far more than one page holds.
+    const SIZE_T max = ~SIZE_T(0);
+    struct Case { ULONG fbo; SIZE_T length; } cases[] = {{1, max}, {200, max - 100}, {0, max}};
+    for (const auto& c : cases) {
+        NDK_MR* mr = seed::fast_register_mr(session(), r.pair.pd, 1, true);
+        ASSERT_TRUE(mr);
+        int context;
+        NTSTATUS s = r.post(&context, mr, r.pages(), c.fbo, c.length, kFarBase + c.fbo, NDK_OP_FLAG_ALLOW_REMOTE_WRITE);
+        if (!r.not_registered(s, &context)) break;  // an error completion ends the QP's usefulness
+    }
 }
 
 NDKCT_TEST(FastRegister, AccessOutsideTheRegionFailsAndTouchesNothing, "ndk.mr.fast_register.access_outside",

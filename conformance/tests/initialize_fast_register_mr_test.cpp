@@ -227,5 +227,33 @@ NDKCT_TEST(InitializeFastRegisterMr, ManyInitializationsInlineOrPendingAreEachUs
     for (size_t i = 0; i < mrs.size(); ++i) r.usable_for(mrs[i], 1 + i % 4, i % 2 == 0);
 }
 
+NDKCT_TEST(InitializeFastRegisterMr, ResourceFailuresInEitherFormLeaveTheMrUninitialized,
+           "ndk.mr.initialize_fast_register.insufficient_resources", "IFR-ST-02", "IFR-ST-03", "IFR-ST-04",
+           "GEN-ASYNC-02") {
+    auto s = seed::session_with(GetParam(), seed::resource_pressure(30));
+    ASSERT_TRUE(s);
+    auto pd = seed::until_resources([&] { return s->create_pd(); });
+    ASSERT_TRUE(pd.object);
+    size_t initialized = 0;
+    for (int i = 0; i < 40; ++i) {
+        auto mr = seed::until_resources([&] { return s->create_mr(pd.object, true); });
+        ASSERT_TRUE(mr.object);
+        Done d = s->initialize_fast_register_mr(mr.object, 4, i % 2 == 0);
+        if (!d.ok()) {
+            EXPECT_STATUS(STATUS_INSUFFICIENT_RESOURCES, d.final_status) << "a valid initialization failed otherwise";
+            // Still uninitialized: initializing it again is allowed and (resources allowing) works.
+            d = seed::until_resources([&] { return s->initialize_fast_register_mr(mr.object, 4, true); });
+            EXPECT_STATUS(STATUS_SUCCESS, d.final_status);
+        }
+        if (d.ok()) {
+            s->local_token(mr.object);
+            ++initialized;
+        }
+        s->close(mr.object);
+    }
+    EXPECT_GT(initialized, 0u);
+    seed::finish(*s);
+}
+
 }  // namespace
 }  // namespace ndkct::conformance

@@ -505,5 +505,57 @@ NDKCT_TEST(RegisterMr, ManyRegistrationsInlineOrPendingAreEachUsable, "ndk.mr.re
         EXPECT_STATUS(STATUS_SUCCESS, session().deregister_mr(region.mr).final_status);
 }
 
+NDKCT_TEST(RegisterMr, LengthUpToMaxRegistrationSizeOnly, "ndk.mr.register.max_registration_size",
+           "RMR-LEN-02", "RMR-LEN-03", "MODEL-RMR-LEN-01") {
+    // The reference provider is given a 64 KiB MaxRegistrationSize; another provider keeps its
+    // own, and the test needs one the harness's host memory can hold.
+    auto s = seed::session_with(GetParam(), {{"\"MaxRegistrationSize\": [0-9]+", "\"MaxRegistrationSize\": 65536"}});
+    ASSERT_TRUE(s);
+    SIZE_T max = s->info().MaxRegistrationSize;
+    if (max > 32u * 1024 * 1024) {
+        seed::finish(*s);
+        GTEST_SKIP() << "not_supported: MaxRegistrationSize " << max << " is more than the harness can register";
+    }
+    auto pd = s->create_pd();
+    ASSERT_TRUE(pd.object);
+    auto buffer = s->buffer(max + PAGE_SIZE);
+    auto chain = platform::describe(buffer, 0, max + 1);
+    auto at = s->create_mr(pd.object, false);
+    auto past = s->create_mr(pd.object, false);
+    ASSERT_TRUE(at.object && past.object);
+    EXPECT_STATUS(STATUS_SUCCESS, s->register_mr(at.object, chain.head(), max, NDK_MR_FLAG_ALLOW_LOCAL_WRITE).final_status)
+        << "Length = MaxRegistrationSize";
+    Done d = s->register_mr(past.object, chain.head(), max + 1, NDK_MR_FLAG_ALLOW_LOCAL_WRITE);
+    EXPECT_FALSE(d.ok()) << "Length = MaxRegistrationSize + 1 was registered";
+    EXPECT_TRUE(NT_ERROR(d.final_status)) << spec::status_name(d.final_status);
+    seed::finish(*s);
+}
+
+NDKCT_TEST(RegisterMr, ResourceFailuresInEitherFormLeaveTheMrUnregistered, "ndk.mr.register.insufficient_resources",
+           "RMR-ST-03", "RMR-ST-04", "RMR-ST-02", "GEN-ASYNC-02") {
+    // The reference provider fails 30% of the calls that may lack resources, inline or through
+    // the callback; another provider fails only when it really lacks them.
+    auto s = seed::session_with(GetParam(), seed::resource_pressure(30));
+    ASSERT_TRUE(s);
+    auto pd = seed::until_resources([&] { return s->create_pd(); });
+    ASSERT_TRUE(pd.object);
+    auto buffer = s->buffer(PAGE_SIZE);
+    auto chain = platform::describe(buffer, 0, PAGE_SIZE);
+    for (int i = 0; i < 40; ++i) {
+        auto mr = seed::until_resources([&] { return s->create_mr(pd.object, false); });
+        ASSERT_TRUE(mr.object);
+        Done d = s->register_mr(mr.object, chain.head(), PAGE_SIZE, NDK_MR_FLAG_ALLOW_LOCAL_WRITE);
+        if (!d.ok()) {
+            EXPECT_STATUS(STATUS_INSUFFICIENT_RESOURCES, d.final_status) << "a valid registration failed otherwise";
+            // Not registered: registering it (when resources allow) is a first registration.
+            d = seed::until_resources([&] { return s->register_mr(mr.object, chain.head(), PAGE_SIZE, 0); });
+            EXPECT_STATUS(STATUS_SUCCESS, d.final_status);
+        }
+        if (d.ok()) s->local_token(mr.object);
+        s->close(mr.object);
+    }
+    seed::finish(*s);
+}
+
 }  // namespace
 }  // namespace ndkct::conformance

@@ -3,12 +3,20 @@
 // NdkCreateQp). Header-only; everything goes through Session, so the oracle sees every call.
 #pragma once
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <atomic>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <regex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "conformance.hpp"
+#include "ndkct/spec/profile.hpp"
 
 namespace ndkct::conformance::seed {
 
@@ -179,6 +187,63 @@ inline bool expect_not_registered(Session& s, NDK_QP* qp, NDK_CQ* cq, Marker& m,
             << spec::status_name(results[0].Status);
     }
     return false;
+}
+
+// ---- A second session with an edited profile ----
+//
+// Opens the provider under test again, its profile's JSON text changed by regex replacements
+// (e.g. {"\"resource_failure_percent\": [0-9]+", "\"resource_failure_percent\": 30"}). The
+// reference provider then behaves accordingly (its limits, its injected resource failures);
+// another provider reports its own NDK_ADAPTER_INFO and ignores the reference_provider section,
+// so a test must read the limits from the session's info(). Returns nullptr (with a failure)
+// when the session cannot be opened.
+inline std::unique_ptr<Session> session_with(const ProviderSpec& spec,
+                                             const std::vector<std::pair<std::string, std::string>>& edits) {
+    static std::atomic<int> counter{0};
+    std::string json = spec::resolve_profile(spec.profile).json;
+    for (const auto& [pattern, replacement] : edits) {
+        std::string edited = std::regex_replace(json, std::regex(pattern), replacement);
+        if (edited == json) {
+            ADD_FAILURE() << "the profile has nothing matching " << pattern;
+            return nullptr;
+        }
+        json = std::move(edited);
+    }
+    auto path = std::filesystem::temp_directory_path() /
+                ("ndkct-seed-" + std::to_string(getpid()) + "-" + std::to_string(counter++) + ".json");
+    std::ofstream(path) << json;
+    SessionOptions options;
+    options.profile_override = path.string();
+    std::unique_ptr<Session> s;
+    try {
+        s = std::make_unique<Session>(spec, options);
+    } catch (const std::exception& error) {
+        ADD_FAILURE() << "cannot open the provider with an edited profile: " << error.what();
+    }
+    std::filesystem::remove(path);
+    return s;
+}
+
+// Closes everything of a second session and fails the test on what its oracle found.
+inline void finish(Session& s) {
+    s.close_all();
+    for (const auto& v : s.verdict().violations)
+        if (!v.warning) ADD_FAILURE() << "oracle (second session): " << v.describe();
+}
+
+// For a second session whose reference provider fails calls for want of resources: repeats a
+// call while it reports STATUS_INSUFFICIENT_RESOURCES (inline or through its callback).
+template <typename Call>
+auto until_resources(Call call, int attempts = 64) {
+    auto result = call();
+    for (int i = 1; i < attempts && result.final_status == STATUS_INSUFFICIENT_RESOURCES; ++i) result = call();
+    return result;
+}
+
+// The edit that makes the reference provider fail `percent`% of the calls that may lack
+// resources, half inline and half through the callback (GEN-ASYNC-02).
+inline std::vector<std::pair<std::string, std::string>> resource_pressure(int percent) {
+    return {{"\"resource_failure_percent\": [0-9]+", "\"resource_failure_percent\": " + std::to_string(percent)}};
 }
 
 }  // namespace ndkct::conformance::seed

@@ -2,13 +2,16 @@
 //
 //   oracle:    a mixed trace recorded in simulate mode, replayed through a fresh check-mode model
 //              (apply + observe_completion, real landing checks): checked calls per second.
+//   oracle, many live objects: the same workload after --live-mrs registered MRs and
+//              --live-lams LAMs were created and left open (lookups by token, by logical address
+//              and by CQ must not scan them all).
 //   simulate:  the same workload recorded (the model as provider): calls per second.
 //   provider:  the reference provider through its NDK dispatch tables: NdkWrite + NdkGetCqResults
 //              calls per second.
 //   memory:    sizeof of the model's state types, and heap per created MR / QP (mallinfo2).
 //
 // Usage: refmodel_bench [--operations N] [--repeats R] [--provider-iterations N] [--objects N]
-//                       [--only oracle|provider|memory]
+//                       [--live-mrs N] [--live-lams N] [--only oracle|oracle-many|provider|memory]
 #include <malloc.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -37,6 +40,8 @@ struct Args {
     int repeats = 3;
     size_t provider_iterations = 200000;
     size_t objects = 10000;
+    size_t live_mrs = 10000;
+    size_t live_lams = 1000;
     std::string only;  // "oracle", "provider" or "memory": run just that part (for profiling)
 };
 
@@ -49,6 +54,8 @@ Args parse(int argc, char** argv) {
         else if (k == "--repeats") a.repeats = static_cast<int>(v);
         else if (k == "--provider-iterations") a.provider_iterations = v;
         else if (k == "--objects") a.objects = v;
+        else if (k == "--live-mrs") a.live_mrs = v;
+        else if (k == "--live-lams") a.live_lams = v;
         else if (k == "--only") a.only = argv[i + 1];
         else {
             std::fprintf(stderr, "usage: %s [--operations N] [--repeats R] [--provider-iterations N] [--objects N] [--only oracle|provider|memory]\n", argv[0]);
@@ -67,14 +74,14 @@ HostMemoryView view_of(const platform::Arena& arena) {
 
 // ---- (a) The oracle on a recorded trace ----
 
-int oracle(const Args& args) {
+int oracle_run(const Args& args, size_t live_mrs, size_t live_lams, const char* label) {
     Readings readings = read_profile(spec::builtin_profile("default"));
     platform::Arena arena(256, 3);
-    trace::Recorder recorder(arena, readings, 1);
+    trace::Recorder recorder(arena, readings, 1, live_mrs, live_lams);
     auto t0 = Clock::now();
     trace::Trace t = recorder.record(args.operations);
     double recording = since(t0);
-    std::printf("simulate: %.0f calls/s (recording %zu calls, %zu completions)\n",
+    std::printf("simulate%s: %.0f calls/s (recording %zu calls, %zu completions)\n", label,
                 static_cast<double>(t.calls) / recording, t.calls, t.completions);
 
     double best = 1e300;
@@ -88,15 +95,23 @@ int oracle(const Args& args) {
         best = std::min(best, took);
         if (!replayed.verdict.clean()) {
             clean = false;
-            std::fprintf(stderr, "oracle: the replay was not clean:\n%s\n",
+            std::fprintf(stderr, "oracle%s: the replay was not clean:\n%s\n", label,
                          replayed.verdict.describe().substr(0, 2000).c_str());
         }
     }
-    std::printf("oracle: %.0f checked calls/s (trace of %zu calls and %zu completions, %zu steps; best of %d)\n",
-                static_cast<double>(t.calls) / best, t.calls, t.completions, t.steps.size(), args.repeats);
-    std::printf("oracle: %.0f checked calls+completions/s\n",
+    std::printf("oracle%s: %.0f checked calls/s (trace of %zu calls and %zu completions, %zu steps; best of %d)\n",
+                label, static_cast<double>(t.calls) / best, t.calls, t.completions, t.steps.size(), args.repeats);
+    std::printf("oracle%s: %.0f checked calls+completions/s\n", label,
                 static_cast<double>(t.calls + t.completions) / best);
     return clean ? 0 : 1;
+}
+
+int oracle(const Args& args) { return oracle_run(args, 0, 0, ""); }
+
+int oracle_many(const Args& args) {
+    char label[96];
+    std::snprintf(label, sizeof label, " (%zu live MRs, %zu live LAMs)", args.live_mrs, args.live_lams);
+    return oracle_run(args, args.live_mrs, args.live_lams, label);
 }
 
 // ---- (b) The reference provider through its dispatch tables ----
@@ -295,6 +310,7 @@ int main(int argc, char** argv) {
     Args args = parse(argc, argv);
     int rc = 0;
     if (args.only.empty() || args.only == "oracle") rc |= oracle(args);
+    if (args.only.empty() || args.only == "oracle-many") rc |= oracle_many(args);
     if (args.only.empty() || args.only == "provider") rc |= provider(args);
     if (args.only.empty() || args.only == "memory") rc |= memory(args);
     return rc;

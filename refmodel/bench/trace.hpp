@@ -40,8 +40,13 @@ struct Trace {
 
 class Recorder {
 public:
-    Recorder(platform::Arena& arena, Readings readings, uint64_t seed)
+    // `live_mrs` / `live_lams`: extra registered MRs (each with its own tokens) and LAMs created
+    // during setup and left open, so that lookups over many live objects are measured.
+    Recorder(platform::Arena& arena, Readings readings, uint64_t seed, size_t live_mrs = 0,
+             size_t live_lams = 0)
         : arena_(arena),
+          live_mrs_(live_mrs),
+          live_lams_(live_lams),
           model_(std::move(readings),
                  {static_cast<std::byte*>(arena.host_memory().PhysicalBase), arena.host_memory().PageCount},
                  Mode::simulate),
@@ -149,6 +154,21 @@ private:
 
     void setup() {
         pd_ = create(calls::CreatePd{adapter_});
+        for (auto* b : {&src_, &dst_, &sink_, &rbuf_, &fbuf_}) *b = arena_.allocate(kBytes);
+        platform::MdlChain chain = platform::describe(fbuf_, 0, kBytes);
+        MdlView view = view_mdl(chain.head(), kBytes);
+        // Many live objects, created first so that every lookup meets them: registrations of the
+        // source buffer (each with its own tokens) and mappings of fbuf (each at its own logical
+        // addresses), all left open.
+        for (size_t i = 0; i < live_mrs_; ++i) reg(src_, 0);
+        for (size_t i = 0; i < live_lams_; ++i) {
+            Observed more;
+            for (PFN_NUMBER pfn : view.pfns)
+                more.lam_pages.push_back((uint64_t{2 + i} << 40) + pfn * PAGE_SIZE);
+            more.size_out = static_cast<uint32_t>(NDK_LOGICAL_ADDRESS_MAPPING_SIZE(more.lam_pages.size()));
+            more.fbo_out = 0;
+            maybe_pending(calls::BuildLam{adapter_, view, kBytes, true, true, 4096}, more);
+        }
         cq_a_ = create(calls::CreateCq{adapter_, 4096});
         cq_b_ = create(calls::CreateCq{adapter_, 4096});
         qp_a_ = create(calls::CreateQp{pd_, cq_a_, cq_a_, 0xA, 1024, 1024, 4, 4, 128});
@@ -172,7 +192,6 @@ private:
         apply(calls::Accept{passive, qp_b_, 4, 4, 0}, p);  // completes at CompleteConnect
         apply(calls::CompleteConnect{active});
 
-        for (auto* b : {&src_, &dst_, &sink_, &rbuf_, &fbuf_}) *b = arena_.allocate(kBytes);
         auto bytes = src_.bytes();
         for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = std::byte(static_cast<uint8_t>(i * 31 + 7));
         src_a_ = reg(src_, 0xF);  // read source for B's reads of A... and A's local source
@@ -180,8 +199,6 @@ private:
         sink_a_ = reg(sink_, NDK_MR_FLAG_ALLOW_LOCAL_WRITE | NDK_MR_FLAG_RDMA_READ_SINK);
         rbuf_b_ = reg(rbuf_, NDK_MR_FLAG_ALLOW_LOCAL_WRITE);
         // A LAM over fbuf for fast registrations on B's side.
-        platform::MdlChain chain = platform::describe(fbuf_, 0, kBytes);
-        MdlView view = view_mdl(chain.head(), kBytes);
         Observed lam;
         for (PFN_NUMBER pfn : view.pfns) lam.lam_pages.push_back((uint64_t{1} << 40) + pfn * PAGE_SIZE);
         lam.size_out = static_cast<uint32_t>(NDK_LOGICAL_ADDRESS_MAPPING_SIZE(lam.lam_pages.size()));
@@ -246,6 +263,7 @@ private:
     }
 
     platform::Arena& arena_;
+    size_t live_mrs_ = 0, live_lams_ = 0;
     Model model_;
     std::mt19937_64 rng_;
     Trace trace_;

@@ -59,7 +59,9 @@ std::string SocketAddress::describe() const {
     return out.str();
 }
 
-std::string function_name(const Call& call) {
+std::string function_name(const Call& call) { return ndk_function_name(call); }
+
+const char* ndk_function_name(const Call& call) {
     return std::visit(
         Overloaded{
             [](const calls::QueryAdapterInfo&) { return "NdkQueryAdapterInfo"; },

@@ -10,6 +10,12 @@ uint64_t Extent::bytes() const {
     return total;
 }
 
+void Extent::reserve(size_t pieces) {
+    pages.reserve(pages.size() + pieces);
+    offsets.reserve(offsets.size() + pieces);
+    sizes.reserve(sizes.size() + pieces);
+}
+
 void Extent::append(PFN_NUMBER pfn, uint32_t offset, uint32_t size) {
     if (size == 0) return;
     pages.push_back(pfn);
@@ -23,12 +29,12 @@ void Extent::append(const Extent& other) {
 }
 
 std::vector<std::byte> gather(const HostMemoryView& memory, const Extent& extent) {
-    std::vector<std::byte> out(extent.bytes());
-    size_t at = 0;
+    // Appended piece by piece: no zero-fill of bytes that are about to be overwritten.
+    std::vector<std::byte> out;
+    out.reserve(extent.bytes());
     for (size_t i = 0; i < extent.pages.size(); ++i) {
-        std::memcpy(out.data() + at, memory.page(extent.pages[i]) + extent.offsets[i],
-                    extent.sizes[i]);
-        at += extent.sizes[i];
+        const std::byte* from = memory.page(extent.pages[i]) + extent.offsets[i];
+        out.insert(out.end(), from, from + extent.sizes[i]);
     }
     return out;
 }

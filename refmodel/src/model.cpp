@@ -93,7 +93,91 @@ ObjectId Model::create_object(Kind kind, ObjectId parent, ObjectState state,
     if (parent) ++objects_[parent].open_successors;
     for (ObjectId a : o.antecedents) ++objects_[a].open_successors;
     objects_.push_back(std::move(o));
-    return objects_.back().id;
+    ObjectId id = objects_.back().id;
+    index_object(id);
+    return id;
+}
+
+// ---- Indexes ----
+
+namespace {
+
+void erase_id(std::vector<ObjectId>& list, ObjectId id) {
+    list.erase(std::remove(list.begin(), list.end(), id), list.end());
+}
+
+}  // namespace
+
+void Model::set_token(ObjectId object, bool remote, std::optional<uint32_t> value) {
+    Object* o = find_mutable(object);
+    if (!o) return;
+    std::optional<uint32_t>* slot = nullptr;
+    if (auto* mr = std::get_if<MrState>(&o->state)) slot = remote ? &mr->remote_token : &mr->local_token;
+    else if (auto* mw = std::get_if<MwState>(&o->state); mw && remote) slot = &mw->remote_token;
+    if (!slot || *slot == value) return;
+    auto* a = state_mut<AdapterState>(o->adapter);
+    auto& index = remote ? a->remote_tokens : a->local_tokens;
+    if (*slot) {
+        auto it = index.find(**slot);
+        if (it != index.end()) {
+            erase_id(it->second, object);
+            if (it->second.empty()) index.erase(it);
+        }
+    }
+    *slot = value;
+    if (value) {
+        auto& holders = index[*value];
+        // Kept in id order: with two holders of one value, the older object wins (as a scan
+        // over the object table would find it first).
+        holders.insert(std::upper_bound(holders.begin(), holders.end(), object), object);
+    }
+}
+
+void Model::index_object(ObjectId id) {
+    Object& o = objects_[id];
+    if (auto* q = std::get_if<QpState>(&o.state)) {
+        for (ObjectId cq : {q->receive_cq, q->initiator_cq})
+            if (auto* c = state_mut<CqState>(cq);
+                c && std::find(c->qps.begin(), c->qps.end(), id) == c->qps.end())
+                c->qps.push_back(id);
+        if (auto* s = state_mut<SrqState>(q->srq)) s->qps.push_back(id);
+    } else if (auto* lam = std::get_if<LamState>(&o.state)) {
+        auto* a = state_mut<AdapterState>(o.adapter);
+        for (uint32_t i = 0; i < lam->logical_pages.size(); ++i)
+            a->logical_pages[lam->logical_pages[i]].emplace_back(id, i);
+    }
+}
+
+void Model::unindex_object(ObjectId id) {
+    Object& o = objects_[id];
+    if (auto* q = std::get_if<QpState>(&o.state)) {
+        for (ObjectId cq : {q->receive_cq, q->initiator_cq})
+            if (auto* c = state_mut<CqState>(cq)) erase_id(c->qps, id);
+        if (auto* s = state_mut<SrqState>(q->srq)) erase_id(s->qps, id);
+    } else if (auto* lam = std::get_if<LamState>(&o.state)) {
+        auto* a = state_mut<AdapterState>(o.adapter);
+        for (uint64_t page : lam->logical_pages) {
+            auto it = a->logical_pages.find(page);
+            if (it == a->logical_pages.end()) continue;
+            std::erase_if(it->second, [&](const auto& entry) { return entry.first == id; });
+            if (it->second.empty()) a->logical_pages.erase(it);
+        }
+    } else if (o.kind == Kind::mr || o.kind == Kind::mw) {
+        auto* a = state_mut<AdapterState>(o.adapter);
+        auto drop = [&](auto& index, const std::optional<uint32_t>& token) {
+            if (!token) return;
+            auto it = index.find(*token);
+            if (it == index.end()) return;
+            erase_id(it->second, id);
+            if (it->second.empty()) index.erase(it);
+        };
+        if (auto* mr = std::get_if<MrState>(&o.state)) {
+            drop(a->local_tokens, mr->local_token);
+            drop(a->remote_tokens, mr->remote_token);
+        } else if (auto* mw = std::get_if<MwState>(&o.state)) {
+            drop(a->remote_tokens, mw->remote_token);
+        }
+    }
 }
 
 void Model::ready(ObjectId id) { objects_[id].life = Life::ready; }
@@ -101,24 +185,43 @@ void Model::ready(ObjectId id) { objects_[id].life = Life::ready; }
 void Model::destroy(ObjectId id) {
     Object& o = objects_[id];
     if (o.life == Life::closed) return;
+    unindex_object(id);
     o.life = Life::closed;
     std::vector<ObjectId> released = o.antecedents;
     if (o.parent) released.push_back(o.parent);
     for (ObjectId a : released) {
         Object& up = objects_[a];
         if (up.open_successors > 0) --up.open_successors;
-        // CLOSE-02: an antecedent whose close was pending may now finish.
-        if (up.close_requested && up.life == Life::closing && up.open_successors == 0 &&
-            up.pending_requests == 0 && mode_ == Mode::simulate) {
-            for (const auto& [pid, p] : pending_)
-                if (p.object == a && std::holds_alternative<calls::CloseObject>(p.call))
-                    emit({Event::Kind::request_complete, a, 0, STATUS_SUCCESS, pid});
-        }
+        finish_close(a);  // CLOSE-02: an antecedent whose close was pending may now finish
     }
+}
+
+void Model::finish_close(ObjectId id) {
+    const Object* o = find(id);
+    if (!o || !o->close_requested || o->life != Life::closing || o->open_successors != 0 ||
+        o->pending_requests != 0 || mode_ != Mode::simulate)
+        return;
+    for (const auto& [pid, p] : pending_)
+        if (p.object == id && std::holds_alternative<calls::CloseObject>(p.call))
+            emit({Event::Kind::request_complete, id, 0, STATUS_SUCCESS, pid});
+}
+
+void Model::remove_edge(ObjectId successor, ObjectId antecedent) {
+    Object* o = find_mutable(successor);
+    if (!o) return;
+    auto it = std::find(o->antecedents.begin(), o->antecedents.end(), antecedent);
+    if (it == o->antecedents.end()) return;
+    o->antecedents.erase(it);
+    if (o->life == Life::closed) return;  // its close already released the edge
+    Object& up = objects_[antecedent];
+    if (up.open_successors > 0) --up.open_successors;
+    finish_close(antecedent);
 }
 
 uint64_t Model::add_pending(const Call& call, const Expectation& e, ObjectId object,
                             ObjectId created) {
+    // GEN-CB-02: nothing waits for a pending request; further calls on the object are judged
+    // as usual meanwhile.
     uint64_t id = next_pending_++;
     pending_.emplace(id, Pending{id, call, e, object, created});
     // CLOSE-03: a pending close does not wait for itself.
@@ -127,7 +230,13 @@ uint64_t Model::add_pending(const Call& call, const Expectation& e, ObjectId obj
     return id;
 }
 
-void Model::emit(Event event) { events_.push_back(event); }
+void Model::emit(Event event) {
+    // CLOSE-04, CLOSE-CQ-01: after an object's close completed no callback names it. (A pending
+    // request's own completion is not an event of this kind.)
+    if (event.kind != Event::Kind::request_complete)
+        if (const Object* o = find(event.object); o && o->life == Life::closed) return;
+    events_.push_back(event);
+}
 
 void Model::create_stage(Kind kind, ObjectId parent, ObjectState state,
                          std::vector<ObjectId> antecedents, Applied& applied, Stage stage) {
@@ -142,7 +251,7 @@ void Model::create_stage(Kind kind, ObjectId parent, ObjectState state,
         case Stage::completed:
             ready(applied.created);
             break;
-        case Stage::failed:
+        case Stage::failed:  // GEN-CREATE-02: after a failed create no object exists
             destroy(applied.created);
             break;
         case Stage::refused:  // CQP-ST-04 and its siblings: an inline failure creates nothing
@@ -183,6 +292,7 @@ std::vector<Event> Model::take_events() {
 
 // ---- Adapters (outside the dispatch tables) ----
 
+// ADP-OPEN-04: each open is an instance of its own, with its own objects and close.
 ObjectId Model::open_adapter() {
     AdapterState adapter;
     adapter.info = readings_.adapter_info;
@@ -193,7 +303,8 @@ ObjectId Model::open_adapter() {
 
 Verdict Model::close_adapter(ObjectId adapter) {
     Verdict v;
-    // CLOSE-ADP-01: blocking; everything under the adapter goes with it. AMB-36: LAMs left open.
+    // CLOSE-ADP-01, ADP-CLOSE-01: blocking, no status; everything under the adapter goes with
+    // it. AMB-36: LAMs left open.
     for (Object& o : objects_) {
         if (o.id == 0 || o.id == adapter || o.adapter != adapter || o.life == Life::closed) continue;
         if (o.kind == Kind::lam && readings_.live_lam_warns)
@@ -201,7 +312,14 @@ Verdict Model::close_adapter(ObjectId adapter) {
                                    " not released", true});
         o.life = Life::closed;
     }
-    if (Object* a = find_mutable(adapter)) a->life = Life::closed;
+    if (Object* a = find_mutable(adapter)) {
+        a->life = Life::closed;
+        if (auto* state = std::get_if<AdapterState>(&a->state)) {  // its indexes go with it
+            state->local_tokens.clear();
+            state->remote_tokens.clear();
+            state->logical_pages.clear();
+        }
+    }
     std::erase_if(pending_, [&](const auto& kv) {
         const Object* o = find(kv.second.object);
         return o && (o->adapter == adapter || o->id == adapter);
@@ -209,7 +327,38 @@ Verdict Model::close_adapter(ObjectId adapter) {
     return v;
 }
 
+Expectation Model::expect_open(NDK_VERSION requested) const {
+    Expectation e;
+    // ADP-OPEN-05: synchronous, the return value is final. ADP-OPEN-03: NDIS_STATUS_RESOURCES
+    // is STATUS_INSUFFICIENT_RESOURCES. ADP-OPEN-01: success hands out an adapter instance.
+    e.no_pending_rules = {"ADP-OPEN-05"};
+    e.may_lack_resources = true;
+    e.success_rules = {"VER-02", "ADP-OPEN-01"};
+    const NDK_VERSION highest = readings_.version;  // VER-01: {Major, Minor}
+    if (requested.Major != highest.Major)  // VER-04
+        e.fail(NDIS_STATUS_BAD_VERSION, {"VER-04"}, Strength::documented,
+               "major version " + std::to_string(requested.Major) + " is not implemented");
+    else if (requested.Minor > highest.Minor)  // VER-05 (VER-07: a lower minor is a subset)
+        e.fail(NDIS_STATUS_BAD_VERSION, {"VER-05"}, Strength::documented,
+               "minor " + std::to_string(requested.Minor) + " is above the highest, " +
+                   std::to_string(highest.Minor));
+    return e;
+}
+
 // ---- Judge, then advance ----
+
+namespace {
+
+// The nine work-request calls (WR-04): synchronous, no callback; their outcome is a CQ entry.
+bool is_work_request(const Call& call) {
+    return std::holds_alternative<calls::Send>(call) || std::holds_alternative<calls::SendAndInvalidate>(call) ||
+           std::holds_alternative<calls::Read>(call) || std::holds_alternative<calls::Write>(call) ||
+           std::holds_alternative<calls::FastRegister>(call) || std::holds_alternative<calls::Bind>(call) ||
+           std::holds_alternative<calls::Invalidate>(call) || std::holds_alternative<calls::Receive>(call) ||
+           std::holds_alternative<calls::SrqReceive>(call);
+}
+
+}  // namespace
 
 Expectation Model::expect(const Call& call) const {
     return std::visit([this](const auto& c) { return expect_call(c); }, call);
@@ -218,19 +367,43 @@ Expectation Model::expect(const Call& call) const {
 Applied Model::apply(const Call& call, const Observed& observed) {
     Applied applied;
     Expectation e = expect(call);
-    std::string name = function_name(call);
+    const char* name = ndk_function_name(call);
     if (!e.returns_void) applied.verdict = judge_inline(e, observed.status, name);
     if (e.undefined) return applied;  // a consumer duty was broken: nothing to judge or apply
-    if (!applied.verdict.ok()) return applied;  // off the documented path: the state is unknown
+    if (!applied.verdict.ok()) {
+        // Off the documented path: the state is unknown. A work request is still remembered: one
+        // refused inline leaves no entry (WR-05) and hands earlier DEFER requests over (DEFER-04);
+        // the entry of one accepted against the verdict is not judged a second time.
+        if (is_work_request(call) && observed.status != STATUS_PENDING) {
+            if (NT_ERROR(observed.status)) {
+                std::visit([&](const auto& c) { commit(c, observed, applied, Stage::refused); }, call);
+            } else {
+                std::visit([&](const auto& c) {
+                    if constexpr (requires { c.qp; c.request_context; })
+                        if (auto* q = state_mut<QpState>(c.qp)) {
+                            q->unjudged.push_back(c.request_context);
+                            if (q->unjudged.size() > 64) q->unjudged.pop_front();
+                        }
+                }, call);
+            }
+        }
+        return applied;
+    }
 
     if (!e.returns_void && observed.status == STATUS_PENDING) {
         if (observed.output_written_while_pending)
-            applied.verdict.add({{"GEN-CREATE-01"}, name + " returned STATUS_PENDING but wrote "
-                                                       "its out-parameter anyway"});
+            applied.verdict.add({{"GEN-CREATE-01"}, std::string(name) + " returned STATUS_PENDING "
+                                                                   "but wrote its out-parameter anyway"});
         // AMB-16: a consumer error's request moves nothing while it pends (the MR keeps its state).
-        if (!e.consumer_error)
+        // A call that must fail moves nothing either: its failure, inline or through the
+        // callback, leaves the state as it was (AMB-10: a refused re-initialization keeps the
+        // previous one in force).
+        bool committed = !e.consumer_error && !e.must_fail();
+        // (NdkBuildLam's pending stage only judges the form, AMB-15: it runs either way.)
+        if (committed || std::holds_alternative<calls::BuildLam>(call))
             std::visit([&](const auto& c) { commit(c, observed, applied, Stage::pending); }, call);
         applied.pending = add_pending(call, e, primary_object(call), applied.created);
+        pending_.at(applied.pending).committed = committed;
     } else if (e.returns_void || (NT_SUCCESS(observed.status) && !e.must_fail())) {
         std::visit([&](const auto& c) { commit(c, observed, applied, Stage::done); }, call);
     } else if (e.must_fail() && e.failure_may_surface_in_completion &&
@@ -259,32 +432,34 @@ Applied Model::complete(uint64_t id, NTSTATUS status, const Observed& outputs) {
     }
     Pending p = std::move(it->second);
     pending_.erase(it);
-    std::string name = function_name(p.call);
-    Verdict v = judge_async(p.expected, status, name);
+    // CLOSE-08: a close of the object cancels what is pending on it; the docs name no status
+    // for the cancelled request, so any failure is right.
+    const Object* on = find(p.object);
+    bool cancelled_by_close = on && on->close_requested && NT_ERROR(status) &&
+                              !std::holds_alternative<calls::CloseObject>(p.call);
+    Verdict v = cancelled_by_close ? Verdict{} : judge_async(p.expected, status, ndk_function_name(p.call));
 
     Observed with_status = outputs;
     with_status.status = status;
     Applied applied;
     applied.created = p.created;
-    Stage stage = NT_SUCCESS(status) && status != STATUS_PENDING && !p.expected.must_fail()
-                      ? Stage::completed
-                      : Stage::failed;
-    if (!p.expected.consumer_error)
+    bool success = NT_SUCCESS(status) && status != STATUS_PENDING;
+    Stage stage = success && !p.expected.must_fail() ? Stage::completed : Stage::failed;
+    if (!p.committed) {
+        // Nothing was applied when it pended: a failure is a refusal, as if returned inline.
+        if (!p.expected.consumer_error && !success)
+            std::visit([&](const auto& c) { commit(c, with_status, applied, Stage::refused); }, p.call);
+        else if (success)
+            mark_indeterminate(p.call);  // AMB-16: accepted through the callback; state now unknown
+    } else {
         std::visit([&](const auto& c) { commit(c, with_status, applied, stage); }, p.call);
-    else if (NT_SUCCESS(status) && status != STATUS_PENDING)
-        mark_indeterminate(p.call);  // AMB-16: accepted through the callback; state now unknown
+    }
     v.merge(std::move(applied.verdict));
 
     if (Object* o = find_mutable(p.object)) {
         if (o->pending_requests > 0 && !std::holds_alternative<calls::CloseObject>(p.call))
             --o->pending_requests;
-        // CLOSE-03: a close waiting for this request may now finish.
-        if (o->close_requested && o->life == Life::closing && o->open_successors == 0 &&
-            o->pending_requests == 0 && mode_ == Mode::simulate) {
-            for (const auto& [pid, other] : pending_)
-                if (other.object == o->id && std::holds_alternative<calls::CloseObject>(other.call))
-                    emit({Event::Kind::request_complete, o->id, 0, STATUS_SUCCESS, pid});
-        }
+        finish_close(o->id);  // CLOSE-03: a close waiting for this request may now finish
     }
     result.verdict = std::move(v);
     result.created = applied.created;
@@ -294,17 +469,16 @@ Applied Model::complete(uint64_t id, NTSTATUS status, const Observed& outputs) {
 // ---- Checks shared by the initiator calls ----
 
 void Model::check_op_flags(Expectation& e, uint32_t flags, uint32_t listed, const char* call,
-                           const RuleIds& rules) const {
-    if (!readings_.version_at_least(1, 2)) listed &= ~NDK_OP_FLAG_DEFER;  // DEFER-01: 1.2+
+                           const char* rule) const {
+    // DEFER-01, VER-09: DEFER from 1.2; VER-07: a higher minor keeps every lower one's flags.
+    if (!readings_.version_at_least(1, 2)) listed &= ~NDK_OP_FLAG_DEFER;
     uint32_t unknown = flags & ~NDKCT_OP_FLAGS_DOCUMENTED;
     if (unknown && readings_.unknown_flags_rejected)  // AMB-04
         e.fail(STATUS_INVALID_PARAMETER, {"AMB-04"}, Strength::model_choice,
                std::string("Flags has undocumented bits ") + std::to_string(unknown));
     uint32_t unlisted = flags & NDKCT_OP_FLAGS_DOCUMENTED & ~listed;
     if (unlisted && readings_.unlisted_flag_rejected) {  // OPF-01
-        RuleIds why = rules;
-        why.push_back("OPF-01");
-        e.fail(STATUS_INVALID_PARAMETER, why, Strength::model_choice,
+        e.fail(STATUS_INVALID_PARAMETER, {rule, "OPF-01"}, Strength::model_choice,
                std::string(call) + " does not list flag bits " + std::to_string(unlisted));
     }
 }
@@ -322,6 +496,31 @@ const QpState* Model::require_connected_qp(Expectation& e, ObjectId qp, const ch
     return &q;
 }
 
+// MODEL-CQ-STATUS-01 (CQ-STATUS-02/03, SRQ-15): posting to a QP whose CQ or SRQ failed is a
+// consumer error. The request never succeeds: the default reading lets the call fail inline
+// with any status or be accepted and then fail; cancelled_completion expects it accepted and
+// flushed, an inline error being a warning.
+void Model::check_usable(Expectation& e, const QpState& q) const {
+    if (!q.unusable) return;
+    e.may_fail_any = true;
+    e.any_failure_warns = readings_.post_after_cq_error_cancelled;
+    e.any_failure_rules = {"MODEL-CQ-STATUS-01", "CQ-STATUS-02"};
+    e.preferred = readings_.post_after_cq_error_cancelled ? STATUS_SUCCESS : STATUS_INVALID_DEVICE_STATE;
+}
+
+// CQP-DEPTH-01/02, SRQ-17: up to the depth must be accepted. MODEL-WR-DEPTH-01: beyond it a
+// provider with a deeper queue may accept (and the request completes normally) or refuse
+// inline: with any error status (any_error), or only STATUS_INSUFFICIENT_RESOURCES.
+void Model::check_depth(Expectation& e, uint32_t outstanding, uint32_t depth, const char* rule) const {
+    if (outstanding < depth) return;
+    e.may_lack_resources = true;
+    e.preferred = STATUS_INSUFFICIENT_RESOURCES;  // the reference provider refuses
+    if (!readings_.queue_overflow_resources) {
+        e.may_fail_any = true;
+        e.any_failure_rules = {rule, "MODEL-WR-DEPTH-01"};
+    }
+}
+
 // ---- Close and extension (every object) ----
 
 Expectation Model::expect_call(const calls::CloseObject& c) const {
@@ -333,7 +532,7 @@ Expectation Model::expect_call(const calls::CloseObject& c) const {
         e.undefined_why = "object " + std::to_string(c.object) + " is not open";
         return e;
     }
-    if (o->kind == Kind::adapter) {  // AMB-19: adapters close through the provider entry point
+    if (o->kind == Kind::adapter) {  // AMB-19, CLOSE-API-02: through the provider entry point
         e.undefined = true;
         e.undefined_rules = {"AMB-19"};
         e.undefined_why = "the adapter closes through NdkctCloseAdapter, not NdkCloseObject";
@@ -364,7 +563,17 @@ void Model::commit(const calls::CloseObject& c, const Observed&, Applied& applie
         case Stage::pending:
             o.life = Life::closing;
             o.close_requested = true;
-            if (o.kind == Kind::qp) flush_qp(c.object);  // CLOSE-03: a close starts the flush
+            // CLOSE-08: a close starts what its pending work needs to finish: a QP is flushed
+            // (CLOSE-03 then waits for nothing that would not come), and a connector's connect
+            // or accept waiting for its peer is cancelled. CONN-LST-03: a closing listener
+            // takes no more requests (listener_for skips it).
+            if (o.kind == Kind::qp) flush_qp(c.object);
+            if (mode_ == Mode::simulate && o.kind == Kind::connector)
+                for (const auto& [pid, p] : pending_)
+                    if (p.object == c.object && (std::holds_alternative<calls::Connect>(p.call) ||
+                                                 std::holds_alternative<calls::ConnectWithSharedEndpoint>(p.call) ||
+                                                 std::holds_alternative<calls::Accept>(p.call)))
+                        emit({Event::Kind::request_complete, c.object, 0, STATUS_CANCELLED, pid});
             if (mode_ == Mode::simulate && o.open_successors == 0 && o.pending_requests == 0)
                 emit({Event::Kind::request_complete, c.object, 0, STATUS_SUCCESS, next_pending_});
             break;
@@ -396,8 +605,8 @@ Expectation Model::expect_call(const calls::QueryExtensionInterface& c) const {
         e.undefined_why = "object " + std::to_string(c.object) + " is not open";
         return e;
     }
-    // EXT-01: no standard extension exists, so STATUS_NOT_SUPPORTED is the answer ndkct knows;
-    // a provider with a vendor extension may also succeed.
+    // EXT-01, GEN-MAND-02: no standard extension exists, so STATUS_NOT_SUPPORTED is the answer
+    // ndkct knows; a provider with a vendor extension may also succeed.
     e.fail(STATUS_NOT_SUPPORTED, {"EXT-01"}, Strength::documented, "no extension is defined");
     e.failures.back().strength = Strength::model_choice;
     return e;

@@ -13,9 +13,11 @@ std::string num(uint64_t v) { return std::to_string(v); }
 
 constexpr uint32_t kSockaddrIn = 16;   // sizeof(SOCKADDR_IN)
 constexpr uint32_t kSockaddrIn6 = 28;  // sizeof(SOCKADDR_IN6)
+constexpr uint16_t kEphemeralFirst = 49152;  // CONN-07, CONN-11, CONN-25: 49152..65535
 
 uint32_t sockaddr_size(const SocketAddress& a) { return a.family == 10 ? kSockaddrIn6 : kSockaddrIn; }
 
+// CONN-IP-01: IPv4 (AF_INET) and IPv6 (AF_INET6) alike.
 bool valid_address(const SocketAddress& a) {
     return a.present && (a.family == 2 || a.family == 10) && a.length >= sockaddr_size(a);
 }
@@ -24,7 +26,33 @@ bool same_endpoint(const SocketAddress& a, const SocketAddress& b) {
     return a.family == b.family && a.port == b.port && a.address == b.address;
 }
 
+// The port a provider picks for a port-0 address; the reference provider's choice.
+uint16_t ephemeral_port(ObjectId id) { return static_cast<uint16_t>(kEphemeralFirst + id % 16384); }
+
 }  // namespace
+
+// CONN-LST-01/02/04: an endpoint stays taken while a listener listens on it, a shared endpoint
+// holds it, or an open connector uses it as its local address (accepted connectors hold their
+// listener's). Returns a phrase naming the holder, or empty. A port the provider picked and the
+// model has not learnt (check mode) is taken by nobody the model knows of.
+static std::string endpoint_holder(const std::vector<Object>& objects, const SocketAddress& address,
+                                   ObjectId except) {
+    if (address.port == 0) return {};
+    for (const Object& o : objects) {
+        if (o.id == except || o.life == Life::closed) continue;
+        if (const auto* l = std::get_if<ListenerState>(&o.state)) {
+            if (l->listening && same_endpoint(l->address, address)) return "listener " + num(o.id);
+        } else if (const auto* s = std::get_if<SharedEndpointState>(&o.state)) {
+            if (same_endpoint(s->address, address)) return "shared endpoint " + num(o.id);
+        } else if (const auto* c = std::get_if<ConnectorState>(&o.state)) {
+            using P = ConnectorState::Phase;
+            if (c->phase != P::idle && c->phase != P::failed && c->phase != P::rejected &&
+                c->local.present && same_endpoint(c->local, address))
+                return "connector " + num(o.id);
+        }
+    }
+    return {};
+}
 
 // ---- Creation ----
 
@@ -58,16 +86,28 @@ Expectation Model::expect_call(const calls::CreateSharedEndpoint& c) const {
     Expectation e;
     if (!require(e, c.adapter, Kind::adapter, "pNdkAdapter")) return e;
     e.may_pend = e.may_lack_resources = true;  // CONN-06
-    e.success_rules = {"CONN-06"};
-    if (!valid_address(c.address))
+    e.success_rules = {"CONN-06", "CONN-07"};
+    if (!valid_address(c.address)) {
         e.fail(STATUS_INVALID_ADDRESS, {"CONN-06"}, Strength::documented, "not a usable address");
+        return e;
+    }
+    if (std::string holder = endpoint_holder(objects_, c.address, 0); !holder.empty())
+        e.fail(STATUS_SHARING_VIOLATION, {"CONN-06", "CONN-LST-04"}, Strength::documented,
+               c.address.describe() + " is held by " + holder);
     return e;
 }
 
 void Model::commit(const calls::CreateSharedEndpoint& c, const Observed&, Applied& applied,
                    Stage stage) {
-    create_stage(Kind::shared_endpoint, c.adapter, SharedEndpointState{c.address}, {}, applied,
-                 stage);
+    SharedEndpointState s{c.address};
+    create_stage(Kind::shared_endpoint, c.adapter, s, {}, applied, stage);
+    // CONN-07: with port 0 the provider picks an ephemeral port (the reference's choice here; a
+    // provider's is learnt from NdkGetSharedEndpointLocalAddress, CONN-26).
+    if (c.address.port == 0 && applied.created && (stage == Stage::done || stage == Stage::pending)) {
+        auto* se = state_mut<SharedEndpointState>(applied.created);
+        se->ephemeral = true;
+        if (mode_ == Mode::simulate) se->address.port = ephemeral_port(applied.created);
+    }
 }
 
 // ---- Passive side: listen, connect events, accept, reject ----
@@ -77,19 +117,16 @@ Expectation Model::expect_call(const calls::Listen& c) const {
     const Object* o = require(e, c.listener, Kind::listener, "pNdkListener");
     if (!o) return e;
     e.may_pend = e.may_lack_resources = true;  // CONN-04
-    e.success_rules = {"CONN-04"};
+    e.success_rules = {"CONN-04", "CONN-25"};
     if (!valid_address(c.address)) {
         e.fail(STATUS_INVALID_ADDRESS, {"CONN-04"}, Strength::documented, "not a usable address");
         return e;
     }
-    for (const Object& other : objects_)
-        if (other.kind == Kind::listener && other.life != Life::closed && other.id != c.listener &&
-            c.address.port != 0) {
-            const auto& l = std::get<ListenerState>(other.state);
-            if (l.listening && same_endpoint(l.address, c.address))  // CONN-LST-01
-                e.fail(STATUS_SHARING_VIOLATION, {"CONN-04", "CONN-LST-01"}, Strength::model_choice,
-                       "another listener holds " + c.address.describe());
-        }
+    // CONN-LST-01, CONN-LST-04: an endpoint still held (by a listener, its accepted connectors,
+    // a shared endpoint or a connector) cannot be listened on.
+    if (std::string holder = endpoint_holder(objects_, c.address, c.listener); !holder.empty())
+        e.fail(STATUS_SHARING_VIOLATION, {"CONN-04", "CONN-LST-01"}, Strength::model_choice,
+               c.address.describe() + " is held by " + holder);
     return e;
 }
 
@@ -98,7 +135,10 @@ void Model::commit(const calls::Listen& c, const Observed&, Applied&, Stage stag
     auto* l = state_mut<ListenerState>(c.listener);
     l->listening = true;
     l->address = c.address;
-    if (l->address.port == 0) l->address.port = static_cast<uint16_t>(49152 + c.listener % 16384);  // CONN-25
+    if (l->address.port == 0) {  // CONN-25: the provider picks; learnt from the address getter
+        l->ephemeral = true;
+        l->address.port = mode_ == Mode::simulate ? ephemeral_port(c.listener) : 0;
+    }
 }
 
 Expectation Model::expect_call(const calls::ControlConnectEvents& c) const {
@@ -109,10 +149,13 @@ Expectation Model::expect_call(const calls::ControlConnectEvents& c) const {
 }
 
 void Model::commit(const calls::ControlConnectEvents& c, const Observed&, Applied&, Stage) {
-    state_mut<ListenerState>(c.listener)->paused = c.pause;  // CONN-CTL-01/02
+    // CONN-CTL-01: paused, requests find no listener (CONN-08); CONN-CTL-02: resumed, requests
+    // that arrive afterwards are delivered again.
+    state_mut<ListenerState>(c.listener)->paused = c.pause;
 }
 
 // The listener that would receive a connect to `destination`, or 0 (CONN-08: refused).
+// CONN-LST-03: a listener whose close was requested takes no more requests.
 static ObjectId listener_for(const std::vector<Object>& objects, const SocketAddress& destination) {
     for (const Object& o : objects)
         if (o.kind == Kind::listener && o.life == Life::ready) {
@@ -124,12 +167,19 @@ static ObjectId listener_for(const std::vector<Object>& objects, const SocketAdd
 
 // ---- Active side: connect, complete ----
 
-static void check_connect(const Model& m, Expectation& e, const Object* connector, const Object* qp,
-                          uint32_t private_data_length, const SocketAddress& destination,
-                          const std::vector<Object>& objects, const NDK_ADAPTER_INFO& info) {
-    (void)m;
+static void check_connect(const Readings& r, Expectation& e, const Object* connector, const Object* qp,
+                          uint32_t private_data_length, const SocketAddress& source,
+                          const SocketAddress& destination, const std::vector<Object>& objects,
+                          const NDK_ADAPTER_INFO& info) {
     e.may_pend = e.may_lack_resources = true;  // CONN-02
     e.success_rules = {"CONN-02", "CONN-15"};
+    // CONN-13: a connect the peer does not answer in time fails with STATUS_IO_TIMEOUT (the
+    // model's network always answers, but a real one may not).
+    e.also_allowed.push_back({STATUS_IO_TIMEOUT, {"CONN-13"}, Strength::documented,
+                              "the connect timed out"});
+    // CONN-08, CONN-23: a listener's consumer may reject (or its backlog be full).
+    e.also_allowed.push_back({STATUS_CONNECTION_REFUSED, {"CONN-08"}, Strength::documented,
+                              "the peer refused the request"});
     const auto& cs = std::get<ConnectorState>(connector->state);
     const auto& q = std::get<QpState>(qp->state);
     if (cs.phase != ConnectorState::Phase::idle || q.connection != QpState::Connection::idle) {
@@ -138,14 +188,34 @@ static void check_connect(const Model& m, Expectation& e, const Object* connecto
         e.undefined_why = "the connector or the QP is already in use";
         return;
     }
-    if (private_data_length > info.MaxCallerData)  // CONN-28 (the caller's duty)
-        e.fail(STATUS_INVALID_PARAMETER, {"CONN-28"}, Strength::model_choice,
-               "PrivateDataLength exceeds MaxCallerData");
-    if (!valid_address(destination))
+    // MODEL-CONN-PD-01 (CONN-28 is the caller's duty): more than MaxCallerData must not succeed,
+    // and the peer gets none of it.
+    if (private_data_length > info.MaxCallerData)
+        e.fail(STATUS_INVALID_PARAMETER, {"MODEL-CONN-PD-01", "CONN-28"},
+               r.private_data_over_limit_invalid ? Strength::model_choice : Strength::any_error,
+               "PrivateDataLength " + num(private_data_length) + " exceeds MaxCallerData " +
+                   num(info.MaxCallerData));
+    if (!valid_address(destination)) {
         e.fail(STATUS_INVALID_ADDRESS, {"CONN-02"}, Strength::model_choice, "not a usable destination");
-    else if (!listener_for(objects, destination))  // CONN-08: nobody listens there
+        return;
+    }
+    if (!listener_for(objects, destination))  // CONN-08: nobody listens there
         e.fail(STATUS_CONNECTION_REFUSED, {"CONN-08"}, Strength::documented,
                "no listener on " + destination.describe());
+    // CONN-12: the four-tuple of an existing connection.
+    if (source.present && source.port != 0)
+        for (const Object& o : objects) {
+            const auto* other = std::get_if<ConnectorState>(&o.state);
+            if (!other || o.life == Life::closed || o.id == connector->id) continue;
+            using P = ConnectorState::Phase;
+            if (other->phase == P::idle || other->phase == P::failed || other->phase == P::rejected ||
+                other->phase == P::disconnected)
+                continue;
+            if (same_endpoint(other->local, source) && same_endpoint(other->remote, destination))
+                e.fail(STATUS_ADDRESS_ALREADY_EXISTS, {"CONN-12"}, Strength::documented,
+                       "connector " + num(o.id) + " already connects " + source.describe() + " to " +
+                           destination.describe());
+        }
 }
 
 Expectation Model::expect_call(const calls::Connect& c) const {
@@ -153,9 +223,17 @@ Expectation Model::expect_call(const calls::Connect& c) const {
     const Object* co = require(e, c.connector, Kind::connector, "pNdkConnector");
     const Object* qp = require(e, c.qp, Kind::qp, "pNdkQp");
     if (!co || !qp) return e;
-    if (c.source.present && !valid_address(c.source))  // CONN-10
+    if (c.source.present && !valid_address(c.source)) {  // CONN-10
         e.fail(STATUS_INVALID_ADDRESS, {"CONN-10"}, Strength::documented, "not a local address");
-    check_connect(*this, e, co, qp, c.private_data_length, c.destination, objects_, adapter_info(c.connector));
+    } else if (c.source.present) {
+        // CONN-09, CONN-LST-01/02/04: a local address and port in use. (CONN-11: port 0 lets
+        // the provider pick a free ephemeral one.)
+        if (std::string holder = endpoint_holder(objects_, c.source, c.connector); !holder.empty())
+            e.fail(STATUS_SHARING_VIOLATION, {"CONN-09", "CONN-LST-01"}, Strength::documented,
+                   c.source.describe() + " is held by " + holder);
+    }
+    check_connect(readings_, e, co, qp, c.private_data_length, c.source, c.destination, objects_,
+                  adapter_info(c.connector));
     return e;
 }
 
@@ -165,26 +243,23 @@ Expectation Model::expect_call(const calls::ConnectWithSharedEndpoint& c) const 
     const Object* qp = require(e, c.qp, Kind::qp, "pNdkQp");
     const Object* se = require(e, c.shared_endpoint, Kind::shared_endpoint, "pSharedEndpoint");
     if (!co || !qp || !se) return e;
-    check_connect(*this, e, co, qp, c.private_data_length, c.destination, objects_, adapter_info(c.connector));
+    // CONN-14: from the endpoint's address, with NdkConnect's statuses but the local-address ones.
+    const auto& endpoint = std::get<SharedEndpointState>(se->state);
+    SocketAddress source = endpoint.address;
+    if (endpoint.ephemeral && mode_ == Mode::check) source.port = 0;  // not learnt: not judged
+    check_connect(readings_, e, co, qp, c.private_data_length, source, c.destination, objects_,
+                  adapter_info(c.connector));
     return e;
 }
 
-namespace {
-
-struct ConnectArgs {
+struct Model::ConnectArgs {
     ObjectId connector, qp, shared_endpoint;
     SocketAddress source, destination;
     uint32_t ird, ord, private_data_length;
 };
 
-}  // namespace
-
-static void connect_stage(Model& m, std::vector<Object>& objects, const ConnectArgs& a, Stage stage,
-                          const std::function<void(Event)>& emit, Mode mode,
-                          const std::function<ObjectId(ObjectId listener, ObjectId active)>& incoming) {
-    (void)m;
-    auto& cs = std::get<ConnectorState>(objects[a.connector].state);
-    auto& q = std::get<QpState>(objects[a.qp].state);
+void Model::connect_stage(const ConnectArgs& a, Stage stage) {
+    auto& cs = std::get<ConnectorState>(objects_[a.connector].state);
     switch (stage) {
         case Stage::pending:
         case Stage::done: {
@@ -193,67 +268,88 @@ static void connect_stage(Model& m, std::vector<Object>& objects, const ConnectA
             cs.shared_endpoint = a.shared_endpoint;
             cs.local = a.source;
             cs.remote = a.destination;
-            cs.inbound_read_limit = a.ird;
-            cs.outbound_read_limit = a.ord;
+            if (!cs.local.present || cs.local.port == 0) {
+                // CONN-11: no source, or port 0: the provider gives the connector its own
+                // ephemeral endpoint (CONN-LST-02), on the destination's network here.
+                cs.ephemeral_local = true;
+                if (!cs.local.present) {
+                    cs.local = a.destination;
+                    cs.local.length = sockaddr_size(a.destination);
+                }
+                cs.local.port = mode_ == Mode::simulate ? ephemeral_port(a.connector) : 0;
+            }
+            // CONN-RL-01, AI-08: the requested read limits capped at the adapter's per-QP maxima
+            // (which apply whatever the adapter-wide NDIS limits); CONN-RL-02 lowers them further
+            // once the peer's are known (Accept).
+            const NDK_ADAPTER_INFO& info = adapter_info(a.connector);
+            cs.requested_inbound = a.ird;
+            cs.requested_outbound = a.ord;
+            cs.inbound_read_limit = std::min(a.ird, info.MaxInboundReadLimit);
+            cs.outbound_read_limit = std::min(a.ord, info.MaxOutboundReadLimit);
+            cs.sent_private_data_length = a.private_data_length;  // CONN-27
+            auto& q = std::get<QpState>(objects_[a.qp].state);
             q.connection = QpState::Connection::connecting;
             q.connector = a.connector;
-            ObjectId listener = listener_for(objects, a.destination);
-            if (listener && mode == Mode::simulate) incoming(listener, a.connector);
-            if (stage == Stage::done) cs.phase = ConnectorState::Phase::connected_pending_complete;
-            (void)emit;
+            // LIFE-TREE-06, LIFE-TREE-07: a successor of the QP (and of the shared endpoint:
+            // CONN-LST-05, its close waits for this connector).
+            for (ObjectId up : {a.qp, a.shared_endpoint})
+                if (up) {
+                    objects_[a.connector].antecedents.push_back(up);
+                    ++objects_[up].open_successors;
+                }
+            ObjectId listener = listener_for(objects_, a.destination);
+            if (listener && mode_ == Mode::simulate)
+                observe_event({Event::Kind::connect_request, listener, a.connector});
+            // Returned STATUS_SUCCESS: the request completed (CONN-15). In check mode the
+            // provider's connect event may still be reported after it (observe_event).
+            if (stage == Stage::done)
+                std::get<ConnectorState>(objects_[a.connector].state).phase =
+                    ConnectorState::Phase::connected_pending_complete;
             break;
         }
         case Stage::completed:
             cs.phase = ConnectorState::Phase::connected_pending_complete;  // CONN-15
             break;
-        case Stage::failed:
+        case Stage::failed: {
             cs.phase = ConnectorState::Phase::failed;
-            q.connection = QpState::Connection::idle;
-            q.connector = 0;
+            if (auto* q = state_mut<QpState>(a.qp)) {
+                q->connection = QpState::Connection::idle;
+                q->connector = 0;
+            }
+            // LIFE-TREE-06/07: the failed connect associates nothing any more.
+            remove_edge(a.connector, a.qp);
+            if (a.shared_endpoint) remove_edge(a.connector, a.shared_endpoint);
             break;
+        }
         case Stage::refused:
             break;
     }
 }
 
 void Model::commit(const calls::Connect& c, const Observed&, Applied&, Stage stage) {
-    ConnectArgs a{c.connector, c.qp, 0, c.source, c.destination, c.inbound_read_limit,
-                  c.outbound_read_limit, c.private_data_length};
-    connect_stage(*this, objects_, a, stage, [this](Event e) { emit(e); }, mode_,
-                  [this](ObjectId listener, ObjectId active) {
-                      return observe_event({Event::Kind::connect_request, listener, active}).created;
-                  });
-    if (stage == Stage::pending || stage == Stage::done) {
-        // LIFE-TREE-06: the connector is now a successor of the QP.
-        objects_[c.connector].antecedents.push_back(c.qp);
-        ++objects_[c.qp].open_successors;
-    }
+    connect_stage({c.connector, c.qp, 0, c.source, c.destination, c.inbound_read_limit,
+                   c.outbound_read_limit, c.private_data_length},
+                  stage);
 }
 
 void Model::commit(const calls::ConnectWithSharedEndpoint& c, const Observed&, Applied&,
                    Stage stage) {
+    // CONN-14: the shared endpoint's address is the local one (CONN-LST-04: held by it too).
     SocketAddress source = std::get<SharedEndpointState>(objects_[c.shared_endpoint].state).address;
-    ConnectArgs a{c.connector, c.qp, c.shared_endpoint, source, c.destination,
-                  c.inbound_read_limit, c.outbound_read_limit, c.private_data_length};
-    connect_stage(*this, objects_, a, stage, [this](Event e) { emit(e); }, mode_,
-                  [this](ObjectId listener, ObjectId active) {
-                      return observe_event({Event::Kind::connect_request, listener, active}).created;
-                  });
-    if (stage == Stage::pending || stage == Stage::done) {
-        // LIFE-TREE-06, LIFE-TREE-07: a successor of the QP and of the shared endpoint.
-        for (ObjectId up : {c.qp, c.shared_endpoint}) {
-            objects_[c.connector].antecedents.push_back(up);
-            ++objects_[up].open_successors;
-        }
-    }
+    connect_stage({c.connector, c.qp, c.shared_endpoint, source, c.destination, c.inbound_read_limit,
+                   c.outbound_read_limit, c.private_data_length},
+                  stage);
 }
 
 Expectation Model::expect_call(const calls::CompleteConnect& c) const {
     Expectation e;
     const Object* co = require(e, c.connector, Kind::connector, "pNdkConnector");
     if (!co) return e;
-    e.may_pend = e.may_lack_resources = true;  // CONN-03
-    e.success_rules = {"CONN-03"};
+    e.may_pend = e.may_lack_resources = true;  // CONN-03; CONN-19: the Ex form alike
+    e.success_rules = {"CONN-03", "CONN-19"};
+    // CONN-18: establishment may time out (not a permanent fault; it ends this attempt).
+    e.also_allowed.push_back({STATUS_IO_TIMEOUT, {"CONN-18"}, Strength::documented,
+                              "establishment timed out"});
     if (c.ex && !readings_.version_at_least(2, 1)) {  // VER-10, VER-11
         e.undefined = true;
         e.undefined_rules = {"VER-11"};
@@ -269,19 +365,31 @@ Expectation Model::expect_call(const calls::CompleteConnect& c) const {
     return e;
 }
 
-void Model::commit(const calls::CompleteConnect& c, const Observed&, Applied&, Stage stage) {
+void Model::commit(const calls::CompleteConnect& c, const Observed& o, Applied&, Stage stage) {
+    if ((stage == Stage::refused || stage == Stage::failed) && o.status == STATUS_IO_TIMEOUT) {
+        // CONN-18: the timeout ends establishment on this connector.
+        auto& cs = std::get<ConnectorState>(objects_[c.connector].state);
+        if (cs.phase == ConnectorState::Phase::connected_pending_complete) {
+            cs.phase = ConnectorState::Phase::failed;
+            if (auto* q = state_mut<QpState>(cs.qp)) q->connection = QpState::Connection::idle;
+        }
+        return;
+    }
     if (stage != Stage::done && stage != Stage::completed) return;
     auto& cs = std::get<ConnectorState>(objects_[c.connector].state);
     cs.phase = ConnectorState::Phase::established;
     cs.has_disconnect_event = c.has_disconnect_event;
+    cs.ex = c.ex;  // CONN-19, CONN-DISC-03: the peer's disconnect comes through the Ex callback
     auto* peer = state_mut<ConnectorState>(cs.peer);
     auto& q = std::get<QpState>(objects_[cs.qp].state);
     q.connection = QpState::Connection::connected;
+    q.outbound_read_limit = cs.outbound_read_limit;  // RD-08: the effective limit
     if (peer) {
         peer->phase = ConnectorState::Phase::established;
         if (auto* pq = state_mut<QpState>(peer->qp)) {
             pq->connection = QpState::Connection::connected;
             pq->peer = cs.qp;
+            pq->outbound_read_limit = peer->outbound_read_limit;
             q.peer = peer->qp;
         }
         // The passive side's NdkAccept finishes now that the connection is established.
@@ -300,8 +408,13 @@ Expectation Model::expect_call(const calls::Accept& c) const {
     const Object* co = require(e, c.connector, Kind::connector, "pNdkConnector");
     const Object* qp = require(e, c.qp, Kind::qp, "pNdkQp");
     if (!co || !qp) return e;
-    e.may_pend = e.may_lack_resources = true;  // CONN-21
-    e.success_rules = {"CONN-21"};
+    e.may_pend = e.may_lack_resources = true;  // CONN-21; CONN-22: the Ex form alike
+    e.success_rules = {"CONN-21", "CONN-22"};
+    // CONN-21: a peer that gave up, or never completes its side.
+    e.also_allowed.push_back({STATUS_CONNECTION_ABORTED, {"CONN-21"}, Strength::documented,
+                              "the connecting peer gave up"});
+    e.also_allowed.push_back({STATUS_IO_TIMEOUT, {"CONN-21"}, Strength::documented,
+                              "the peer never completed its side"});
     if (c.ex && !readings_.version_at_least(2, 1)) {
         e.undefined = true;
         e.undefined_rules = {"VER-11"};
@@ -315,9 +428,11 @@ Expectation Model::expect_call(const calls::Accept& c) const {
         e.undefined_why = "the connector has no incoming request, or the QP is in use";
         return e;
     }
-    if (c.private_data_length > adapter_info(c.connector).MaxCalleeData)  // CONN-28
-        e.fail(STATUS_INVALID_PARAMETER, {"CONN-28"}, Strength::model_choice,
-               "PrivateDataLength exceeds MaxCalleeData");
+    uint32_t max = adapter_info(c.connector).MaxCalleeData;
+    if (c.private_data_length > max)  // MODEL-CONN-PD-01 (CONN-28: the caller's duty)
+        e.fail(STATUS_INVALID_PARAMETER, {"MODEL-CONN-PD-01", "CONN-28"},
+               readings_.private_data_over_limit_invalid ? Strength::model_choice : Strength::any_error,
+               "PrivateDataLength " + num(c.private_data_length) + " exceeds MaxCalleeData " + num(max));
     return e;
 }
 
@@ -326,9 +441,15 @@ void Model::commit(const calls::Accept& c, const Observed&, Applied&, Stage stag
     if (stage == Stage::pending || stage == Stage::done) {
         cs.phase = ConnectorState::Phase::accepting;
         cs.qp = c.qp;
-        cs.inbound_read_limit = c.inbound_read_limit;
-        cs.outbound_read_limit = c.outbound_read_limit;
         cs.has_disconnect_event = c.has_disconnect_event;
+        cs.ex = c.ex;  // CONN-22, CONN-DISC-03
+        // CONN-RL-01, AI-08: capped at the adapter's maxima; CONN-RL-02: lowered to what the
+        // peer allows the other way, on both sides.
+        const NDK_ADAPTER_INFO& info = adapter_info(c.connector);
+        cs.requested_inbound = c.inbound_read_limit;
+        cs.requested_outbound = c.outbound_read_limit;
+        cs.inbound_read_limit = std::min(c.inbound_read_limit, info.MaxInboundReadLimit);
+        cs.outbound_read_limit = std::min(c.outbound_read_limit, info.MaxOutboundReadLimit);
         auto& q = std::get<QpState>(objects_[c.qp].state);
         q.connection = QpState::Connection::connecting;
         q.connector = c.connector;
@@ -336,7 +457,12 @@ void Model::commit(const calls::Accept& c, const Observed&, Applied&, Stage stag
         ++objects_[c.qp].open_successors;
         // The active side's connect request completes: the peer accepted (CONN-15).
         if (auto* active = state_mut<ConnectorState>(cs.peer)) {
-            active->private_data_length = c.private_data_length;
+            auto& passive = std::get<ConnectorState>(objects_[c.connector].state);
+            passive.inbound_read_limit = std::min(passive.inbound_read_limit, active->outbound_read_limit);
+            passive.outbound_read_limit = std::min(passive.outbound_read_limit, active->inbound_read_limit);
+            active->inbound_read_limit = std::min(active->inbound_read_limit, passive.outbound_read_limit);
+            active->outbound_read_limit = std::min(active->outbound_read_limit, passive.inbound_read_limit);
+            active->private_data_length = c.private_data_length;  // CONN-27
             if (mode_ == Mode::simulate)
                 for (const auto& [pid, p] : pending_)
                     if ((std::holds_alternative<calls::Connect>(p.call) ||
@@ -346,8 +472,13 @@ void Model::commit(const calls::Accept& c, const Observed&, Applied&, Stage stag
         }
     }
     if (stage == Stage::failed) {
-        cs.phase = ConnectorState::Phase::failed;
-        if (auto* q = state_mut<QpState>(c.qp)) q->connection = QpState::Connection::idle;
+        auto& failed = std::get<ConnectorState>(objects_[c.connector].state);
+        failed.phase = ConnectorState::Phase::failed;
+        if (auto* q = state_mut<QpState>(c.qp)) {
+            q->connection = QpState::Connection::idle;
+            q->connector = 0;
+        }
+        remove_edge(c.connector, c.qp);  // LIFE-TREE-06: the QP is no longer associated
     }
 }
 
@@ -365,7 +496,14 @@ Expectation Model::expect_call(const calls::Reject& c) const {
         e.undefined = true;
         e.undefined_rules = {"CONN-23"};
         e.undefined_why = "nothing to reject";
+        return e;
     }
+    // MODEL-CONN-PD-01: a reject carries at most MaxCalleeData (inline only: no callback).
+    uint32_t max = adapter_info(c.connector).MaxCalleeData;
+    if (c.private_data_length > max)
+        e.fail(STATUS_INVALID_PARAMETER, {"MODEL-CONN-PD-01", "CONN-28"},
+               readings_.private_data_over_limit_invalid ? Strength::model_choice : Strength::any_error,
+               "PrivateDataLength " + num(c.private_data_length) + " exceeds MaxCalleeData " + num(max));
     return e;
 }
 
@@ -392,7 +530,10 @@ Expectation Model::expect_call(const calls::GetConnectionData& c) const {
     e.success_rules = {"CONN-PD-01", "CONN-PD-04"};
     const auto& cs = std::get<ConnectorState>(co->state);
     using P = ConnectorState::Phase;
-    if (cs.phase != P::accepting_incoming && cs.phase != P::connected_pending_complete) {  // CONN-PD-07/08
+    // CONN-PD-08 (AMB-34: sides as in the connection flow, not as the page words them): on the
+    // passive side once the connect event delivered the connector, on the active side once the
+    // connect request completed; CONN-PD-07: not after Accept / CompleteConnect.
+    if (cs.phase != P::accepting_incoming && cs.phase != P::connected_pending_complete) {
         e.undefined = true;
         e.undefined_rules = {"CONN-PD-07"};
         e.undefined_why = "no connection data is available now";
@@ -417,13 +558,45 @@ void Model::commit(const calls::GetConnectionData& c, const Observed& o, Applied
     const auto& cs = std::get<ConnectorState>(objects_[c.connector].state);
     if (!o.size_out)  // CONN-PD-05
         applied.verdict.add({{"CONN-PD-05"}, "NdkGetConnectionData did not store RDS in *pPrivateDataLength"});
-    else if (*o.size_out < cs.private_data_length)
-        applied.verdict.add({{"CONN-PD-05"}, "RDS " + num(*o.size_out) + " is below the " +
-                                                 num(cs.private_data_length) + " bytes the peer sent"});
+    else if (*o.size_out < cs.private_data_length)  // CONN-27: what the peer sent is offered
+        applied.verdict.add({{"CONN-PD-05", "CONN-27"}, "RDS " + num(*o.size_out) + " is below the " +
+                                                            num(cs.private_data_length) +
+                                                            " bytes the peer sent"});
     if (stage != Stage::done) return;
+    // CONN-RL-03: the effective limits: never above the caps (CONN-RL-01, AI-08) nor above what
+    // the peer allows the other way (CONN-RL-02). The active side's are fixed once the connect
+    // completed; lower values there are allowed by the docs but unlike the min rule: a warning.
     const NDK_ADAPTER_INFO& info = adapter_info(c.connector);
-    if (o.inbound_read_limit > info.MaxInboundReadLimit || o.outbound_read_limit > info.MaxOutboundReadLimit)
-        applied.verdict.add({{"CONN-RL-01"}, "the effective read limits exceed the adapter's maxima"});
+    uint32_t in_cap = info.MaxInboundReadLimit, out_cap = info.MaxOutboundReadLimit;
+    bool active = cs.phase == ConnectorState::Phase::connected_pending_complete;
+    if (const auto* peer = state_of<ConnectorState>(cs.peer)) {
+        in_cap = std::min(in_cap, peer->outbound_read_limit);
+        out_cap = std::min(out_cap, peer->inbound_read_limit);
+    }
+    if (active) {
+        in_cap = std::min(in_cap, cs.inbound_read_limit);
+        out_cap = std::min(out_cap, cs.outbound_read_limit);
+    }
+    if (o.inbound_read_limit > in_cap || o.outbound_read_limit > out_cap)
+        applied.verdict.add({{"CONN-RL-01", "CONN-RL-02", "CONN-RL-03"},
+                             "the effective read limits " + num(o.inbound_read_limit) + "/" +
+                                 num(o.outbound_read_limit) + " exceed " + num(in_cap) + "/" +
+                                 num(out_cap) + " (the adapter's maxima and the peer's limits)"});
+    else if (active && (o.inbound_read_limit < in_cap || o.outbound_read_limit < out_cap))
+        applied.verdict.add({{"CONN-RL-02", "CONN-RL-03"},
+                             "the effective read limits " + num(o.inbound_read_limit) + "/" +
+                                 num(o.outbound_read_limit) + " are below " + num(in_cap) + "/" +
+                                 num(out_cap) + ", the smaller of the requested, the adapter's "
+                                 "and the peer's",
+                             true});
+}
+
+// The address an object is bound to, as the model knows it (CONN-ADDR-03).
+static SocketAddress local_address_of(const Object& o) {
+    if (const auto* l = std::get_if<ListenerState>(&o.state)) return l->address;
+    if (const auto* s = std::get_if<SharedEndpointState>(&o.state)) return s->address;
+    if (const auto* c = std::get_if<ConnectorState>(&o.state)) return c->local;
+    return {};
 }
 
 Expectation Model::expect_call(const calls::GetLocalAddress& c) const {
@@ -437,10 +610,7 @@ Expectation Model::expect_call(const calls::GetLocalAddress& c) const {
     }
     e.no_pending_rules = {"CONN-ADDR-02"};
     e.success_rules = {"CONN-ADDR-02"};
-    SocketAddress a;
-    if (o->kind == Kind::listener) a = std::get<ListenerState>(o->state).address;
-    if (o->kind == Kind::shared_endpoint) a = std::get<SharedEndpointState>(o->state).address;
-    if (o->kind == Kind::connector) a = std::get<ConnectorState>(o->state).local;
+    SocketAddress a = local_address_of(*o);
     uint32_t need = a.family == 10 ? kSockaddrIn6 : kSockaddrIn;
     if (c.buffer_size < need)  // CONN-ADDR-01
         e.fail(STATUS_BUFFER_TOO_SMALL, {"CONN-ADDR-01"}, Strength::documented,
@@ -448,10 +618,50 @@ Expectation Model::expect_call(const calls::GetLocalAddress& c) const {
     return e;
 }
 
-void Model::commit(const calls::GetLocalAddress&, const Observed& o, Applied& applied, Stage stage) {
+// CONN-ADDR-03: the address reported is the one bound. A port the provider picked (CONN-07,
+// CONN-11, CONN-25, CONN-26) is in the ephemeral range, and in check mode it is learnt here.
+static void judge_address(const SocketAddress& expected, bool picked, const Observed& o,
+                          const char* what, Verdict& v, SocketAddress* learn) {
+    if (!o.address || !expected.present) return;
+    const SocketAddress& got = *o.address;
+    if (got.family != expected.family || got.address != expected.address) {
+        v.add({{"CONN-ADDR-03"}, std::string(what) + " reported " + got.describe() + ", not " +
+                                     expected.describe()});
+        return;
+    }
+    if (picked) {
+        if (got.port < kEphemeralFirst)
+            v.add({{"CONN-ADDR-03", "CONN-25", "CONN-26", "CONN-07", "CONN-11"},
+                   std::string(what) + " reported port " + num(got.port) +
+                       ", outside the ephemeral range 49152-65535 a provider picks from"});
+        else if (learn && (expected.port == 0 || expected.port != got.port))
+            learn->port = got.port;
+        else if (expected.port != 0 && expected.port != got.port)
+            v.add({{"CONN-ADDR-03"}, std::string(what) + " reported port " + num(got.port) + ", not " +
+                                         num(expected.port)});
+        return;
+    }
+    if (got.port != expected.port)
+        v.add({{"CONN-ADDR-03"}, std::string(what) + " reported port " + num(got.port) + ", not " +
+                                     num(expected.port)});
+}
+
+void Model::commit(const calls::GetLocalAddress& c, const Observed& o, Applied& applied, Stage stage) {
     if (stage == Stage::refused && o.status == STATUS_BUFFER_TOO_SMALL && !o.size_out)
         applied.verdict.add({{"CONN-ADDR-01"}, "the address getter returned STATUS_BUFFER_TOO_SMALL "
                                                "without the required size"});
+    if (stage != Stage::done) return;
+    Object& obj = objects_[c.object];
+    bool learnable = mode_ == Mode::check;
+    if (auto* l = std::get_if<ListenerState>(&obj.state))
+        judge_address(l->address, l->ephemeral, o, "NdkGetListenerLocalAddress", applied.verdict,
+                      learnable ? &l->address : nullptr);
+    else if (auto* s = std::get_if<SharedEndpointState>(&obj.state))
+        judge_address(s->address, s->ephemeral, o, "NdkGetSharedEndpointLocalAddress", applied.verdict,
+                      learnable ? &s->address : nullptr);
+    else if (auto* cs = std::get_if<ConnectorState>(&obj.state))
+        judge_address(cs->local, cs->ephemeral_local, o, "NdkGetLocalAddress", applied.verdict,
+                      learnable ? &cs->local : nullptr);
 }
 
 Expectation Model::expect_call(const calls::GetPeerAddress& c) const {
@@ -468,10 +678,18 @@ Expectation Model::expect_call(const calls::GetPeerAddress& c) const {
     return e;
 }
 
-void Model::commit(const calls::GetPeerAddress&, const Observed& o, Applied& applied, Stage stage) {
+void Model::commit(const calls::GetPeerAddress& c, const Observed& o, Applied& applied, Stage stage) {
     if (stage == Stage::refused && o.status == STATUS_BUFFER_TOO_SMALL && !o.size_out)
         applied.verdict.add({{"CONN-ADDR-01"}, "NdkGetPeerAddress returned STATUS_BUFFER_TOO_SMALL "
                                                "without the required size"});
+    if (stage != Stage::done) return;
+    // CONN-ADDR-03: the remote address; a passive connector's peer may sit on a port its
+    // provider picked (learnt in check mode).
+    auto& cs = std::get<ConnectorState>(objects_[c.connector].state);
+    bool picked = false;
+    if (const auto* peer = state_of<ConnectorState>(cs.peer)) picked = peer->ephemeral_local;
+    judge_address(cs.remote, picked, o, "NdkGetPeerAddress", applied.verdict,
+                  mode_ == Mode::check ? &cs.remote : nullptr);
 }
 
 // ---- Disconnect ----
@@ -498,13 +716,15 @@ void Model::commit(const calls::Disconnect& c, const Observed&, Applied&, Stage 
         cs.phase = stage == Stage::done ? ConnectorState::Phase::disconnected
                                         : ConnectorState::Phase::disconnecting;
         if (auto* q = state_mut<QpState>(cs.qp)) q->connection = QpState::Connection::disconnected;
-        flush_qp(cs.qp);  // DISC-FLUSH-01: a graceful disconnect flushes the QP
-        // CONN-DISC-02: the peer learns of it through its disconnect callback, once; its QP is
-        // not flushed for it (DISC-FLUSH-02).
+        flush_qp(cs.qp);  // DISC-FLUSH-01: a graceful disconnect flushes the QP (CQ-CST-02)
+        // CONN-DISC-02: the peer learns of it through its disconnect callback, once (the Ex one
+        // with reason 0 when it completed with an Ex call, CONN-DISC-03); its QP is not
+        // flushed for it (DISC-FLUSH-02).
         if (auto* peer = state_mut<ConnectorState>(cs.peer);
-            peer && peer->has_disconnect_event && !peer->disconnect_event_delivered) {
+            peer && peer->has_disconnect_event && !peer->disconnect_event_delivered &&
+            mode_ == Mode::simulate) {
             peer->disconnect_event_delivered = true;
-            if (mode_ == Mode::simulate) emit({Event::Kind::disconnect, cs.peer, 0, STATUS_SUCCESS, 0});
+            emit({Event::Kind::disconnect, cs.peer, 0, STATUS_SUCCESS, 0});
         }
     }
     if (stage == Stage::completed) cs.phase = ConnectorState::Phase::disconnected;
@@ -515,40 +735,29 @@ void Model::commit(const calls::Disconnect& c, const Observed&, Applied&, Stage 
 Applied Model::observe_event(const Event& event) {
     Applied applied;
     switch (event.kind) {
-        case Event::Kind::cq_notification: {
-            auto* cq = state_mut<CqState>(event.object);
-            if (!cq) break;
-            if (mode_ == Mode::check) {
-                if (event.status == STATUS_SUCCESS && cq->armed < 0)  // CQ-NOT-01, CQ-NOT-06
-                    applied.verdict.add({{"CQ-NOT-01", "CQ-NOT-06"},
-                                         "a CQ notification came without an outstanding arm"});
-                if (!cq->has_notification)
-                    applied.verdict.add({{"CQ-NOT-12"}, "a CQ created without a notification "
-                                                        "callback was notified"});
-            }
-            cq->armed = -1;
-            cq->new_since_notification = false;
+        case Event::Kind::cq_notification:
+            observe_cq_notification(event.object, event.status, applied.verdict);
             break;
-        }
-        case Event::Kind::srq_notification: {
-            auto* s = state_mut<SrqState>(event.object);
-            if (s && mode_ == Mode::check && !s->notify_armed && event.status == STATUS_SUCCESS)
-                applied.verdict.add({{"SRQ-12"}, "an SRQ notification came while it was not armed"});
-            if (s) s->notify_armed = false;
+        case Event::Kind::srq_notification:
+            observe_srq_notification(event.object, event.status, applied.verdict);
             break;
-        }
         case Event::Kind::connect_request: {
-            // CONN-20, LIFE-TREE-08: a new passive connector, successor of the listener.
+            // CONN-20, LIFE-TREE-08: a new passive connector, successor of the listener
+            // (CONN-LST-05: the listener's close waits for it).
             ObjectId listener = event.object;
             ObjectId active = event.created;  // simulate: the active connector
             if (mode_ == Mode::check) {
-                active = 0;  // the pending connect aimed at this listener's address
+                // The connect aimed at this listener's address that has no passive side yet:
+                // pending, or already completed inline (a connect that returned
+                // STATUS_SUCCESS).
+                active = 0;
                 const auto* l = state_of<ListenerState>(listener);
                 for (const Object& o : objects_)
-                    if (o.kind == Kind::connector && l) {
+                    if (o.kind == Kind::connector && l && o.life != Life::closed) {
                         const auto& cs = std::get<ConnectorState>(o.state);
-                        if (cs.phase == ConnectorState::Phase::connecting && !cs.peer &&
-                            same_endpoint(cs.remote, l->address))
+                        using P = ConnectorState::Phase;
+                        if ((cs.phase == P::connecting || cs.phase == P::connected_pending_complete) &&
+                            !cs.peer && same_endpoint(cs.remote, l->address))
                             active = o.id;
                     }
                 if (!active) {
@@ -557,14 +766,19 @@ Applied Model::observe_event(const Event& event) {
                     break;
                 }
             }
+            const auto& act = std::get<ConnectorState>(objects_[active].state);
             ConnectorState passive;
             passive.phase = ConnectorState::Phase::accepting_incoming;
             passive.listener = listener;
             passive.peer = active;
-            const auto& act = std::get<ConnectorState>(objects_[active].state);
-            passive.private_data_length = 0;
+            passive.private_data_length = act.sent_private_data_length;  // CONN-27
             passive.remote = act.local;
             passive.local = std::get<ListenerState>(objects_[listener].state).address;
+            // CONN-RL-02: before its Accept the passive side may allow no more reads than the
+            // active side offers the other way (CONN-RL-01: capped at its own maxima).
+            const NDK_ADAPTER_INFO& info = adapter_info(listener);
+            passive.inbound_read_limit = std::min(info.MaxInboundReadLimit, act.outbound_read_limit);
+            passive.outbound_read_limit = std::min(info.MaxOutboundReadLimit, act.inbound_read_limit);
             applied.created = create_object(Kind::connector, objects_[listener].adapter, passive, {listener});
             ready(applied.created);
             std::get<ConnectorState>(objects_[active].state).peer = applied.created;
@@ -575,13 +789,15 @@ Applied Model::observe_event(const Event& event) {
         case Event::Kind::disconnect: {
             auto* cs = state_mut<ConnectorState>(event.object);
             if (cs && mode_ == Mode::check) {
+                // CONN-DISC-02, CONN-DISC-03: only a registered callback, and exactly once.
                 if (!cs->has_disconnect_event)
                     applied.verdict.add({{"CONN-DISC-02"}, "a disconnect callback came for a "
                                                            "connector that registered none"});
-                else if (cs->disconnect_event_delivered && cs->phase == ConnectorState::Phase::disconnected)
+                else if (cs->disconnect_events > 0)
                     applied.verdict.add({{"CONN-DISC-02"}, "a second disconnect callback came"});
             }
             if (cs) {
+                ++cs->disconnect_events;
                 cs->disconnect_event_delivered = true;
                 if (auto* q = state_mut<QpState>(cs->qp)) q->connection = QpState::Connection::disconnecting;
             }

@@ -34,7 +34,7 @@ Expectation Model::expect_call(const calls::CreateCq& c) const {
 }
 
 void Model::commit(const calls::CreateCq& c, const Observed&, Applied& applied, Stage stage) {
-    CqState cq;
+    CqState cq;  // CQ-IM-05: moderation off (interval and count 0) until set
     cq.depth = c.depth;
     cq.has_notification = c.has_notification;
     create_stage(Kind::cq, c.adapter, cq, {}, applied, stage);
@@ -47,10 +47,14 @@ Expectation Model::expect_call(const calls::ResizeCq& c) const {
     e.may_pend = e.may_lack_resources = true;  // CQ-RESIZE-03
     e.success_rules = {"CQ-RESIZE-03", "CQ-RESIZE-04"};
     const NDK_ADAPTER_INFO& info = adapter_info(c.cq);
-    if (!(info.AdapterFlags & NDK_ADAPTER_FLAG_CQ_RESIZE_SUPPORTED)) {  // CQ-RESIZE-01
-        e.fail(STATUS_NOT_SUPPORTED, {"CQ-RESIZE-01"}, Strength::model_choice,
+    if (!(info.AdapterFlags & NDK_ADAPTER_FLAG_CQ_RESIZE_SUPPORTED)) {
+        // AI-FLAG-06: without the flag the consumer does not resize (CQ-RESIZE-01).
+        // MODEL-CQ-RESIZE-01: when it does, the resize must fail (inline or through the
+        // callback) and the CQ keeps its depth and entries; the profile names the status,
+        // another error is a warning.
+        e.fail(readings_.resize_cq_unsupported_status, {"MODEL-CQ-RESIZE-01", "AI-FLAG-06"},
+               Strength::model_choice,
                "the adapter does not report NDK_ADAPTER_FLAG_CQ_RESIZE_SUPPORTED");
-        e.consumer_error = true;
         return e;
     }
     if (c.depth > info.MaxCqDepth)  // CQ-RESIZE-02
@@ -91,40 +95,106 @@ void Model::commit(const calls::ArmCq& c, const Observed&, Applied&, Stage) {
     bool fire = false;
     if (!cq->entries.empty()) {
         bool any_error = std::any_of(cq->entries.begin(), cq->entries.end(), [](const Completion& e) {
-            return e.outcome == Completion::Outcome::error || e.outcome == Completion::Outcome::cancelled;
+            return e.outcome == Completion::Outcome::error || e.outcome == Completion::Outcome::cancelled ||
+                   e.outcome == Completion::Outcome::any_error;
         });
         bool satisfied = cq->armed == NDK_CQ_NOTIFY_ANY ||
                          (cq->armed == NDK_CQ_NOTIFY_SOLICITED && any_error);
         fire = satisfied && (cq->new_since_notification || readings_.reference.rearm_fires_on_old_entries);
     }
-    if (cq->overrun) fire = true;
+    if (cq->failed) fire = true;  // CQ-NOT-05, CQ-STATUS-02/03: the CQ's error satisfies any arm
     if (fire) {
         cq->armed = -1;
-        cq->new_since_notification = false;
-        emit({Event::Kind::cq_notification, c.cq, 0,
-              cq->overrun ? STATUS_BUFFER_OVERFLOW : STATUS_SUCCESS, 0});
+        cq->new_since_notification = cq->solicited_since_notification = false;
+        emit({Event::Kind::cq_notification, c.cq, 0, cq->failed ? cq->failure : STATUS_SUCCESS, 0});
     }
 }
 
 void Model::notify_cq(ObjectId cq_id, bool error_entry, bool solicited) {
     auto* cq = state_mut<CqState>(cq_id);
     if (!cq) return;
+    // What satisfies which arm (both modes keep it: check mode judges notifications by it).
+    if (!solicited) cq->new_since_notification = true;
+    if (solicited || error_entry) cq->solicited_since_notification = true;
     bool satisfied = cq->armed == NDK_CQ_NOTIFY_ANY ||                                  // CQ-NOT-09
                      (cq->armed == NDK_CQ_NOTIFY_SOLICITED && (solicited || error_entry));  // CQ-NOT-10/11
-    if (mode_ != Mode::simulate || !cq->has_notification || !satisfied) {
-        if (!solicited) cq->new_since_notification = true;
-        return;
-    }
-    cq->armed = -1;  // CQ-NOT-06: one notification per arm
-    cq->new_since_notification = false;
+    // CQ-NOT-05: an ERRORS arm is not satisfied by entries, only by the CQ's own error.
+    if (mode_ != Mode::simulate || !cq->has_notification || !satisfied) return;
+    // CQ-NOT-07: a satisfied arm is never dropped. CQ-NOT-06: one notification per arm.
+    // CQ-STATUS-01: a CQ working normally notifies with STATUS_SUCCESS.
+    cq->armed = -1;
+    cq->new_since_notification = cq->solicited_since_notification = false;
     emit({Event::Kind::cq_notification, cq_id, 0, STATUS_SUCCESS, 0});
+}
+
+bool Model::notification_owed(ObjectId cq_id) const {
+    const auto* cq = state_of<CqState>(cq_id);
+    if (!cq || cq->armed < 0 || !cq->has_notification) return false;
+    // CQ-NOT-07 (and CQ-NOT-02 for an arm made after the entry came).
+    if (cq->failed) return true;
+    if (cq->armed == NDK_CQ_NOTIFY_ANY) return cq->new_since_notification;
+    if (cq->armed == NDK_CQ_NOTIFY_SOLICITED) return cq->solicited_since_notification;
+    return false;
+}
+
+// Check mode: a CQ notification the provider delivered (CQ-NOT-*, CQ-STATUS-*).
+void Model::observe_cq_notification(ObjectId cq_id, NTSTATUS status, Verdict& v) {
+    auto* cq = state_mut<CqState>(cq_id);
+    if (!cq) return;
+    if (mode_ == Mode::check) {
+        if (!cq->has_notification)
+            v.add({{"CQ-NOT-12"}, "a CQ created without a notification callback was notified"});
+        if (status == STATUS_SUCCESS) {
+            if (cq->armed < 0)  // CQ-NOT-01, CQ-NOT-06
+                v.add({{"CQ-NOT-01", "CQ-NOT-06"}, "a CQ notification came without an outstanding arm"});
+            else if (cq->armed == NDK_CQ_NOTIFY_ERRORS)  // CQ-NOT-05
+                v.add({{"CQ-NOT-05"}, "an NDK_CQ_NOTIFY_ERRORS arm was notified with STATUS_SUCCESS, "
+                                      "as if by an ordinary entry"});
+            else {
+                // CQ-NOT-08 lets an arm fire for entries already there; with none at all, and
+                // nothing satisfying the arm since the last notification, it had no cause.
+                bool queued = false;
+                for (ObjectId qp : cq->qps) {
+                    const auto& q = std::get<QpState>(objects_[qp].state);
+                    for (const auto* list : {&q.initiator_pending, &q.receive_pending})
+                        for (const auto& c : *list) queued |= c.cq == cq_id;
+                }
+                bool cause = cq->armed == NDK_CQ_NOTIFY_ANY ? cq->new_since_notification
+                                                            : cq->solicited_since_notification;
+                if (!cause && !queued)
+                    v.add({{cq->armed == NDK_CQ_NOTIFY_ANY ? "CQ-NOT-09" : "CQ-NOT-10", "CQ-NOT-11"},
+                           "a CQ notification came with nothing that satisfies its arm"});
+            }
+        } else if (status == STATUS_BUFFER_OVERFLOW) {
+            // CQ-CREATE-04, CQ-RESIZE-04: CqDepth entries fit without an overrun. The provider's
+            // CQ holds at most what the model still expects there.
+            size_t queued = 0;
+            for (ObjectId qp : cq->qps) {
+                const auto& q = std::get<QpState>(objects_[qp].state);
+                for (const auto* list : {&q.initiator_pending, &q.receive_pending})
+                    for (const auto& c : *list) queued += c.cq == cq_id;
+            }
+            if (queued <= cq->depth)
+                v.add({{"CQ-CREATE-04", "CQ-RESIZE-04", "CQ-STATUS-02"},
+                       "the CQ reported an overrun with at most " + num(queued) +
+                           " entries for a depth of " + num(cq->depth)});
+        } else if (status != STATUS_INTERNAL_ERROR) {
+            v.add({{"CQ-STATUS-01"}, "a CQ notification carried CqStatus " + num(static_cast<uint32_t>(status)) +
+                                         ": only STATUS_SUCCESS, STATUS_BUFFER_OVERFLOW and "
+                                         "STATUS_INTERNAL_ERROR are defined"});
+        }
+    }
+    cq->armed = -1;
+    cq->new_since_notification = cq->solicited_since_notification = false;
+    // CQ-STATUS-02/03: an overrun or a fatal error; the CQ and its QPs are unusable from now on.
+    if (status == STATUS_BUFFER_OVERFLOW || status == STATUS_INTERNAL_ERROR) fail_cq(cq_id, status);
 }
 
 Expectation Model::expect_call(const calls::GetCqResults& c) const {
     Expectation e;
     e.returns_void = true;  // CQ-GET-02: no status, never blocks
     if (!require(e, c.cq, Kind::cq, "pNdkCq")) return e;
-    if (c.ex && !readings_.version_at_least(1, 2)) {  // VER-08, VER-11
+    if (c.ex && !readings_.version_at_least(1, 2)) {  // VER-08, VER-11 (CQ-GET-03: 1.2 on)
         e.undefined = true;
         e.undefined_rules = {"VER-11"};
         e.undefined_why = "NdkGetCqResultsEx is 1.2 and later";
@@ -139,6 +209,7 @@ void Model::commit(const calls::GetCqResults& c, const Observed& o, Applied& app
     if (mode_ == Mode::simulate) {
         auto* cq = state_mut<CqState>(c.cq);
         size_t n = std::min<size_t>(o.value, cq->entries.size());
+        for (size_t i = 0; i < n; ++i) retrieved(cq->entries[i]);  // CQ-GET-04: removed once
         cq->entries.erase(cq->entries.begin(), cq->entries.begin() + static_cast<ptrdiff_t>(n));
         return;
     }
@@ -160,8 +231,9 @@ Expectation Model::expect_call(const calls::ControlCqInterruptModeration& c) con
     e.may_lack_resources = true;
     e.success_rules = {"CQ-IM-03", "CQ-IM-10"};
     if (!(adapter_info(c.cq).AdapterFlags & NDK_ADAPTER_FLAG_CQ_INTERRUPT_MODERATION_SUPPORTED)) {
-        e.fail(STATUS_NOT_SUPPORTED, {"CQ-IM-02"}, Strength::documented,
-               "the adapter does not report interrupt moderation");  // CQ-IM-02
+        // CQ-IM-02, GEN-MAND-02, AI-FLAG-03: implemented all the same, and refusing.
+        e.fail(STATUS_NOT_SUPPORTED, {"CQ-IM-02", "GEN-MAND-02"}, Strength::documented,
+               "the adapter does not report interrupt moderation");
         return e;
     }
     const auto& cq = std::get<CqState>(o->state);
@@ -175,9 +247,17 @@ Expectation Model::expect_call(const calls::ControlCqInterruptModeration& c) con
 void Model::commit(const calls::ControlCqInterruptModeration& c, const Observed&, Applied&,
                    Stage stage) {
     if (stage != Stage::done) return;
-    auto* cq = state_mut<CqState>(c.cq);  // CQ-IM-10: the latest settings win
-    cq->interrupt_interval = c.interval;
-    cq->interrupt_count = c.count;
+    // CQ-IM-10: the latest settings win. The model keeps the moderation in force as the pages
+    // define it (it changes only timing, which no test measures: CQ-IM-12). 0 = off.
+    auto* cq = state_mut<CqState>(c.cq);
+    uint32_t interval = c.interval, count = c.count;
+    if (count == MAXULONG || count > cq->depth) count = 0;  // CQ-IM-08: interval alone
+    if (interval == MAXULONG) interval = 0;                 // CQ-IM-07: count alone
+    bool off = c.interval == 0;                             // CQ-IM-06: interval 0 is off
+    if (readings_.moderation_count_zero_or_one) off |= c.count == 0 || c.count == 1;  // AMB-24
+    else off |= c.interval == 1;                                                       // AMB-24 literal
+    cq->interrupt_interval = off ? 0 : interval;
+    cq->interrupt_count = off ? 0 : count;
 }
 
 }  // namespace ndkct::model

@@ -102,10 +102,25 @@ void Model::commit(const calls::QueryAdapterInfo& c, const Observed& o, Applied&
     if (info.FRMRPageCount < 16)  // AI-02
         applied.verdict.add({{"AI-02"}, "NDK_ADAPTER_INFO.FRMRPageCount is " +
                                             num(info.FRMRPageCount) + ", below 16"});
-    if (info.Version.Major != readings_.version.Major)  // VER-02: the negotiated major version
-        applied.verdict.add({{"VER-02"}, "NDK_ADAPTER_INFO.Version is " + num(info.Version.Major) +
-                                             "." + num(info.Version.Minor) + ", not major " +
-                                             num(readings_.version.Major)});
+    // VER-02, VER-06, VER-01: the negotiated version, {Major, Minor}: the requested major at the
+    // provider's highest minor (in check mode the harness reads it from this very call once, so
+    // only the major is held to the profile).
+    if (info.Version.Major != readings_.version.Major ||
+        (mode_ == Mode::simulate && info.Version.Minor != readings_.version.Minor))
+        applied.verdict.add({{"VER-02", "VER-06"}, "NDK_ADAPTER_INFO.Version is " + num(info.Version.Major) +
+                                                       "." + num(info.Version.Minor) + ", not " +
+                                                       num(readings_.version.Major) + "." +
+                                                       num(readings_.version.Minor)});
+    // VER-09, AI-FLAG-05: read-with-local-invalidate is a 1.2 capability.
+    if (info.Version.Major == 1 && info.Version.Minor < 2 &&
+        (info.AdapterFlags & NDK_ADAPTER_FLAG_RDMA_READ_LOCAL_INVALIDATE_SUPPORTED))
+        applied.verdict.add({{"VER-09", "AI-FLAG-05"}, "a 1.1 instance reports "
+                                                       "NDK_ADAPTER_FLAG_RDMA_READ_LOCAL_INVALIDATE_SUPPORTED"});
+    // AI-11: RdmaTechnology names one transport (1 iWARP .. 4 RoCEv2), when the buffer holds it.
+    if (written == full && (info.RdmaTechnology < NdkiWarp || info.RdmaTechnology > NdkRoCEv2))
+        applied.verdict.add({{"AI-11"}, "NDK_ADAPTER_INFO.RdmaTechnology is " +
+                                            num(static_cast<uint32_t>(info.RdmaTechnology)) +
+                                            ", not one of the transports 1..4"});
     // In check mode the provider's own limits are the ones its other calls are judged by.
     if (mode_ == Mode::check) {
         if (auto* a = state_mut<AdapterState>(c.adapter)) {
@@ -126,6 +141,8 @@ Expectation Model::expect_call(const calls::CreatePd& c) const {
 }
 
 void Model::commit(const calls::CreatePd& c, const Observed&, Applied& applied, Stage stage) {
+    // LIFE-TREE-01: PDs, CQs, connectors, listeners, shared endpoints and LAMs are children of
+    // their adapter.
     create_stage(Kind::pd, c.adapter, PdState{}, {}, applied, stage);
 }
 
@@ -152,6 +169,7 @@ Expectation Model::expect_call(const calls::CreateMr& c) const {
 }
 
 void Model::commit(const calls::CreateMr& c, const Observed&, Applied& applied, Stage stage) {
+    // LIFE-TREE-03: MRs, MWs, QPs and SRQs are children of their PD.
     MrState mr;
     mr.fast_register = c.fast_register;  // CMR-01: the kind is fixed at creation
     mr.phase = c.fast_register ? MrState::Phase::uninitialized : MrState::Phase::unregistered;
@@ -232,8 +250,8 @@ void Model::commit(const calls::RegisterMr& c, const Observed&, Applied&, Stage 
             mr->flags = c.flags;
             mr->region = {c.mdl.virtual_address, c.length, c.mdl.first_byte_offset, c.mdl.pfns,
                           mr_access(c.flags)};
-            mr->local_token.reset();
-            mr->remote_token.reset();
+            set_token(c.mr, false, std::nullopt);
+            set_token(c.mr, true, std::nullopt);
             break;
         case Stage::failed:
             mr->phase = MrState::Phase::unregistered;
@@ -276,10 +294,11 @@ void Model::commit(const calls::DeregisterMr& c, const Observed&, Applied&, Stag
         case Stage::done:
         case Stage::completed:
             // RMR-DEREG-01: the tokens reach nothing once the deregistration completed.
+            // DMR-03: the MR object stays open (unregistered), to be registered again or closed.
             mr->phase = MrState::Phase::unregistered;
             mr->region = {};
-            mr->local_token.reset();
-            mr->remote_token.reset();
+            set_token(c.mr, false, std::nullopt);
+            set_token(c.mr, true, std::nullopt);
             // AMB-31 (allow): windows bound to it stay bound but reach nothing.
             for (ObjectId w : mr->bound_windows)
                 if (auto* mw = state_mut<MwState>(w)) mw->region.access = 0;
@@ -348,6 +367,9 @@ void Model::commit(const calls::InitializeFastRegisterMr& c, const Observed&, Ap
     auto* mr = state_mut<MrState>(c.mr);
     switch (stage) {
         case Stage::pending:
+            mr->phase_before_init = mr->phase;
+            mr->max_pages_before_init = mr->max_pages;
+            mr->remote_access_before_init = mr->remote_access;
             mr->phase = MrState::Phase::initializing;
             mr->max_pages = c.adapter_page_count;
             mr->remote_access = c.remote_access;
@@ -358,13 +380,17 @@ void Model::commit(const calls::InitializeFastRegisterMr& c, const Observed&, Ap
             mr->max_pages = c.adapter_page_count;
             mr->remote_access = c.remote_access;
             mr->region = {};
-            mr->local_token.reset();
-            mr->remote_token.reset();
+            set_token(c.mr, false, std::nullopt);
+            set_token(c.mr, true, std::nullopt);
             break;
         case Stage::failed:
-            mr->phase = MrState::Phase::uninitialized;  // IFR-ST-04
+            // IFR-ST-04: a failed initialization initializes nothing. AMB-10: a failed
+            // re-initialization, like one refused inline, leaves the previous one in force.
+            mr->phase = mr->phase_before_init;
+            mr->max_pages = mr->max_pages_before_init;
+            mr->remote_access = mr->remote_access_before_init;
             break;
-        case Stage::refused:  // IFR-ST-03: an inline failure initializes nothing
+        case Stage::refused:  // IFR-ST-03: an inline failure initializes nothing (AMB-10 too)
             break;
     }
 }
@@ -397,7 +423,7 @@ void Model::commit(const calls::GetLocalTokenFromMr& c, const Observed& o, Appli
         mr->phase == MrState::Phase::registered)  // TOK-01: one token per registration
         applied.verdict.add({{"TOK-01"}, "NdkGetLocalTokenFromMr returned a different token for "
                                          "the same registration"});
-    mr->local_token = o.value;
+    set_token(c.mr, false, o.value);
 }
 
 Expectation Model::expect_call(const calls::GetRemoteTokenFromMr& c) const {
@@ -413,7 +439,7 @@ void Model::commit(const calls::GetRemoteTokenFromMr& c, const Observed& o, Appl
         applied.verdict.add({{"TOK-02", "AMB-07"},
                              "NdkGetRemoteTokenFromMr returned a different token than before "
                              "for the same registration"});
-    mr->remote_token = o.value;
+    set_token(c.mr, true, o.value);
 }
 
 Expectation Model::expect_call(const calls::GetRemoteTokenFromMw& c) const {
@@ -429,7 +455,7 @@ Expectation Model::expect_call(const calls::GetRemoteTokenFromMw& c) const {
 }
 
 void Model::commit(const calls::GetRemoteTokenFromMw& c, const Observed& o, Applied&, Stage) {
-    state_mut<MwState>(c.mw)->remote_token = o.value;
+    set_token(c.mw, true, o.value);
 }
 
 // ======================= NdkCreateMw (MW-01) =======================
@@ -548,17 +574,19 @@ void Model::commit(const calls::BuildLam& c, const Observed& o, Applied& applied
                                              num(c.mdl.first_byte_offset) +
                                              " (the first byte's offset in its page)"});
     // Two pages of live mappings at one logical address would alias memory.
-    for (const Object& other : objects_) {
-        if (other.kind != Kind::lam || other.life != Life::ready || other.adapter != c.adapter)
-            continue;
-        const auto& lam = std::get<LamState>(other.state);
-        for (size_t i = 0; i < lam.logical_pages.size(); ++i)
-            for (size_t j = 0; j < count && j < c.mdl.pfns.size(); ++j)
-                if (lam.logical_pages[i] == o.lam_pages[j] && lam.pfns[i] != c.mdl.pfns[j])
+    if (const auto* a = state_of<AdapterState>(c.adapter))
+        for (size_t j = 0; j < count && j < c.mdl.pfns.size(); ++j) {
+            auto it = a->logical_pages.find(o.lam_pages[j]);
+            if (it == a->logical_pages.end()) continue;
+            for (const auto& [lam_id, index] : it->second) {
+                const Object& other = objects_[lam_id];
+                if (other.life != Life::ready) continue;
+                if (std::get<LamState>(other.state).pfns[index] != c.mdl.pfns[j])
                     applied.verdict.add({{"LAM-PAGE-02"},
                                          "logical address " + num(o.lam_pages[j]) +
                                              " already maps another page in LAM " + num(other.id)});
-    }
+            }
+        }
     // LAM-VA-01: the VA is kept as a label; the mapping reaches memory through the PFNs only.
     LamState lam{c.mdl.virtual_address, c.length, c.mdl.first_byte_offset, c.mdl.pfns,
                  std::vector<uint64_t>(o.lam_pages.begin(),
@@ -586,12 +614,13 @@ void Model::commit(const calls::ReleaseLam& c, const Observed&, Applied&, Stage)
 // LAM-REL-01: a logical address maps its page while its LAM is live (until NdkReleaseLam).
 std::optional<PFN_NUMBER> Model::pfn_of_logical(ObjectId adapter, uint64_t logical) const {
     uint64_t page = logical & ~uint64_t(PAGE_SIZE - 1);
-    for (const Object& o : objects_) {
-        if (o.kind != Kind::lam || o.life != Life::ready || o.adapter != adapter) continue;
-        const auto& lam = std::get<LamState>(o.state);
-        for (size_t i = 0; i < lam.logical_pages.size(); ++i)
-            if (lam.logical_pages[i] == page) return lam.pfns[i];
-    }
+    const auto* a = state_of<AdapterState>(adapter);
+    if (!a) return std::nullopt;
+    auto it = a->logical_pages.find(page);
+    if (it == a->logical_pages.end()) return std::nullopt;
+    for (const auto& [lam_id, index] : it->second)  // the oldest live mapping of the page
+        if (objects_[lam_id].life == Life::ready)
+            return std::get<LamState>(objects_[lam_id].state).pfns[index];
     return std::nullopt;
 }
 
@@ -616,7 +645,7 @@ std::vector<ExpectedFailure> fast_register_argument_problems(const calls::FastRe
                                          " exceeds the MR's initialized " + num(mr.max_pages));
     if (c.fbo >= PAGE_SIZE)  // FR-FBO-02 (FR-FBO-01: 0..PAGE_SIZE-1 are all valid)
         bad({"FR-FBO-02"}, "FBO " + num(c.fbo) + " is not an offset inside a page");
-    else if (c.length + c.fbo > pages * PAGE_SIZE)  // FR-LEN-02 (no wrap-around with 0 pages)
+    else if (c.fbo > pages * PAGE_SIZE || c.length > pages * PAGE_SIZE - c.fbo)  // FR-LEN-02 (no wrap-around)
         bad({"FR-LEN-02"}, "Length " + num(c.length) + " exceeds AdapterPageCount * PAGE_SIZE (" +
                                num(pages * PAGE_SIZE) + ") - FBO (" + num(c.fbo) + ")");
     if (c.length == 0 && r.zero_length_mapping_rejected) bad({"MODEL-RMR-LEN-02"}, "Length is 0");
@@ -666,7 +695,7 @@ Expectation Model::expect_call(const calls::FastRegister& c) const {
                       NDK_OP_FLAG_DEFER;
     // FR-SINK-02/03: 0x80 is accepted whatever the adapter's RDMA_READ_SINK_NOT_REQUIRED.
     if (readings_.fr_read_sink_flag_listed) listed |= NDK_OP_FLAG_RDMA_READ_SINK;
-    check_op_flags(e, c.flags, listed, "NdkFastRegister", {"FR-FLG-01"});
+    check_op_flags(e, c.flags, listed, "NdkFastRegister", "FR-FLG-01");
     if ((c.flags & NDKCT_OP_FLAG_REMOTE_WRITE_BIT) && !(c.flags & NDK_OP_FLAG_ALLOW_LOCAL_WRITE) &&
         readings_.lone_remote_write_bit_rejected)  // AMB-03
         e.fail(STATUS_INVALID_PARAMETER, {"FR-FLG-05", "AMB-03"}, Strength::model_choice,
@@ -691,6 +720,7 @@ Expectation Model::expect_call(const calls::FastRegister& c) const {
             e.tolerated.push_back(std::move(problem));  // AMB-29: the form not chosen is a warning
         }
     }
+    check_usable(e, *qp);  // MODEL-CQ-STATUS-01
     // Pages that no live LAM produced reach unknown memory (FR-LAM-01, the caller's duty).
     for (uint64_t page : c.adapter_pages)
         if (!pfn_of_logical(o->adapter, page)) {
@@ -715,6 +745,7 @@ void Model::commit(const calls::FastRegister& c, const Observed&, Applied&, Stag
     const Object* qp = find(c.qp);
     WorkRequest wr{0, c, c.request_context, c.flags};
     Completion done = initiator_completion(c.qp, wr, NdkOperationTypeFastRegister);
+    std::shared_ptr<const WorkRequest::Undo> undo_info;
     auto problems = fast_register_argument_problems(c, *mr, readings_);
     if (std::get<QpState>(qp->state).error) {
         // FLS-02: the QP is in error, so the request is flushed (STATUS_CANCELLED, decided by
@@ -740,19 +771,44 @@ void Model::commit(const calls::FastRegister& c, const Observed&, Applied&, Stag
     } else {
         // FR-MAP-01, FR-TOK-01: the mapping is in force once the call returned. FR-APC-01,
         // FR-PAGE-02: one page per AdapterPageArray entry, in array order (logical order does not
-        // matter); FR-FBO-01: the region starts FBO bytes into the first.
+        // matter); FR-FBO-01: the region starts FBO bytes into the first. Flushed before it runs
+        // (a QP error behind DEFER or a waiting send), it is undone (Model::undo).
+        auto u = std::make_shared<WorkRequest::Undo>();
+        u->mr = c.mr;
+        u->mr_state = *mr;
+        undo_info = std::move(u);
         std::vector<PFN_NUMBER> pfns;
         for (uint64_t page : c.adapter_pages) pfns.push_back(*pfn_of_logical(qp->adapter, page));
         mr->phase = MrState::Phase::fast_registered;
         mr->region = {c.base_virtual_address, c.length, c.fbo, std::move(pfns), op_access(c.flags)};
-        if (!readings_.fr_token_stable_from_initialize) mr->remote_token.reset();  // AMB-07
+        if (!readings_.fr_token_stable_from_initialize) set_token(c.mr, true, std::nullopt);  // AMB-07
     }
     // FR-SILENT-01, FR-SILENT-02: silent only if it succeeds. FR-QP-01: on the initiator queue.
     done.silent = (c.flags & NDK_OP_FLAG_SILENT_SUCCESS) && done.outcome == Completion::Outcome::success;
-    post(c.qp, c, c.request_context, c.flags, false, done);
+    post(c.qp, c, c.request_context, c.flags, false, done, std::move(undo_info));
 }
 
 // ======================= NdkBind (BND-*) =======================
+
+namespace {
+
+// Bind arguments whose status the docs leave open: the range outside the MR (BND-02, AMB-20),
+// a window longer than MaxWindowSize (BND-09, MODEL-BND-01). Such a bind must not take effect.
+std::vector<ExpectedFailure> bind_argument_problems(const calls::Bind& c, const MrState& mr,
+                                                    const NDK_ADAPTER_INFO& info, const Readings& r) {
+    std::vector<ExpectedFailure> problems;
+    if (!mr.region.covers(c.virtual_address, c.length))
+        problems.push_back({STATUS_INVALID_PARAMETER, {"BND-02", "AMB-20"}, Strength::model_choice,
+                            "[VirtualAddress, +Length) is not inside the MR's registered range"});
+    if (c.length > info.MaxWindowSize)
+        problems.push_back({STATUS_INVALID_PARAMETER, {"MODEL-BND-01", "BND-09"},
+                            r.over_max_window_invalid ? Strength::model_choice : Strength::any_error,
+                            "Length " + num(c.length) + " exceeds MaxWindowSize " +
+                                num(info.MaxWindowSize)});
+    return problems;
+}
+
+}  // namespace
 
 Expectation Model::expect_call(const calls::Bind& c) const {
     Expectation e;
@@ -777,7 +833,7 @@ Expectation Model::expect_call(const calls::Bind& c) const {
                    NDK_OP_FLAG_SILENT_SUCCESS | NDK_OP_FLAG_READ_FENCE |
                        NDK_OP_FLAG_ALLOW_REMOTE_READ | NDK_OP_FLAG_ALLOW_REMOTE_WRITE |
                        NDK_OP_FLAG_DEFER,
-                   "NdkBind", {"BND-07"});
+                   "NdkBind", "BND-07");
     if ((c.flags & NDKCT_OP_FLAG_REMOTE_WRITE_BIT) && !(mr.region.access & kLocalWrite))  // BND-06
         e.fail(STATUS_ACCESS_VIOLATION, {"BND-06"}, Strength::documented,
                "a remote-write window on an MR without local write");
@@ -785,16 +841,18 @@ Expectation Model::expect_call(const calls::Bind& c) const {
         readings_.mw_remote_read_needs_mr_right)  // AMB-20
         e.fail(STATUS_ACCESS_VIOLATION, {"BND-06", "AMB-20"}, Strength::model_choice,
                "a remote-read window on an MR without remote read");
-    if (!mr.region.covers(c.virtual_address, c.length))  // BND-02 (the caller's duty), AMB-20
-        e.fail(STATUS_INVALID_PARAMETER, {"BND-02", "AMB-20"}, Strength::model_choice,
-               "[VirtualAddress, +Length) is not inside the MR's registered range");
-    if (c.length > adapter_info(c.qp).MaxWindowSize)
-        e.fail(STATUS_INVALID_PARAMETER, {"BND-09", "AMB-26"}, Strength::model_choice,
-               "Length exceeds MaxWindowSize");
+    // BND-02 (the caller's duty), AMB-20; BND-09: up to MaxWindowSize must be accepted, beyond
+    // it MODEL-BND-01 (refused inline with STATUS_INVALID_PARAMETER, or accepted and failed in
+    // its completion, which is a warning unless the profile reads any error as right).
+    for (auto& problem : bind_argument_problems(c, mr, adapter_info(c.qp), readings_)) {
+        e.failures.push_back(std::move(problem));
+        e.failure_may_surface_in_completion = true;
+    }
     if ((mro->parent != find(c.qp)->parent || mwo->parent != find(c.qp)->parent) &&
         readings_.foreign_objects_all_inline)  // AMB-28
         e.fail(STATUS_INVALID_PARAMETER, {"AMB-28"}, Strength::model_choice,
                "the MR or MW belongs to another PD than the QP");
+    check_usable(e, *qp);  // MODEL-CQ-STATUS-01
     return e;
 }
 
@@ -808,21 +866,39 @@ void Model::commit(const calls::Bind& c, const Observed&, Applied&, Stage stage)
     WorkRequest wr{0, c, c.request_context, c.flags};
     Completion done = initiator_completion(c.qp, wr, NdkOperationTypeBind);
     const Object* qp = find(c.qp);
+    std::shared_ptr<const WorkRequest::Undo> undo_info;
+    auto problems = bind_argument_problems(c, std::get<MrState>(find(c.mr)->state),
+                                           adapter_info(c.qp), readings_);
     if (std::get<QpState>(qp->state).error) {
         // FLS-02: flushed (STATUS_CANCELLED): the window is not bound.
+    } else if (!problems.empty()) {
+        // Accepted although the profile refuses it inline (MODEL-BND-01, AMB-20): it binds
+        // nothing, and its completion reports the error (in any form, with any_error).
+        done.outcome = problems.front().strength == Strength::any_error ? Completion::Outcome::any_error
+                                                                       : Completion::Outcome::error;
+        done.status = STATUS_INVALID_PARAMETER;
+        done.rules = problems.front().rules;
+        done.why = problems.front().why;
     } else if (find(c.mr)->parent != qp->parent || find(c.mw)->parent != qp->parent) {  // AMB-28
         done.outcome = Completion::Outcome::error;
         done.status = STATUS_ACCESS_VIOLATION;
         done.rules = {"AMB-28"};
         done.why = "the MR or MW belongs to another PD";
     } else {
-        // BND-01, MW-02: the window is bound, and its token readable, once the call returned.
+        // BND-01, MW-02: the window is bound, and its token readable, once the call returned
+        // (undone if flushed before it runs). BND-03, BND-04: VirtualAddress is only an index;
+        // remote addresses into the window are its bound virtual range (resolve_remote).
+        auto u = std::make_shared<WorkRequest::Undo>();
+        u->mw = c.mw;
+        u->mw_state = std::get<MwState>(find(c.mw)->state);
+        u->window_mr = c.mr;
+        u->window_mr_windows = std::get<MrState>(find(c.mr)->state).bound_windows;
         auto* mw = state_mut<MwState>(c.mw);
         mw->bound = true;
         mw->mr = c.mr;
         mw->qp = c.qp;
         mw->region = {c.virtual_address, c.length, 0, {}, op_access(c.flags) & (kRemoteRead | kRemoteWrite)};
-        mw->remote_token.reset();
+        set_token(c.mw, true, std::nullopt);
         auto* mr = state_mut<MrState>(c.mr);
         if (std::find(mr->bound_windows.begin(), mr->bound_windows.end(), c.mw) == mr->bound_windows.end())
             mr->bound_windows.push_back(c.mw);
@@ -830,10 +906,12 @@ void Model::commit(const calls::Bind& c, const Observed&, Applied&, Stage stage)
         if (std::find(w.antecedents.begin(), w.antecedents.end(), c.mr) == w.antecedents.end()) {
             w.antecedents.push_back(c.mr);  // LIFE-TREE-04: the MR now waits for the MW's close
             ++objects_[c.mr].open_successors;
+            u->edge_added = true;
         }
+        undo_info = std::move(u);
     }
     done.silent = (c.flags & NDK_OP_FLAG_SILENT_SUCCESS) && done.outcome == Completion::Outcome::success;
-    post(c.qp, c, c.request_context, c.flags, false, done);
+    post(c.qp, c, c.request_context, c.flags, false, done, std::move(undo_info));
 }
 
 // ======================= NdkInvalidate (INV-*) =======================
@@ -854,7 +932,7 @@ Expectation Model::expect_call(const calls::Invalidate& c) const {
     }
     check_op_flags(e, c.flags,
                    NDK_OP_FLAG_SILENT_SUCCESS | NDK_OP_FLAG_READ_FENCE | NDK_OP_FLAG_DEFER,
-                   "NdkInvalidate", {"INV-04"});
+                   "NdkInvalidate", "INV-04");
     bool valid = false;
     if (target->kind == Kind::mr) {
         const auto& mr = std::get<MrState>(target->state);
@@ -870,6 +948,7 @@ Expectation Model::expect_call(const calls::Invalidate& c) const {
     } else {
         valid = std::get<MwState>(target->state).bound;
     }
+    check_usable(e, *qp);  // MODEL-CQ-STATUS-01
     if (!valid) {  // CQ-RI-03, AMB-32: inline or by completion, the docs do not say
         ExpectedFailure inline_failure{STATUS_INVALID_DEVICE_STATE, {"CQ-RI-03", "AMB-32"},
                                        Strength::model_choice, "the token is no longer valid"};
@@ -896,10 +975,24 @@ void Model::commit(const calls::Invalidate& c, const Observed&, Applied&, Stage 
     bool valid = target->kind == Kind::mr
                      ? std::get<MrState>(target->state).phase == MrState::Phase::fast_registered
                      : std::get<MwState>(target->state).bound;
+    std::shared_ptr<const WorkRequest::Undo> undo_info;
     if (std::get<QpState>(objects_[c.qp].state).error) {
         // FLS-02: flushed (STATUS_CANCELLED): the token stays as it was.
     } else if (valid) {
-        invalidate_token_of(c.target);  // INV-01
+        // INV-01: in force once the call returned, undone if flushed before it runs.
+        auto u = std::make_shared<WorkRequest::Undo>();
+        if (target->kind == Kind::mr) {
+            u->mr = c.target;
+            u->mr_state = std::get<MrState>(target->state);
+        } else {
+            u->mw = c.target;
+            u->mw_state = std::get<MwState>(target->state);
+            u->window_mr = u->mw_state->mr;
+            if (const auto* owner = state_of<MrState>(u->window_mr)) u->window_mr_windows = owner->bound_windows;
+            else u->window_mr = 0;
+        }
+        undo_info = std::move(u);
+        invalidate_token_of(c.target);
     } else {  // CQ-RI-03, AMB-32: reported by the completion
         done.outcome = Completion::Outcome::error;
         done.status = STATUS_INVALID_DEVICE_STATE;
@@ -907,7 +1000,7 @@ void Model::commit(const calls::Invalidate& c, const Observed&, Applied&, Stage 
         done.why = "the token was no longer valid";
     }
     done.silent = (c.flags & NDK_OP_FLAG_SILENT_SUCCESS) && done.outcome == Completion::Outcome::success;
-    post(c.qp, c, c.request_context, c.flags, false, done);
+    post(c.qp, c, c.request_context, c.flags, false, done, std::move(undo_info));
 }
 
 void Model::invalidate_token_of(ObjectId object) {

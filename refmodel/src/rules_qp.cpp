@@ -151,9 +151,27 @@ void Model::commit(const calls::CreateSrq& c, const Observed&, Applied& applied,
     s.depth = c.depth;
     s.max_sge = c.max_receive_sge;
     s.notify_threshold = c.notify_threshold;
-    s.notify_armed = c.notify_threshold > 0 && c.has_notification;  // SRQ-16
+    // SRQ-16: the create's threshold arms the notification when there is a callback (SRQ-07:
+    // none is called otherwise). MODEL-SRQ-02: whether the empty new SRQ counts as below it.
+    s.notify_armed = c.notify_threshold > 0 && c.has_notification;
+    s.needs_reach = !readings_.srq_initial_notify_immediate;
     s.has_notification = c.has_notification;
     create_stage(Kind::srq, c.pd, s, {}, applied, stage);
+    if (stage == Stage::done || stage == Stage::completed) srq_check_threshold(applied.created);
+}
+
+void Model::srq_check_threshold(ObjectId srq) {
+    auto* s = state_mut<SrqState>(srq);
+    if (!s || s->failed) return;
+    if (s->receives.size() >= s->notify_threshold) s->reached = true;
+    // SRQ-10: armed, and the queued receives are below the threshold (SRQ-11: already below
+    // when armed by NdkModifySrq counts); MODEL-SRQ-02: the arm made at creation waits until
+    // the count reached the threshold once (after_threshold_reached).
+    bool due = s->notify_armed && s->receives.size() < s->notify_threshold &&
+               (!s->needs_reach || s->reached);
+    if (!due || mode_ != Mode::simulate) return;
+    s->notify_armed = false;  // SRQ-12: one notification, then disarmed
+    emit({Event::Kind::srq_notification, srq, 0, STATUS_SUCCESS, 0});  // SRQ-03
 }
 
 Expectation Model::expect_call(const calls::ModifySrq& c) const {
@@ -164,21 +182,27 @@ Expectation Model::expect_call(const calls::ModifySrq& c) const {
     if (c.depth > adapter_info(c.srq).MaxSrqDepth)  // SRQ-09
         e.fail(STATUS_INVALID_PARAMETER, {"SRQ-09"}, Strength::documented,
                "SrqDepth exceeds MaxSrqDepth");
+    const auto& s = std::get<SrqState>(find(c.srq)->state);
+    // MODEL-SRQ-01: a depth below the receives now queued (reject: the call fails and changes
+    // nothing, inline or through its callback; accept: the new depth holds, the queued
+    // receives stay and further posts wait for room, MODEL-WR-DEPTH-01).
+    if (c.depth != 0 && c.depth < s.outstanding && readings_.modify_srq_below_queued_rejected)
+        e.fail(STATUS_INVALID_PARAMETER, {"MODEL-SRQ-01", "SRQ-02"}, Strength::model_choice,
+               "SrqDepth " + num(c.depth) + " is below the " + num(s.outstanding) +
+                   " receives outstanding");
     return e;
 }
 
 void Model::commit(const calls::ModifySrq& c, const Observed&, Applied&, Stage stage) {
     if (stage != Stage::done && stage != Stage::completed) return;
     auto* s = state_mut<SrqState>(c.srq);
-    if (c.depth != 0) s->depth = c.depth;  // SRQ-02: 0 keeps the depth
-    if (c.notify_threshold > 0) {           // SRQ-10, SRQ-13
+    if (c.depth != 0) s->depth = c.depth;  // SRQ-02: 0 keeps the depth (SRQ-17: the new one holds)
+    if (c.notify_threshold > 0) {  // SRQ-10: sets and arms; SRQ-13: 0 keeps threshold and arm
         s->notify_threshold = c.notify_threshold;
-        s->notify_armed = s->has_notification;
-        if (s->notify_armed && s->receives.size() < s->notify_threshold && mode_ == Mode::simulate) {
-            s->notify_armed = false;  // SRQ-11, SRQ-12: fires at once, then disarmed
-            emit({Event::Kind::srq_notification, c.srq, 0, STATUS_SUCCESS, 0});
-        }
+        s->notify_armed = s->has_notification;  // SRQ-07
+        s->needs_reach = false;  // SRQ-11: already below the threshold fires at once
     }
+    srq_check_threshold(c.srq);
 }
 
 Expectation Model::expect_call(const calls::SrqReceive& c) const {
@@ -192,9 +216,13 @@ Expectation Model::expect_call(const calls::SrqReceive& c) const {
         e.fail(STATUS_INVALID_PARAMETER, {"SGE-10", "AMB-26"},
                readings_.limit_violation_status_required ? Strength::documented : Strength::model_choice,
                "nSge " + num(c.sgl.size()) + " exceeds the SRQ's MaxReceiveRequestSge " + num(s.max_sge));
-    if (s.receives.size() >= s.depth) {  // SRQ-18: beyond the depth is the caller's error
-        e.may_lack_resources = true;
-        e.preferred = STATUS_INSUFFICIENT_RESOURCES;
+    // SRQ-17: up to the current depth must be accepted; beyond it (SRQ-18, the caller's error)
+    // MODEL-WR-DEPTH-01 decides.
+    check_depth(e, s.outstanding, s.depth, "SRQ-17");
+    if (s.failed) {  // SRQ-15, MODEL-CQ-STATUS-01: the SRQ is unusable
+        e.may_fail_any = true;
+        e.any_failure_warns = readings_.post_after_cq_error_cancelled;
+        e.any_failure_rules = {"MODEL-CQ-STATUS-01", "SRQ-15"};
     }
     return e;
 }
@@ -202,13 +230,40 @@ Expectation Model::expect_call(const calls::SrqReceive& c) const {
 void Model::commit(const calls::SrqReceive& c, const Observed&, Applied&, Stage stage) {
     if (stage != Stage::done) return;
     auto* s = state_mut<SrqState>(c.srq);
+    if (s->failed) return;  // SRQ-15: it reports no further completions
     s->receives.push_back({0, c, c.request_context, 0});
+    ++s->posted;
+    ++s->outstanding;
+    if (s->receives.size() >= s->notify_threshold) s->reached = true;  // MODEL-SRQ-02
     // A send waiting for a receive on any QP of this SRQ may go on now.
-    for (const Object& o : objects_)
-        if (o.kind == Kind::qp && o.life != Life::closed) {
-            const auto& q = std::get<QpState>(o.state);
-            if (q.srq == c.srq && q.peer) run_queues(q.peer);
+    std::vector<ObjectId> attached = s->qps;  // run_queues may change the list
+    for (ObjectId id : attached)
+        if (const Object* o = find(id); o && o->life != Life::closed)
+            if (ObjectId peer = std::get<QpState>(o->state).peer) run_queues(peer);
+}
+
+// Check mode: an SRQ notification the provider delivered (SRQ-03/07/10/12/15/16, MODEL-SRQ-02).
+void Model::observe_srq_notification(ObjectId srq, NTSTATUS status, Verdict& v) {
+    auto* s = state_mut<SrqState>(srq);
+    if (!s) return;
+    if (mode_ == Mode::check) {
+        if (!s->has_notification)  // SRQ-07
+            v.add({{"SRQ-07"}, "an SRQ created without a notification callback was notified"});
+        if (status == STATUS_SUCCESS) {
+            if (!s->notify_armed)  // SRQ-12: one notification per arm
+                v.add({{"SRQ-12"}, "an SRQ notification came while it was not armed"});
+            else if (s->needs_reach && s->posted < s->notify_threshold)  // MODEL-SRQ-02, SRQ-16
+                v.add({{"MODEL-SRQ-02", "SRQ-16"},
+                       "the SRQ was notified although its receives never reached the threshold " +
+                           num(s->notify_threshold) + " (" + num(s->posted) + " posted)"});
+        } else if (status != STATUS_INTERNAL_ERROR) {  // SRQ-03
+            v.add({{"SRQ-03"}, "an SRQ notification carried SrqStatus " +
+                                   num(static_cast<uint32_t>(status)) +
+                                   ": only STATUS_SUCCESS and STATUS_INTERNAL_ERROR are defined"});
         }
+    }
+    s->notify_armed = false;
+    if (status == STATUS_INTERNAL_ERROR) fail_srq(srq);  // SRQ-15
 }
 
 // ======================= Receive (RCV-*, WR-06) =======================
@@ -220,10 +275,12 @@ Expectation Model::expect_call(const calls::Receive& c) const {
     const Object* o = require(e, c.qp, Kind::qp, "pNdkQp");
     if (!o) return e;
     const auto& q = std::get<QpState>(o->state);
-    if (q.srq) {  // the receive side of such a QP is its SRQ
-        e.fail(STATUS_INVALID_DEVICE_REQUEST, {"CQP-SRQ-01"}, Strength::model_choice,
-               "the QP takes its receives from an SRQ");
-        e.consumer_error = true;
+    if (q.srq) {
+        // MODEL-RCV-01, WR-06, CQP-SRQ-01: the receive side of such a QP is its SRQ, so the call
+        // must fail inline (the profile's status; another error is a warning), leaving no
+        // entry and the SRQ untouched.
+        e.fail(readings_.receive_on_srq_qp_status, {"MODEL-RCV-01", "WR-06", "CQP-SRQ-01"},
+               Strength::model_choice, "the QP takes its receives from an SRQ");
         return e;
     }
     if (c.sgl.size() > q.max_receive_sge)  // SGE-10, AMB-26 (up to it is accepted: CQP-SGE-01)
@@ -231,10 +288,8 @@ Expectation Model::expect_call(const calls::Receive& c) const {
                readings_.limit_violation_status_required ? Strength::documented : Strength::model_choice,
                "nSge " + num(c.sgl.size()) + " exceeds the QP's MaxReceiveRequestSge " +
                    num(q.max_receive_sge));
-    if (q.receive_outstanding >= q.receive_depth) {  // CQP-DEPTH-01: N must fit; N+1 may not
-        e.may_lack_resources = true;
-        e.preferred = STATUS_INSUFFICIENT_RESOURCES;
-    }
+    check_depth(e, q.receive_outstanding, q.receive_depth, "CQP-DEPTH-01");  // N fits; N+1 may not
+    check_usable(e, q);
     return e;
 }
 
@@ -245,27 +300,15 @@ void Model::commit(const calls::Receive& c, const Observed&, Applied&, Stage sta
 
 // ======================= Initiator data requests (SND, SAI, RD, WRT) =======================
 
-namespace {
-
-struct DataLimits {
-    const char* call;
-    const char* not_connected_rule;
-    const char* flags_rule;
-    uint32_t listed_flags;
-    bool read = false;
-};
-
-}  // namespace
-
 // Checks shared by Send, SendAndInvalidate, Read and Write.
-static void check_data_request(const Model& model, const Readings& r, Expectation& e,
-                               const QpState& q, const NDK_ADAPTER_INFO& info,
-                               const std::vector<Sge>& sgl, uint32_t flags, const DataLimits& d) {
-    (void)model;
+void Model::check_data_request(Expectation& e, const QpState& q, const std::vector<Sge>& sgl,
+                               uint32_t flags, bool read) const {
+    const Readings& r = readings_;
+    const NDK_ADAPTER_INFO& info = adapter_info(q.pd);
     Strength limit = r.limit_violation_status_required ? Strength::documented : Strength::model_choice;
     bool is_inline = flags & NDK_OP_FLAG_INLINE;
     uint64_t bytes = total_length(sgl);
-    if (d.read) {
+    if (read) {
         if (sgl.size() > info.MaxReadRequestSge)  // SGE-11
             e.fail(STATUS_INVALID_PARAMETER, {"SGE-11", "AMB-26"}, limit,
                    "nSge " + num(sgl.size()) + " exceeds MaxReadRequestSge " +
@@ -283,10 +326,17 @@ static void check_data_request(const Model& model, const Readings& r, Expectatio
         e.fail(STATUS_INVALID_PARAMETER, {"SGE-12", "AMB-26"}, limit,
                "the request moves " + num(bytes) + " bytes, more than MaxTransferLength " +
                    num(info.MaxTransferLength));
-    if (q.initiator_outstanding >= q.initiator_depth) {  // CQP-DEPTH-02: N must fit, N+1 may not
-        e.may_lack_resources = true;
-        e.preferred = STATUS_INSUFFICIENT_RESOURCES;
+    check_depth(e, q.initiator_outstanding, q.initiator_depth, "CQP-DEPTH-02");  // N fits, N+1 may not
+    // RD-08: as many reads in progress as the effective OutboundReadLimit must work. Beyond it,
+    // MODEL-RD-01: queue (the read waits and succeeds: nothing to judge here) or fail (a consumer
+    // error: any inline error, or an error completion; queueing it is a warning).
+    if (read && q.outbound_read_limit && q.reads_outstanding >= q.outbound_read_limit &&
+        r.outbound_read_overflow_fails) {
+        e.may_fail_any = true;
+        e.any_failure_rules = {"MODEL-RD-01", "RD-08"};
+        e.preferred = STATUS_INSUFFICIENT_RESOURCES;  // the reference provider refuses it inline
     }
+    check_usable(e, q);
 }
 
 Expectation Model::expect_call(const calls::Send& c) const {
@@ -297,9 +347,8 @@ Expectation Model::expect_call(const calls::Send& c) const {
     if (!q) return e;
     uint32_t listed = NDK_OP_FLAG_SILENT_SUCCESS | NDK_OP_FLAG_READ_FENCE |
                       NDK_OP_FLAG_SEND_AND_SOLICIT_EVENT | NDK_OP_FLAG_INLINE | NDK_OP_FLAG_DEFER;
-    check_op_flags(e, c.flags, listed, "NdkSend", {"SND-03"});
-    check_data_request(*this, readings_, e, *q, adapter_info(c.qp), c.sgl, c.flags,
-                       {"NdkSend", "SND-02", "SND-03", listed});
+    check_op_flags(e, c.flags, listed, "NdkSend", "SND-03");
+    check_data_request(e, *q, c.sgl, c.flags, false);
     return e;
 }
 
@@ -320,9 +369,8 @@ Expectation Model::expect_call(const calls::SendAndInvalidate& c) const {
     if (!q) return e;
     uint32_t listed = NDK_OP_FLAG_SILENT_SUCCESS | NDK_OP_FLAG_READ_FENCE |
                       NDK_OP_FLAG_SEND_AND_SOLICIT_EVENT | NDK_OP_FLAG_INLINE | NDK_OP_FLAG_DEFER;
-    check_op_flags(e, c.flags, listed, "NdkSendAndInvalidate", {"SAI-05"});
-    check_data_request(*this, readings_, e, *q, adapter_info(c.qp), c.sgl, c.flags,
-                       {"NdkSendAndInvalidate", "SAI-04", "SAI-05", listed});
+    check_op_flags(e, c.flags, listed, "NdkSendAndInvalidate", "SAI-05");
+    check_data_request(e, *q, c.sgl, c.flags, false);
     return e;
 }
 
@@ -343,9 +391,8 @@ Expectation Model::expect_call(const calls::Read& c) const {
     if (!q) return e;
     uint32_t listed = NDK_OP_FLAG_SILENT_SUCCESS | NDK_OP_FLAG_READ_FENCE | NDK_OP_FLAG_DEFER;
     if (readings_.version_at_least(1, 2)) listed |= readings_.read_local_invalidate_flag;  // AMB-02
-    check_op_flags(e, c.flags, listed, "NdkRead", {"RD-06"});
-    check_data_request(*this, readings_, e, *q, adapter_info(c.qp), c.sgl, c.flags,
-                       {"NdkRead", "RD-04", "RD-06", listed, true});
+    check_op_flags(e, c.flags, listed, "NdkRead", "RD-06");
+    check_data_request(e, *q, c.sgl, c.flags, true);
     return e;
 }
 
@@ -366,9 +413,8 @@ Expectation Model::expect_call(const calls::Write& c) const {
     if (!q) return e;
     uint32_t listed = NDK_OP_FLAG_SILENT_SUCCESS | NDK_OP_FLAG_READ_FENCE | NDK_OP_FLAG_DEFER;
     if (readings_.inline_on_write_listed) listed |= NDK_OP_FLAG_INLINE;  // AMB-13
-    check_op_flags(e, c.flags, listed, "NdkWrite", {"WRT-03"});
-    check_data_request(*this, readings_, e, *q, adapter_info(c.qp), c.sgl, c.flags,
-                       {"NdkWrite", "WRT-02", "WRT-03", listed});
+    check_op_flags(e, c.flags, listed, "NdkWrite", "WRT-03");
+    check_data_request(e, *q, c.sgl, c.flags, false);
     return e;
 }
 
@@ -399,7 +445,7 @@ Completion Model::initiator_completion(ObjectId qp, const WorkRequest& wr,
     const auto& q = std::get<QpState>(objects_[qp].state);
     Completion done;
     done.qp = qp;
-    done.cq = q.initiator_cq;       // CQP-OBJ-02, FR-QP-01: initiator requests complete here
+    done.cq = q.initiator_cq;       // CQP-OBJ-02, FR-QP-01, WR-01: initiator requests complete here
     done.qp_context = q.qp_context;  // CQP-CTX-01
     // FR-RES-01 and its siblings: `type` is what NDK_RESULT_EX.Type must say.
     done.request_context = wr.request_context;
@@ -408,24 +454,49 @@ Completion Model::initiator_completion(ObjectId qp, const WorkRequest& wr,
 }
 
 void Model::post(ObjectId qp, const Call& call, Context request_context, uint32_t flags,
-                 bool receive_queue, std::optional<Completion> decided) {
+                 bool receive_queue, std::optional<Completion> decided,
+                 std::shared_ptr<const WorkRequest::Undo> undo_info) {
     auto& q = std::get<QpState>(objects_[qp].state);
-    WorkRequest wr{q.next_sequence++, call, request_context, flags, false, std::move(decided)};
+    WorkRequest wr{q.next_sequence++, call, request_context, flags, false, std::move(decided),
+                   std::move(undo_info)};
+    const bool is_read = std::holds_alternative<calls::Read>(call);
+    if (receive_queue) ++q.receive_outstanding;
+    else ++q.initiator_outstanding;
+    if (is_read) {
+        // MODEL-RD-01 (fail): a read beyond the effective OutboundReadLimit that was accepted.
+        wr.over_read_limit = readings_.outbound_read_overflow_fails && q.outbound_read_limit &&
+                             q.reads_outstanding >= q.outbound_read_limit;
+        ++q.reads_outstanding;
+    }
+    if (q.unusable) {
+        // MODEL-CQ-STATUS-01: accepted on a QP whose CQ or SRQ failed, it does not succeed: it is
+        // flushed (cancelled_completion) or fails with any error status (any_error), on its CQ
+        // if that CQ still works. None may appear on the failed CQ (CQ-STATUS-02/03).
+        Completion done = cancelled(qp, wr, receive_queue);
+        done.rules = {"MODEL-CQ-STATUS-01", "FLS-02"};
+        if (!readings_.post_after_cq_error_cancelled) done.outcome = Completion::Outcome::any_error;
+        const auto* cq = state_of<CqState>(done.cq);
+        if (!cq || cq->failed) {  // CQ-STATUS-02, CQ-STATUS-03
+            if (mode_ == Mode::check) remember(q.never, request_context);
+            return;
+        }
+        deliver(std::move(done));
+        return;
+    }
     if (receive_queue) {
-        ++q.receive_outstanding;
         q.receive.push_back(std::move(wr));
         if (q.peer) run_queues(q.peer);  // a send waiting on this receive may go on
         return;
     }
-    ++q.initiator_outstanding;
     // DEFER-02, FR-DEFER-01: a hint. The reference provider holds such requests back until one
     // without it (exercising DEFER-04/05); in check mode timing is the provider's, outcomes are
-    // the same.
+    // the same. DEFER-03: a deferred request completes like any other.
     bool hold = (flags & NDK_OP_FLAG_DEFER) && readings_.version_at_least(1, 2) &&
                 mode_ == Mode::simulate && readings_.reference.hold_deferred;
     wr.deferred = hold;
     q.initiator.push_back(std::move(wr));
     if (!hold) {
+        // DEFER-07: a request without DEFER takes every earlier deferred one to the hardware.
         for (auto& queued : q.initiator) queued.deferred = false;
         run_queues(qp);
     }
@@ -446,6 +517,10 @@ void Model::run_queues(ObjectId qp) {
         auto& q = std::get<QpState>(objects_[qp].state);
         // Requests run one at a time in posting order, so READ_FENCE (FR-FENCE-01) always holds.
         if (q.initiator.empty() || q.initiator.front().deferred) return;
+        if (q.error) {  // FLS-02: behind an error everything is flushed (undone in reverse)
+            fail_qp(qp, false);
+            return;
+        }
         // Taken off the queue first: a failing request must not be flushed with those behind it.
         WorkRequest wr = std::move(q.initiator.front());
         q.initiator.pop_front();
@@ -468,12 +543,15 @@ void Model::record_landing(Completion& done, const Extent& target, std::vector<s
         return;
     }
     Completion::Landing landing;
+    landing.at.reserve(target.pages.size());
+    landing.sizes.reserve(target.pages.size());
     for (size_t i = 0; i < target.pages.size(); ++i) {
         landing.at.push_back({target.pages[i], target.offsets[i]});
         landing.sizes.push_back(target.sizes[i]);
     }
     landing.bytes = std::move(bytes);
     done.landings.push_back(std::move(landing));
+    note_landing(done.landings.back(), +1);
 }
 
 void Model::remote_failure(ObjectId qp, Completion& done, NTSTATUS status, RuleIds rules,
@@ -493,7 +571,10 @@ bool Model::execute(ObjectId qp, const WorkRequest& wr, Completion& done) {
     bool silent_flag = wr.flags & NDK_OP_FLAG_SILENT_SUCCESS;
     if (wr.decided) {
         done = *wr.decided;
-        if (q.error) done = cancelled(qp, wr, false);
+        if (q.error) {  // flushed before it ran: what it did at posting is undone
+            undo(wr);
+            done = cancelled(qp, wr, false);
+        }
         return true;
     }
     if (q.error) {  // a request after an error is flushed (MODEL-CQ-ERR-01, FLS-02)
@@ -508,6 +589,11 @@ bool Model::execute(ObjectId qp, const WorkRequest& wr, Completion& done) {
     done = initiator_completion(qp, wr, type);
     std::string why;
     RuleIds rules;
+    // WR-FENCE-01, FR-FENCE-01: requests run one at a time in posting order here, so a fenced
+    // one always starts after the reads before it. In check mode the bytes it reads are fixed
+    // only as far as the docs order it after earlier requests (gather_expected).
+    const bool fenced = wr.flags & NDK_OP_FLAG_READ_FENCE;
+    bool determined = true;
 
     if (is_send) {
         const std::vector<Sge>& sgl = std::holds_alternative<calls::Send>(wr.call)
@@ -528,27 +614,25 @@ bool Model::execute(ObjectId qp, const WorkRequest& wr, Completion& done) {
                 q.error = true;
                 return true;
             }
-            payload = gather(memory_, source);
+            determined = gather_expected(qp, source, fenced, payload);
         }
         // RCV-03: the next receive at the peer (its receive queue or its SRQ) takes the send.
         auto* peer = state_mut<QpState>(q.peer);
-        if (!peer) {
-            remote_failure(qp, done, STATUS_CONNECTION_ABORTED, {"MODEL-CQ-ERR-01"},
+        if (!peer) {  // MODEL-CQ-ERR-01: a transport failure
+            remote_failure(qp, done, STATUS_CONNECTION_RESET, {"MODEL-CQ-ERR-01"},
                            "the peer QP is gone");
             q.error = true;
             return true;
         }
         std::optional<WorkRequest> receive;
-        if (peer->srq) {
-            auto* s = state_mut<SrqState>(peer->srq);
+        ObjectId from_srq = peer->srq;
+        if (from_srq) {  // RCV-02: any QP of the SRQ may consume its receives
+            auto* s = state_mut<SrqState>(from_srq);
             if (!s || s->receives.empty()) return false;
             receive = s->receives.front();
             s->receives.pop_front();
-            if (s->notify_armed && s->receives.size() < s->notify_threshold &&
-                mode_ == Mode::simulate) {
-                s->notify_armed = false;  // SRQ-10
-                emit({Event::Kind::srq_notification, peer->srq, 0, STATUS_SUCCESS, 0});
-            }
+            srq_check_threshold(from_srq);  // SRQ-10: the count may drop below the threshold
+            peer = state_mut<QpState>(q.peer);
         } else {
             if (peer->receive.empty()) return false;  // waits, as with an infinite RNR retry
             receive = peer->receive.front();
@@ -566,6 +650,7 @@ bool Model::execute(ObjectId qp, const WorkRequest& wr, Completion& done) {
         got.request_context = receive->request_context;
         got.type = NdkOperationTypeReceive;
         got.sequence = receive->sequence;
+        got.srq = from_srq;
         Extent target;
         std::string rwhy;
         RuleIds rrules;
@@ -582,7 +667,7 @@ bool Model::execute(ObjectId qp, const WorkRequest& wr, Completion& done) {
             got.rules = {"RCV-03", "MODEL-CQ-ERR-01"};
             got.why = "the receive buffer holds " + num(target.bytes()) + " bytes, the send " +
                       num(payload.size());
-            remote_failure(qp, done, STATUS_INVALID_BUFFER_SIZE, {"MODEL-CQ-ERR-01"},
+            remote_failure(qp, done, STATUS_BUFFER_TOO_SMALL, {"MODEL-CQ-ERR-01"},
                            "the peer's receive buffer is too small");
         } else {
             Extent used;
@@ -594,18 +679,22 @@ bool Model::execute(ObjectId qp, const WorkRequest& wr, Completion& done) {
             }
             got.bytes_transferred = static_cast<uint32_t>(payload.size());  // CQ-RES-01
             record_landing(got, used, payload);
+            if (!determined) got.landings.back().unchecked = true;
             if (std::holds_alternative<calls::SendAndInvalidate>(wr.call)) {
                 // SAI-01: the peer invalidates the token; SAI-02: a bad token aborts there.
+                // CQ-RES-06: the sender's own entry stays a Send (initiator_completion above).
                 uint32_t token = as<calls::SendAndInvalidate>(wr.call).remote_token;
                 ObjectId victim = object_of_token(objects_[peer_id].adapter, token, true);
                 if (victim) {
+                    // CQ-RI-01, CQ-RI-02: retrieved with NdkGetCqResults too, the entry is an ordinary
+                    // receive, and the token is invalidated all the same.
                     invalidate_token_of(victim);
                     got.type = NdkOperationTypeReceiveAndInvalidate;  // CQ-RES-07
                     got.invalidated = true;
                     got.invalidated_token = token;
                 } else {
                     got.outcome = Completion::Outcome::any;
-                    remote_failure(qp, done, STATUS_CONNECTION_ABORTED, {"SAI-02"},
+                    remote_failure(qp, done, STATUS_CONNECTION_RESET, {"SAI-02"},
                                    "the token to invalidate is not valid at the peer");
                     done.outcome = Completion::Outcome::any;  // the abort's form is open
                 }
@@ -655,17 +744,27 @@ bool Model::execute(ObjectId qp, const WorkRequest& wr, Completion& done) {
         return true;
     }
     if (is_read) {
-        record_landing(done, local, gather(memory_, remote));  // RD-01
-        // RD-02: on success the first SGE's token is invalidated (where supported).
+        std::vector<std::byte> data;
+        determined = gather_expected(qp, remote, fenced, data);
+        record_landing(done, local, std::move(data));  // RD-01
+        if (!done.landings.empty()) {
+            done.landings.back().from_read = true;
+            done.landings.back().unchecked = !determined;
+        }
+        done.success_warns = wr.over_read_limit;  // MODEL-RD-01 (fail): queued, not failed
+        // RD-02, AI-FLAG-05: on success the first SGE's token is invalidated where the adapter
+        // supports it; RD-07: without the flag the token stays valid.
         if ((wr.flags & readings_.read_local_invalidate_flag) &&
             (adapter_info(qp).AdapterFlags & NDK_ADAPTER_FLAG_RDMA_READ_LOCAL_INVALIDATE_SUPPORTED) &&
             !sgl.empty())
             if (ObjectId victim = object_of_token(objects_[qp].adapter, sgl[0].token, false))
                 invalidate_token_of(victim);
     } else {
-        std::vector<std::byte> data =
-            is_inline ? as<calls::Write>(wr.call).inline_payload : gather(memory_, local);
+        std::vector<std::byte> data;
+        if (is_inline) data = as<calls::Write>(wr.call).inline_payload;  // SGE-06
+        else determined = gather_expected(qp, local, fenced, data);
         record_landing(done, remote, std::move(data));  // WRT-01
+        if (!done.landings.empty()) done.landings.back().unchecked = !determined;
     }
     done.silent = silent_flag;
     return true;
@@ -701,9 +800,11 @@ void Model::fail_qp(ObjectId qp, bool flush_receives) {
     auto& q = std::get<QpState>(objects_[qp].state);
     q.error = true;
     (void)flush_receives;
-    // Requests behind the failed one are flushed (they complete with STATUS_CANCELLED).
+    // Requests behind the failed one are flushed (they complete with STATUS_CANCELLED); what
+    // they did when posted is undone, newest first.
     std::deque<WorkRequest> rest;
     rest.swap(q.initiator);
+    for (auto it = rest.rbegin(); it != rest.rend(); ++it) undo(*it);
     for (const auto& wr : rest) deliver(cancelled(qp, wr, false));
     auto& q2 = std::get<QpState>(objects_[qp].state);
     std::deque<WorkRequest> receives;
@@ -726,46 +827,201 @@ void Model::flush_qp(ObjectId qp) {
     std::deque<WorkRequest> initiator, receive;
     initiator.swap(q->initiator);
     receive.swap(q->receive);
+    // A FastRegister, Bind or Invalidate flushed before it ran leaves no effect (FR-TOK-01 made
+    // it visible at posting; undone newest first).
+    for (auto it = initiator.rbegin(); it != initiator.rend(); ++it) undo(*it);
     for (const auto& wr : initiator) deliver(cancelled(qp, wr, false));
     for (const auto& wr : receive) deliver(cancelled(qp, wr, true));
+}
+
+void Model::undo(const WorkRequest& wr) {
+    if (!wr.undo) return;
+    const WorkRequest::Undo& u = *wr.undo;
+    auto open = [&](ObjectId id) {
+        const Object* o = find(id);
+        return o && o->life != Life::closed;
+    };
+    if (u.mr_state && open(u.mr)) {
+        set_token(u.mr, false, u.mr_state->local_token);
+        set_token(u.mr, true, u.mr_state->remote_token);
+        *state_mut<MrState>(u.mr) = *u.mr_state;
+    }
+    if (u.mw_state && open(u.mw)) {
+        set_token(u.mw, true, u.mw_state->remote_token);
+        *state_mut<MwState>(u.mw) = *u.mw_state;
+    }
+    if (u.window_mr && open(u.window_mr))
+        state_mut<MrState>(u.window_mr)->bound_windows = u.window_mr_windows;
+    if (u.edge_added) remove_edge(u.mw, u.window_mr);  // LIFE-TREE-04: the bind never happened
+}
+
+void Model::make_unusable(ObjectId qp) {
+    auto* q = state_mut<QpState>(qp);
+    if (!q || q->unusable) return;
+    q->unusable = true;
+    fail_qp(qp, true);  // what is queued is flushed
+    q = state_mut<QpState>(qp);
+    // Nothing more is reported for it: entries still expected may never come.
+    for (auto* list : {&q->initiator_pending, &q->receive_pending})
+        for (auto& done : *list) done.outcome = Completion::Outcome::any;
+    for (const auto& l : q->silent_landings) note_landing(l, -1);
+    q->silent_landings.clear();
+}
+
+void Model::fail_cq(ObjectId cq_id, NTSTATUS status) {
+    auto* cq = state_mut<CqState>(cq_id);
+    if (!cq || cq->failed) return;
+    // CQ-STATUS-02 (overrun, STATUS_BUFFER_OVERFLOW), CQ-STATUS-03 (fatal, STATUS_INTERNAL_ERROR):
+    // the CQ reports no further completions, and every QP using it is unusable.
+    cq->failed = true;
+    cq->overrun = status == STATUS_BUFFER_OVERFLOW;
+    cq->failure = status;
+    std::vector<ObjectId> qps = cq->qps;
+    for (ObjectId qp : qps) make_unusable(qp);
+    cq = state_mut<CqState>(cq_id);
+    if (mode_ != Mode::simulate) return;
+    cq->entries.clear();
+    // CQ-NOT-07: an outstanding arm of any type is satisfied by the CQ's error (CQ-NOT-05).
+    if (cq->armed >= 0 && cq->has_notification) {
+        cq->armed = -1;
+        emit({Event::Kind::cq_notification, cq_id, 0, status, 0});
+    }
+}
+
+void Model::fail_srq(ObjectId srq_id) {
+    auto* s = state_mut<SrqState>(srq_id);
+    if (!s || s->failed) return;
+    // SRQ-15: the SRQ and every QP attached to it are unusable; no further completions.
+    s->failed = true;
+    s->notify_armed = false;
+    s->receives.clear();
+    std::vector<ObjectId> qps = s->qps;
+    for (ObjectId qp : qps) make_unusable(qp);
+}
+
+void Model::retrieved(const Completion& done) {
+    auto* q = state_mut<QpState>(done.qp);
+    if (!q) return;
+    auto drop = [](uint32_t& n, uint32_t k) { n = n > k ? n - k : 0; };
+    if (done.receive_queue) {
+        if (auto* s = state_mut<SrqState>(done.srq)) drop(s->outstanding, 1);
+        else drop(q->receive_outstanding, 1);
+        return;
+    }
+    // Completions of one queue come in order: silent successes before this entry are done too.
+    drop(q->initiator_outstanding, 1 + q->initiator_silent);
+    drop(q->reads_outstanding, (done.type == NdkOperationTypeRead ? 1u : 0u) + q->reads_silent);
+    q->initiator_silent = q->reads_silent = 0;
+}
+
+void Model::note_landing(const Completion::Landing& l, int delta) {
+    if (mode_ != Mode::check) return;
+    for (const auto& [pfn, offset] : l.at) {
+        if (delta > 0) {
+            ++landing_pages_[pfn];
+            continue;
+        }
+        auto it = landing_pages_.find(pfn);
+        if (it != landing_pages_.end() && --it->second == 0) landing_pages_.erase(it);
+    }
+}
+
+namespace {
+
+// Copies the bytes a landing puts into [the pieces of `source`] into `out` (laid out as the
+// source's pieces), and says whether they overlap at all.
+bool overlay(const Completion::Landing& l, const Extent& source, std::vector<std::byte>* out) {
+    bool overlaps = false;
+    size_t at = 0;
+    for (size_t i = 0; i < l.at.size(); ++i) {
+        auto [pfn, offset] = l.at[i];
+        size_t out_at = 0;
+        for (size_t j = 0; j < source.pages.size(); ++j) {
+            if (source.pages[j] == pfn) {
+                uint32_t lo = std::max(offset, source.offsets[j]);
+                uint32_t hi = std::min(offset + l.sizes[i], source.offsets[j] + source.sizes[j]);
+                if (lo < hi) {
+                    overlaps = true;
+                    if (out)
+                        std::memcpy(out->data() + out_at + (lo - source.offsets[j]),
+                                    l.bytes.data() + at + (lo - offset), hi - lo);
+                }
+            }
+            out_at += source.sizes[j];
+        }
+        at += l.sizes[i];
+    }
+    return overlaps;
+}
+
+}  // namespace
+
+bool Model::gather_expected(ObjectId qp, const Extent& source, bool fenced,
+                            std::vector<std::byte>& out) {
+    out = gather(memory_, source);
+    if (mode_ != Mode::check || landing_pages_.empty()) return true;
+    bool touched = std::any_of(source.pages.begin(), source.pages.end(),
+                               [&](PFN_NUMBER pfn) { return landing_pages_.contains(pfn); });
+    if (!touched) return true;
+    // WR-FENCE-01 (check mode): the provider runs this request later than the model did, and
+    // bytes that earlier requests still have to place may not be there yet when it reads. A
+    // fenced request starts only after every earlier read of its QP completed, so those reads'
+    // bytes are what it reads. Any other overlap (an unfenced request, a write or a receive
+    // into the memory, another QP's request) is an order the docs leave open.
+    bool determined = true;
+    for (const Object& o : objects_) {
+        if (o.kind != Kind::qp || o.life == Life::closed) continue;
+        const auto& q = std::get<QpState>(o.state);
+        auto consider = [&](const Completion::Landing& l) {
+            if (o.id == qp && fenced && l.from_read) overlay(l, source, &out);
+            else if (overlay(l, source, nullptr)) determined = false;
+        };
+        for (const auto* list : {&q.initiator_pending, &q.receive_pending})
+            for (const auto& done : *list)
+                for (const auto& l : done.landings) consider(l);
+        for (const auto& l : q.silent_landings) consider(l);
+    }
+    return determined;
 }
 
 void Model::deliver(Completion done) {
     auto* q = state_mut<QpState>(done.qp);
     if (!q) return;
     bool initiator = !done.receive_queue;
-    // Queue slots are counted free once the request is done (the model's reading; the docs only
-    // require that a queue accept its depth, CQP-DEPTH-01/02).
-    uint32_t& outstanding = initiator ? q->initiator_outstanding : q->receive_outstanding;
-    if (outstanding > 0) --outstanding;
+    // Queue slots are free again once the entry is retrieved (retrieved()): the consumer's view
+    // of the depth (CQP-DEPTH-01/02).
     if (q->peer_error && done.outcome == Completion::Outcome::success)
         done.outcome = Completion::Outcome::any;  // the peer's failure may reach this QP
     if (done.silent) {
-        // WR-SILENT-01: no entry. Check mode: the bytes are checked with the next entry.
+        // WR-SILENT-01: no entry; the slot frees with the queue's next entry. Check mode: the
+        // bytes are checked with that entry.
+        ++q->initiator_silent;
+        if (done.type == NdkOperationTypeRead) ++q->reads_silent;
         if (mode_ == Mode::check) {
             remember(q->silent_successes, done.request_context);
             for (auto& l : done.landings) q->silent_landings.push_back(std::move(l));
         }
         return;
     }
+    auto* cq = state_mut<CqState>(done.cq);
+    if (!cq || cq->failed) return;  // CQ-STATUS-02/03: a failed CQ reports nothing more
+    bool error_entry = done.outcome == Completion::Outcome::error ||
+                       done.outcome == Completion::Outcome::cancelled ||
+                       done.outcome == Completion::Outcome::any_error;
+    ObjectId cq_id = done.cq;
     if (mode_ == Mode::check) {
         if (initiator) {
             for (auto& l : q->silent_landings) done.landings.push_back(std::move(l));
             q->silent_landings.clear();
         }
         (initiator ? q->initiator_pending : q->receive_pending).push_back(std::move(done));
+        notify_cq(cq_id, error_entry, false);  // what the arm may now be satisfied by
         return;
     }
-    // Simulate: the entry goes on the CQ (CQ-STATUS-02 on overrun).
-    auto* cq = state_mut<CqState>(done.cq);
-    if (!cq || cq->overrun) return;
-    bool error_entry = done.outcome == Completion::Outcome::error ||
-                       done.outcome == Completion::Outcome::cancelled;
-    ObjectId cq_id = done.cq;
+    // Simulate: the entry goes on the CQ. CQ-CREATE-04, CQ-RESIZE-04: up to the depth fits; one
+    // more overruns it (CQ-STATUS-02).
     if (cq->entries.size() >= cq->depth) {
-        cq->overrun = true;
-        if (cq->has_notification)
-            emit({Event::Kind::cq_notification, cq_id, 0, STATUS_BUFFER_OVERFLOW, 0});
+        fail_cq(cq_id, STATUS_BUFFER_OVERFLOW);
         return;
     }
     cq->entries.push_back(std::move(done));
@@ -775,17 +1031,20 @@ void Model::deliver(Completion done) {
 // ======================= Access checks =======================
 
 ObjectId Model::object_of_token(ObjectId adapter, uint32_t token, bool remote) const {
-    for (const Object& o : objects_) {
-        if (o.adapter != adapter || o.life == Life::closed) continue;
-        if (o.kind == Kind::mr) {
-            const auto& mr = std::get<MrState>(o.state);
-            bool live = mr.phase == MrState::Phase::registered ||
-                        mr.phase == MrState::Phase::fast_registered;
-            const auto& t = remote ? mr.remote_token : mr.local_token;
-            if (live && t && *t == token) return o.id;
-        } else if (o.kind == Kind::mw && remote) {
-            const auto& mw = std::get<MwState>(o.state);
-            if (mw.bound && mw.remote_token && *mw.remote_token == token) return o.id;
+    const auto* a = state_of<AdapterState>(adapter);
+    if (!a) return 0;
+    const auto& index = remote ? a->remote_tokens : a->local_tokens;
+    auto it = index.find(token);
+    if (it == index.end()) return 0;
+    // The holders of this value, oldest first: the first whose registration or binding is live.
+    for (ObjectId id : it->second) {
+        const Object& o = objects_[id];
+        if (o.life == Life::closed) continue;
+        if (const auto* mr = std::get_if<MrState>(&o.state)) {
+            if (mr->phase == MrState::Phase::registered || mr->phase == MrState::Phase::fast_registered)
+                return id;
+        } else if (const auto* mw = std::get_if<MwState>(&o.state)) {
+            if (remote && mw->bound) return id;
         }
     }
     return 0;
@@ -797,6 +1056,7 @@ namespace {
 // region (address base + k) is byte (FBO + k) % PAGE_SIZE of its page (FBO + k) / PAGE_SIZE.
 void map_region(const Region& region, uint64_t address, uint64_t bytes, Extent& out) {
     uint64_t offset = region.first_byte_offset + (address - region.base);
+    out.reserve((offset % PAGE_SIZE + bytes + PAGE_SIZE - 1) / PAGE_SIZE);
     while (bytes > 0) {
         uint64_t page = offset / PAGE_SIZE;
         uint32_t in_page = static_cast<uint32_t>(offset % PAGE_SIZE);
@@ -819,6 +1079,7 @@ bool Model::resolve_local(ObjectId qp, const std::vector<Sge>& sgl, uint32_t nee
         if (sge.length == 0) continue;
         if (pd && pd->privileged_token && sge.token == *pd->privileged_token) {
             // SGE-01, PTOK-01, LAM-USE-02: logical addresses of live LAMs, local read/write.
+            // AI-FLAG-02, PTOK-03: read sinks too where the adapter needs no sink right.
             bool sink_ok = adapter_info(qp).AdapterFlags & NDK_ADAPTER_FLAG_RDMA_READ_SINK_NOT_REQUIRED;
             if ((need & kReadSink) && !sink_ok) {
                 why = "SGE " + num(i) + " uses the privileged token as a read sink";
@@ -965,11 +1226,15 @@ Verdict Model::expect_nothing_outstanding(ObjectId qp) {
     auto* q = state_mut<QpState>(qp);
     if (!q) return v;
     for (auto* list : {&q->initiator_pending, &q->receive_pending}) {
-        for (const auto& done : *list)
+        for (const auto& done : *list) {
+            // WR-10, DEFER-03: an accepted request ends in exactly one entry, deferred or not.
             if (done.outcome != Completion::Outcome::any)
                 v.add({{"WR-10", "FLS-03"},
                        "no completion appeared for the request with RequestContext " +
                            num(done.request_context) + " on QP " + num(qp)});
+            for (const auto& l : done.landings) note_landing(l, -1);
+            retrieved(done);  // given up on: its slot is free again
+        }
         list->clear();
     }
     return v;
@@ -997,10 +1262,14 @@ Verdict Model::observe_completion(ObjectId cq, const NDK_RESULT_EX& r, bool ex) 
     Verdict v;
     Context qp_context = reinterpret_cast<uintptr_t>(r.QPContext);
     Context request = reinterpret_cast<uintptr_t>(r.RequestContext);
-    std::string what = "a completion with RequestContext " + num(request);
+    // Built only for a message: most completions are right.
+    auto what = [&] { return "a completion with RequestContext " + num(request); };
     // Find the request: QPs reporting to this CQ, with this QPContext, holding this request.
-    for (Object& o : objects_) {
-        if (o.kind != Kind::qp || o.life == Life::closed) continue;
+    const auto* cq_state = state_of<CqState>(cq);
+    static const std::vector<ObjectId> no_qps;
+    for (ObjectId qp_id : cq_state ? cq_state->qps : no_qps) {
+        Object& o = objects_[qp_id];
+        if (o.life == Life::closed) continue;
         auto& q = std::get<QpState>(o.state);
         for (bool receive : {false, true}) {
             if ((receive ? q.receive_cq : q.initiator_cq) != cq) continue;
@@ -1010,22 +1279,23 @@ Verdict Model::observe_completion(ObjectId cq, const NDK_RESULT_EX& r, bool ex) 
             });
             if (it == list.end()) continue;
             if (it != list.begin() && !readings_.completion_order_relaxed)  // AMB-35
-                v.add({{"AMB-35"}, what + " arrived before earlier requests of the same queue"});
+                v.add({{"AMB-35"}, what() + " arrived before earlier requests of the same queue"});
             Completion expected = std::move(*it);
             list.erase(it);
+            retrieved(expected);  // CQ-GET-04: removed once; its queue slot is free again
             using Out = Completion::Outcome;
-            std::string rule = outcome_rule(expected.type);
+            const char* rule = outcome_rule(expected.type);
             bool landed = false;
             switch (expected.outcome) {
                 case Out::success:
                     if (r.Status != STATUS_SUCCESS)
-                        v.add({{rule, "CQ-CST-01"}, what + " should have succeeded, but its status is " +
+                        v.add({{rule, "CQ-CST-01"}, what() + " should have succeeded, but its status is " +
                                                         std::to_string(r.Status)});
                     landed = r.Status == STATUS_SUCCESS;
                     break;
                 case Out::success_or_cancelled:
                     if (r.Status != STATUS_SUCCESS && r.Status != STATUS_CANCELLED)
-                        v.add({{rule, "FLS-02"}, what + " was flushed: it may succeed or be "
+                        v.add({{rule, "FLS-02"}, what() + " was flushed: it may succeed or be "
                                                         "cancelled, but its status is " +
                                                         std::to_string(r.Status)});
                     landed = r.Status == STATUS_SUCCESS;
@@ -1033,48 +1303,63 @@ Verdict Model::observe_completion(ObjectId cq, const NDK_RESULT_EX& r, bool ex) 
                 case Out::cancelled:
                     if (r.Status != STATUS_CANCELLED)
                         v.add({{"FLS-02", "CQ-CST-02"},
-                               what + " was flushed and must complete with STATUS_CANCELLED"});
+                               what() + " was flushed and must complete with STATUS_CANCELLED"});
                     break;
                 case Out::error:
                     if (!NT_ERROR(r.Status)) {
                         RuleIds rules = expected.rules;
                         rules.push_back("CQ-CST-03");
-                        v.add({rules, what + " must fail (" + expected.why + "), but succeeded"});
+                        v.add({rules, what() + " must fail (" + expected.why + "), but succeeded"});
                     } else if (r.Status != expected.status) {
                         v.add({{"MODEL-CQ-ERR-01"},
-                               what + " failed with another status than ndkct's table gives",
+                               what() + " failed with another status than ndkct's table gives",
                                !readings_.completion_error_status_exact});
                     }
+                    break;
+                case Out::any_error:  // MODEL-CQ-STATUS-01: it may not succeed
+                    if (!NT_ERROR(r.Status))
+                        v.add({expected.rules, what() + " was posted to a QP whose CQ or SRQ had "
+                                                        "failed, but completed with status " +
+                                                        std::to_string(r.Status)});
                     break;
                 case Out::any:
                     break;
             }
+            // MODEL-RD-01 (fail): the provider queued a read beyond the OutboundReadLimit.
+            if (expected.success_warns && r.Status == STATUS_SUCCESS)
+                v.add({{"MODEL-RD-01", "RD-08"},
+                       what() + " is a read beyond the OutboundReadLimit that the provider queued "
+                                "instead of failing",
+                       true});
             if (ex && expected.outcome != Out::any) {
                 NDK_OPERATION_TYPE want = expected.type;
                 if (r.Type != want && !(r.Status == STATUS_CANCELLED))  // CQ-RES-03, FR-RES-01
-                    v.add({{"CQ-RES-03"}, what + " has Type " + num(r.Type) + ", expected " + num(want)});
+                    v.add({{"CQ-RES-03"}, what() + " has Type " + num(r.Type) + ", expected " + num(want)});
                 if (want == NdkOperationTypeReceiveAndInvalidate &&
                     static_cast<uint32_t>(r.TypeSpecificCompletionOutput) != expected.invalidated_token)
-                    v.add({{"CQ-RES-07"}, what + " does not carry the invalidated token"});
+                    v.add({{"CQ-RES-07"}, what() + " does not carry the invalidated token"});
+                // CQ-GET-03, VER-12, AMB-22: the Ex entry; ProviderErrorCode by the layout in force.
                 bool has_code = readings_.result_ex_layout == Readings::ResultExLayout::with_provider_error_code ||
                                 (readings_.result_ex_layout == Readings::ResultExLayout::by_version &&
                                  readings_.version_at_least(2, 1));
                 if (has_code && r.Status == STATUS_SUCCESS && r.ProviderErrorCode != 0)
-                    v.add({{"CQ-RES-04"}, what + " succeeded with a non-zero ProviderErrorCode"});
+                    v.add({{"CQ-RES-04"}, what() + " succeeded with a non-zero ProviderErrorCode"});
             }
             if (landed && receive && r.BytesTransferred != expected.bytes_transferred)
-                v.add({{"CQ-RES-01"}, what + " reports " + num(r.BytesTransferred) +
+                v.add({{"CQ-RES-01"}, what() + " reports " + num(r.BytesTransferred) +
                                           " bytes transferred; " + num(expected.bytes_transferred) +
                                           " were sent"});
+            for (const auto& landing : expected.landings) note_landing(landing, -1);
             if (landed) {
                 for (const auto& landing : expected.landings) {
+                    if (landing.unchecked) continue;  // WR-FENCE-01: the order is open
                     size_t at = 0;
                     for (size_t i = 0; i < landing.at.size(); ++i) {
                         const std::byte* p = memory_.page(landing.at[i].first) + landing.at[i].second;
                         // memcmp: std::equal over std::byte compares byte by byte (the oracle's
                         // hottest loop).
                         if (std::memcmp(p, landing.bytes.data() + at, landing.sizes[i]) != 0) {
-                            v.add({{rule}, what + " succeeded, but the bytes at the target are not "
+                            v.add({{rule}, what() + " succeeded, but the bytes at the target are not "
                                                   "the ones sent"});
                             break;
                         }
@@ -1085,21 +1370,47 @@ Verdict Model::observe_completion(ObjectId cq, const NDK_RESULT_EX& r, bool ex) 
             return v;
         }
         // Not pending: was it a request that must leave no entry?
-        if (std::find(q.failed_inline.begin(), q.failed_inline.end(), request) != q.failed_inline.end() &&
-            q.qp_context == qp_context) {
-            v.add({{"WR-05", "FR-ST-04"}, what + " belongs to a request that failed inline"});
+        auto listed = [&](const std::deque<Context>& list) {
+            return q.qp_context == qp_context &&
+                   std::find(list.begin(), list.end(), request) != list.end();
+        };
+        if (listed(q.failed_inline)) {
+            // WR-05, DEFER-03: a request refused inline, deferred or not, leaves no entry.
+            v.add({{"WR-05", "FR-ST-04", "DEFER-03"}, what() + " belongs to a request that failed inline"});
+            return v;
+        }
+        if (listed(q.unjudged)) return v;  // accepted against the verdict: reported then
+        if (listed(q.never)) {
+            v.add({{"CQ-STATUS-02", "MODEL-CQ-STATUS-01"},
+                   what() + " appeared on a CQ that had failed (overrun or fatal error)"});
             return v;
         }
         if (std::find(q.silent_successes.begin(), q.silent_successes.end(), request) !=
                 q.silent_successes.end() &&
             q.qp_context == qp_context) {
             v.add({{"WR-SILENT-01", "FR-SILENT-01", "AMB-33"},
-                   what + " belongs to a request with SILENT_SUCCESS that succeeded",
+                   what() + " belongs to a request with SILENT_SUCCESS that succeeded",
                    readings_.silent_success_entry_tolerated});
             return v;
         }
     }
-    v.add({{"CQ-GET-04", "CQ-RES-05"}, what + " matches no request posted and outstanding on a QP of "
+    // CQ-RES-02: the right request with another QPContext than its QP was created with.
+    if (cq_state)
+        for (ObjectId qp_id : cq_state->qps) {
+            auto& q = std::get<QpState>(objects_[qp_id].state);
+            for (auto* list : {&q.initiator_pending, &q.receive_pending})
+                for (auto it = list->begin(); it != list->end(); ++it)
+                    if (it->request_context == request && it->cq == cq) {
+                        v.add({{"CQ-RES-02"}, what() + " carries QPContext " + num(qp_context) +
+                                                  "; its QP was created with " + num(q.qp_context)});
+                        Completion taken = std::move(*it);
+                        list->erase(it);
+                        for (const auto& l : taken.landings) note_landing(l, -1);
+                        retrieved(taken);
+                        return v;
+                    }
+        }
+    v.add({{"CQ-GET-04", "CQ-RES-05"}, what() + " matches no request posted and outstanding on a QP of "
                                              "this CQ"});
     return v;
 }

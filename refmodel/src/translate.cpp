@@ -23,6 +23,7 @@ MdlView view_mdl(const MDL* chain, uint64_t length) {
     return view;
 }
 
+// SGE-13: an NDK_SGE is {VirtualAddress | LogicalAddress (8 bytes), Length, MemoryRegionToken}.
 std::vector<Sge> view_sgl(const NDK_SGE* sgl, ULONG count) {
     std::vector<Sge> out;
     if (!sgl) return out;

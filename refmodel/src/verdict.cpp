@@ -36,9 +36,23 @@ RuleIds failure_rules(const Expectation& e, bool documented_only) {
 
 Verdict judge_strict(const Expectation& e, NTSTATUS observed, const std::string& call, bool async);
 
-Verdict judge(const Expectation& e, NTSTATUS observed, const std::string& call, bool async) {
+Verdict judge(const Expectation& e, NTSTATUS observed, std::string_view call_name, bool async) {
     Verdict v;
+    // The common case, a valid call that succeeded (or pended where it may), builds no text.
+    if (!e.undefined && !e.must_fail() && !e.consumer_error &&
+        ((observed == STATUS_SUCCESS && !(e.must_pend && !async)) ||
+         (observed == STATUS_PENDING && e.may_pend && !async)))
+        return v;
+    const std::string call(call_name);
     if (e.undefined) return v;
+    if (e.may_fail_any && !e.must_fail() && NT_ERROR(observed)) {
+        if (e.any_failure_warns)
+            v.add({e.any_failure_rules, call + ": " + spec::status_name(observed) +
+                                            " is allowed by the docs but the profile expects "
+                                            "the call to be accepted",
+                   true});
+        return v;
+    }
     for (const auto& a : e.also_allowed)
         if (a.status == observed && !e.must_fail()) return v;
     for (const auto& t : e.tolerated) {
@@ -52,8 +66,12 @@ Verdict judge(const Expectation& e, NTSTATUS observed, const std::string& call, 
     if (e.must_fail() && e.failure_may_surface_in_completion && observed == STATUS_SUCCESS &&
         !async) {
         bool all_choices = std::all_of(e.failures.begin(), e.failures.end(), [](const auto& f) {
-            return f.strength == Strength::model_choice;
+            return f.strength != Strength::documented;
         });
+        bool any_error = std::any_of(e.failures.begin(), e.failures.end(), [](const auto& f) {
+            return f.strength == Strength::any_error;
+        });
+        if (any_error) return v;  // its completion must report the error, in any form
         if (all_choices) {
             v.add({failure_rules(e, false),
                    call + " accepted a request the profile expects refused inline (" +
@@ -89,8 +107,12 @@ Verdict judge_strict(const Expectation& e, NTSTATUS observed, const std::string&
             if (f.status == observed) return v;
         if (resources) return v;
         bool all_choices = std::all_of(e.failures.begin(), e.failures.end(), [](const auto& f) {
-            return f.strength == Strength::model_choice;
+            return f.strength != Strength::documented;
         });
+        bool any_error = std::any_of(e.failures.begin(), e.failures.end(), [](const auto& f) {
+            return f.strength == Strength::any_error;
+        });
+        if (NT_ERROR(observed) && any_error) return v;
         if (NT_ERROR(observed) && all_choices) {
             v.add({failure_rules(e, false),
                    call + ": expected " + expected_failures(e) + ", got " + got + how +
@@ -148,11 +170,11 @@ void Expectation::fail(NTSTATUS status, RuleIds rules, Strength strength, std::s
     failures.push_back({status, std::move(rules), strength, std::move(why)});
 }
 
-Verdict judge_inline(const Expectation& expected, NTSTATUS observed, const std::string& call) {
+Verdict judge_inline(const Expectation& expected, NTSTATUS observed, std::string_view call) {
     return judge(expected, observed, call, false);
 }
 
-Verdict judge_async(const Expectation& expected, NTSTATUS observed, const std::string& call) {
+Verdict judge_async(const Expectation& expected, NTSTATUS observed, std::string_view call) {
     return judge(expected, observed, call, true);
 }
 

@@ -113,9 +113,10 @@ TEST_F(CreateQp, PendingThenFailedCreatesNoQp) {
     EXPECT_EQ(h.model.find(a.created)->life, Life::closed);
     calls::CreateQp over = at_maximum();
     ++over.max_initiator_sge;
+    // A create that must fail makes no object, not even while it pends.
     Applied b = h.accept(over, pending());
+    EXPECT_EQ(b.created, 0u);
     EXPECT_TRUE(h.model.complete(b.pending, STATUS_INVALID_PARAMETER).verdict.clean());
-    EXPECT_EQ(h.model.find(b.created)->life, Life::closed);
     // The PD and CQs are free again (the failed QP released its edges).
     EXPECT_FALSE(h.model.expect(calls::CloseObject{pd}).must_pend);
     EXPECT_FALSE(h.model.expect(calls::CloseObject{rcq}).must_pend);
@@ -220,10 +221,13 @@ TEST_F(CreateQp, WithSrqLimitsAndTheSrqAsAntecedent) {
     ObjectId qp = h.create(at);
     EXPECT_EQ(h.model.state_of<QpState>(qp)->srq, srq);  // CQP-SRQ-01
     EXPECT_TRUE(h.model.expect(calls::CloseObject{srq}).must_pend);
-    // MODEL-RCV-01: NdkReceive on such a QP is a consumer error.
+    // MODEL-RCV-01: NdkReceive on such a QP must fail inline (the profile's status; another
+    // error is a warning, a success a violation).
     Expectation r = h.model.expect(calls::Receive{qp, 1, {}});
-    EXPECT_TRUE(r.consumer_error);
-    EXPECT_TRUE(fails_with(r, STATUS_INVALID_DEVICE_REQUEST, "CQP-SRQ-01")) << describe(r);
+    EXPECT_TRUE(fails_with(r, STATUS_INVALID_DEVICE_REQUEST, "MODEL-RCV-01")) << describe(r);
+    EXPECT_TRUE(failure_names(r, "CQP-SRQ-01"));
+    EXPECT_TRUE(warning_names(judge_inline(r, STATUS_INVALID_PARAMETER, "NdkReceive"), "MODEL-RCV-01"));
+    EXPECT_TRUE(violation_names(judge_inline(r, STATUS_SUCCESS, "NdkReceive"), "MODEL-RCV-01"));
 }
 
 // ---- Depths, SGE counts and inline sizes the QP was created with ----

@@ -38,8 +38,8 @@ TEST_P(Trace, SimulatedRunReplaysCleanInCheckMode) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Profiles, Trace, ::testing::ValuesIn(spec::builtin_profile_names()),
-                         [](const auto& info) {
-                             std::string name = info.param;
+                         [](const auto& param_info) {
+                             std::string name = param_info.param;
                              for (char& c : name)
                                  if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
                              return name;

@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstdarg>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 
@@ -17,6 +18,25 @@
 #include "verbs.hpp"
 
 namespace ndkct::adapters::verbs {
+
+// ================================================================ tracing
+
+bool trace_enabled() {
+    static const bool enabled = [] {
+        const char* v = std::getenv("NDKCT_VERBS_TRACE");
+        return v && *v && *v != '0';
+    }();
+    return enabled;
+}
+
+void trace(const char* format, ...) {
+    char line[512];
+    va_list args;
+    va_start(args, format);
+    std::vsnprintf(line, sizeof line, format, args);
+    va_end(args);
+    std::fprintf(stderr, "ndkct-verbs: %s\n", line);
+}
 
 // ================================================================ Worker
 
@@ -413,6 +433,25 @@ NTSTATUS open_adapter(const NDKCT_HOST_MEMORY* memory, const NDKCT_OPEN_OPTIONS*
         return fail(STATUS_INSUFFICIENT_RESOURCES);
     }
     fill_info(a);
+    // The device's IP addresses, from its GIDs: ::ffff:a.b.c.d is IPv4 a.b.c.d; any other
+    // non-link-local GID is an IPv6 address (RoCE v2).
+    for (int k = 0; k < a->port.gid_tbl_len; ++k) {
+        ibv_gid gid{};
+        if (ibv_query_gid(a->context, a->port_num, k, &gid) != 0) break;
+        const uint8_t* g = gid.raw;
+        static const uint8_t zero[16] = {};
+        if (std::memcmp(g, zero, 16) == 0) continue;
+        bool mapped = std::memcmp(g, zero, 10) == 0 && g[10] == 0xff && g[11] == 0xff;
+        if (mapped && !a->has_ipv4) {
+            a->has_ipv4 = true;
+            a->ipv4.sin_family = AF_INET;
+            std::memcpy(&a->ipv4.sin_addr, g + 12, 4);
+        } else if (!mapped && !(g[0] == 0xfe && (g[1] & 0xc0) == 0x80) && !a->has_ipv6) {
+            a->has_ipv6 = true;
+            a->ipv6.sin6_family = AF_INET6;
+            std::memcpy(&a->ipv6.sin6_addr, g, 16);
+        }
+    }
 
     a->channel = ibv_create_comp_channel(a->context);
     a->cm_channel = rdma_create_event_channel();  // NULL: no rdma_cm (connections will fail)
@@ -575,10 +614,6 @@ bool Adapter::schedule(Life* o, std::function<void()> callback, bool even_when_c
         }
     });
     return true;
-}
-
-void Adapter::release_busy(Life* o) {
-    --o->busy;
 }
 
 namespace {

@@ -44,14 +44,73 @@ uint16_t port_of(const sockaddr* a) {
                                          : reinterpret_cast<const sockaddr_in6*>(a)->sin6_port);
 }
 
+bool any_address(const sockaddr* a) {
+    if (a->sa_family == AF_INET) return reinterpret_cast<const sockaddr_in*>(a)->sin_addr.s_addr == htonl(INADDR_ANY);
+    return IN6_IS_ADDR_UNSPECIFIED(&reinterpret_cast<const sockaddr_in6*>(a)->sin6_addr);
+}
+
 void set_port(sockaddr* a, uint16_t port) {
     if (a->sa_family == AF_INET) reinterpret_cast<sockaddr_in*>(a)->sin_port = htons(port);
     else reinterpret_cast<sockaddr_in6*>(a)->sin6_port = htons(port);
 }
 
+bool is_loopback(const sockaddr* a) {
+    if (a->sa_family == AF_INET)
+        return (ntohl(reinterpret_cast<const sockaddr_in*>(a)->sin_addr.s_addr) >> 24) == 127;
+    const in6_addr& v6 = reinterpret_cast<const sockaddr_in6*>(a)->sin6_addr;
+    return IN6_IS_ADDR_LOOPBACK(&v6) || (IN6_IS_ADDR_V4MAPPED(&v6) && v6.s6_addr[12] == 127);
+}
+
+// Loopback aliasing. rdma_cm cannot resolve 127.0.0.0/8 or ::1 to an RDMA device (route
+// resolution fails with ENODEV), yet a consumer connecting an adapter to itself
+// (NDK_ADAPTER_FLAG_LOOPBACK_CONNECTIONS_SUPPORTED, AI-FLAG-07) naturally says "localhost". Such
+// addresses stand for the adapter's own address: the same family where the device has one,
+// else the other (rxe here: IPv4 only). Returns true when it substituted.
+bool to_device(Adapter* a, const sockaddr* in, sockaddr_storage& out) {
+    std::memset(&out, 0, sizeof out);
+    std::memcpy(&out, in, address_length(in));
+    if (!is_loopback(in)) return false;
+    uint16_t port = port_of(in);
+    if (in->sa_family == AF_INET6 && a->has_ipv6) std::memcpy(&out, &a->ipv6, sizeof a->ipv6);
+    else if (a->has_ipv4) std::memcpy(&out, &a->ipv4, sizeof a->ipv4);
+    else if (a->has_ipv6) std::memcpy(&out, &a->ipv6, sizeof a->ipv6);
+    else return false;
+    set_port(reinterpret_cast<sockaddr*>(&out), port);
+    return true;
+}
+
+// An address the device reports, in the form the consumer used (CONN-ADDR-03).
+void to_consumer(Adapter* a, const sockaddr* real, int alias_family, sockaddr_storage& out) {
+    std::memset(&out, 0, sizeof out);
+    std::memcpy(&out, real, address_length(real));
+    if (!alias_family) return;
+    bool ours = (real->sa_family == AF_INET && a->has_ipv4 &&
+                 reinterpret_cast<const sockaddr_in*>(real)->sin_addr.s_addr == a->ipv4.sin_addr.s_addr) ||
+                (real->sa_family == AF_INET6 && a->has_ipv6 &&
+                 std::memcmp(&reinterpret_cast<const sockaddr_in6*>(real)->sin6_addr, &a->ipv6.sin6_addr, 16) == 0);
+    if (!ours) return;
+    uint16_t port = port_of(real);
+    std::memset(&out, 0, sizeof out);
+    if (alias_family == AF_INET) {
+        auto* v4 = reinterpret_cast<sockaddr_in*>(&out);
+        v4->sin_family = AF_INET;
+        v4->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        v4->sin_port = htons(port);
+    } else {
+        auto* v6 = reinterpret_cast<sockaddr_in6*>(&out);
+        v6->sin6_family = AF_INET6;
+        v6->sin6_addr = in6addr_loopback;
+        v6->sin6_port = htons(port);
+    }
+}
+
 // CONN-ADDR-01/02: the size, then the bytes.
-NTSTATUS copy_address(const sockaddr* from, PSOCKADDR to, ULONG* length) {
+NTSTATUS copy_address(Adapter* a, const sockaddr* real, int alias_family, PSOCKADDR to, ULONG* length) {
     if (!length) return STATUS_INVALID_PARAMETER;
+    if (!real || address_length(real) == 0) return STATUS_INVALID_DEVICE_STATE;  // no address yet
+    sockaddr_storage shown;
+    to_consumer(a, real, alias_family, shown);
+    const sockaddr* from = reinterpret_cast<const sockaddr*>(&shown);
     ULONG need = address_length(from);
     if (need == 0) return STATUS_INVALID_DEVICE_STATE;  // no address yet
     if (*length < need || !to) {
@@ -106,6 +165,13 @@ int modify_qp(Qp* qp, rdma_cm_id* id, ibv_qp_state state, uint32_t inbound, uint
     int mask = 0;
     attr.qp_state = state;
     if (rdma_init_qp_attr(id, &attr, &mask) != 0) return errno ? errno : EINVAL;
+    // The QP admits every remote operation; the memory keys decide what reaches memory (rdma_cm
+    // gives an active QP no remote access at INIT, so a peer's writes would be refused).
+    if (state == IBV_QPS_INIT || (mask & IBV_QP_ACCESS_FLAGS)) {
+        attr.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+                               IBV_ACCESS_REMOTE_ATOMIC;
+        mask |= IBV_QP_ACCESS_FLAGS;
+    }
     if (state == IBV_QPS_RTR) attr.max_dest_rd_atomic = static_cast<uint8_t>(inbound);
     if (state == IBV_QPS_RTS) {
         attr.max_rd_atomic = static_cast<uint8_t>(outbound);
@@ -143,6 +209,7 @@ void link_qp(Adapter* a, Connector* c, Qp* qp) {  // LIFE-TREE-06
 }
 
 void fail_connect(Adapter* a, Connector* c, NTSTATUS status) {
+    VERBS_TRACE("connector %p fails with 0x%08x (errno %d)", static_cast<void*>(c), static_cast<unsigned>(status), errno);
     c->phase = Connector::Phase::failed;
     if (c->qp && c->qp->conn.load() == Conn::connecting) c->qp->conn.store(Conn::idle);
     if (c->id) {
@@ -152,9 +219,14 @@ void fail_connect(Adapter* a, Connector* c, NTSTATUS status) {
     complete(a, c, status);
 }
 
-void copy_private_data(std::vector<uint8_t>& to, const rdma_conn_param& p) {
+// rdma_cm hands over the whole private-data area of the CM message, padded with zeros; no peer
+// can have sent more than the adapter's limit for that message (MaxCallerData for a request,
+// MaxCalleeData for an accept or reject), so that is the size reported (CONN-PD-01: RDS need
+// not be what the peer sent).
+void copy_private_data(std::vector<uint8_t>& to, const rdma_conn_param& p, ULONG limit) {
     const auto* data = static_cast<const uint8_t*>(p.private_data);
-    to.assign(data, data + (data ? p.private_data_len : 0));
+    size_t length = data ? std::min<size_t>(p.private_data_len, limit) : 0;
+    to.assign(data, data + length);
 }
 
 NTSTATUS start_connect(Adapter* a, Connector* c, Qp* qp, const sockaddr* source, const sockaddr* destination,
@@ -170,6 +242,7 @@ NTSTATUS start_connect(Adapter* a, Connector* c, Qp* qp, const sockaddr* source,
     rdma_cm_id* id = new_id(a, c);
     if (!id) return STATUS_INSUFFICIENT_RESOURCES;
     auto drop = [&](NTSTATUS status) {
+        VERBS_TRACE("connect refused inline: 0x%08x (errno %d)", static_cast<unsigned>(status), errno);
         c->stale_ids.push_back(id);
         return status;
     };
@@ -179,16 +252,23 @@ NTSTATUS start_connect(Adapter* a, Connector* c, Qp* qp, const sockaddr* source,
         rdma_set_option(id, RDMA_OPTION_ID, RDMA_OPTION_ID_REUSEADDR, &reuse, sizeof reuse);
         if (rdma_bind_addr(id, reinterpret_cast<sockaddr*>(&endpoint->address)) != 0)
             return drop(errno == EADDRINUSE ? STATUS_ADDRESS_ALREADY_EXISTS : errno_to_ntstatus(errno));
-    } else if (int e = bind_address(id, source); e != 0) {
-        return drop(bind_status(e, port_of(source) != 0));  // CONN-09, CONN-10, CONN-11
+    } else if (!any_address(source) || port_of(source) != 0) {
+        sockaddr_storage local;
+        to_device(a, source, local);
+        if (int e = bind_address(id, reinterpret_cast<sockaddr*>(&local)); e != 0)
+            return drop(bind_status(e, port_of(source) != 0));  // CONN-09, CONN-10, CONN-11
     }
+    // else: any address, any port. rdma_resolve_addr picks both (binding the wildcard address
+    // first would leave the id without a network device on loopback routes: ENODEV at route
+    // resolution), so the port comes from the kernel's range rather than 49152-65535.
     if (!on_our_device(a, id)) return drop(STATUS_INVALID_ADDRESS);  // CONN-10
-    sockaddr_storage dst{};
-    std::memcpy(&dst, destination, address_length(destination));
+    sockaddr_storage dst;
+    bool aliased = to_device(a, destination, dst);
     if (rdma_resolve_addr(id, nullptr, reinterpret_cast<sockaddr*>(&dst), kResolveTimeoutMs) != 0)
         return drop(errno == EADDRINUSE ? STATUS_ADDRESS_ALREADY_EXISTS : errno_to_ntstatus(errno));
     c->id = id;
     c->passive = false;
+    c->alias_family = endpoint ? endpoint->alias_family : aliased ? destination->sa_family : 0;
     c->ird = std::min<uint32_t>(inbound, a->info.MaxInboundReadLimit);    // CONN-RL-01
     c->ord = std::min<uint32_t>(outbound, a->info.MaxOutboundReadLimit);
     const auto* bytes = static_cast<const uint8_t*>(data);
@@ -245,7 +325,9 @@ NTSTATUS verbs_create_shared_endpoint(NDK_ADAPTER* ndk, const PSOCKADDR address,
     }
     int reuse = 1;
     rdma_set_option(e->id, RDMA_OPTION_ID, RDMA_OPTION_ID_REUSEADDR, &reuse, sizeof reuse);
-    if (int error = bind_address(e->id, address); error != 0 || !on_our_device(a, e->id)) {
+    sockaddr_storage local;
+    if (to_device(a, address, local)) e->alias_family = address->sa_family;
+    if (int error = bind_address(e->id, reinterpret_cast<sockaddr*>(&local)); error != 0 || !on_our_device(a, e->id)) {
         rdma_destroy_id(e->id);
         delete e;
         return error ? bind_status(error, port_of(address) != 0) : STATUS_INVALID_ADDRESS;  // CONN-06, CONN-07
@@ -296,7 +378,11 @@ void begin_close_connection(Life* o) {
             if (c->id) rdma_reject(c->id, nullptr, 0);  // closing an unanswered request turns it down
             c->phase = Connector::Phase::failed;
             break;
-        case Connector::Phase::connected_pending_complete:
+        case Connector::Phase::connected_pending_complete:  // the accept is turned down
+            if (c->id) rdma_reject(c->id, nullptr, 0);
+            if (c->qp && c->qp->conn.load() == Conn::connecting) c->qp->conn.store(Conn::idle);
+            c->phase = Connector::Phase::failed;
+            break;
         case Connector::Phase::established:
             if (c->id) rdma_disconnect(c->id);
             if (c->qp) {
@@ -344,9 +430,7 @@ NTSTATUS verbs_connect_with_shared_endpoint(NDK_CONNECTOR* ndk, NDK_QP* qp, NDK_
     Adapter* a = c->life.adapter;
     SharedEndpoint* e = self<SharedEndpoint>(endpoint);
     if (!e || !same_adapter_ok(a, &e->life)) return STATUS_INVALID_PARAMETER;
-    if (!valid(destination, destination_length) ||
-        destination->sa_family != reinterpret_cast<sockaddr*>(&e->address)->sa_family)
-        return STATUS_INVALID_ADDRESS;
+    if (!valid(destination, destination_length)) return STATUS_INVALID_ADDRESS;
     return start_connect(a, c, self<Qp>(qp), nullptr, destination, e, inbound, outbound, data, data_length,
                          completion, context);
 }
@@ -394,16 +478,20 @@ NTSTATUS verbs_listen(NDK_LISTENER* ndk, const PSOCKADDR address, ULONG length, 
     if (l->id) return STATUS_INVALID_DEVICE_STATE;  // listening already (ours)
     rdma_cm_id* id = new_id(a, l);
     if (!id) return STATUS_INSUFFICIENT_RESOURCES;
-    int error = bind_address(id, address);
+    sockaddr_storage local;
+    bool aliased = to_device(a, address, local);
+    int error = bind_address(id, reinterpret_cast<sockaddr*>(&local));
     NTSTATUS status = error ? bind_status(error, port_of(address) != 0) : STATUS_SUCCESS;  // CONN-04, CONN-25
     if (status == STATUS_SUCCESS && !on_our_device(a, id)) status = STATUS_INVALID_ADDRESS;
     if (status == STATUS_SUCCESS && rdma_listen(id, 64) != 0) status = errno_to_ntstatus(errno);
     if (status != STATUS_SUCCESS) {
+        VERBS_TRACE("listen refused: 0x%08x (errno %d)", static_cast<unsigned>(status), error ? error : errno);
         rdma_destroy_id(id);  // no event can be outstanding for an id that never listened
         return status;
     }
     l->id = id;
     l->listening = true;
+    l->alias_family = aliased ? address->sa_family : 0;
     return STATUS_SUCCESS;
 }
 
@@ -411,7 +499,8 @@ NTSTATUS verbs_get_listener_local_address(NDK_LISTENER* ndk, PSOCKADDR address, 
     Listener* l = self<Listener>(ndk);
     std::lock_guard lock(l->life.adapter->mutex);
     if (!l->id) return STATUS_INVALID_DEVICE_STATE;
-    return copy_address(rdma_get_local_addr(l->id), address, length);  // CONN-ADDR-03, CONN-25
+    return copy_address(l->life.adapter, rdma_get_local_addr(l->id), l->alias_family, address,
+                        length);  // CONN-ADDR-03, CONN-25
 }
 
 void verbs_control_connect_events(NDK_LISTENER* ndk, BOOLEAN pause) {
@@ -422,7 +511,8 @@ void verbs_control_connect_events(NDK_LISTENER* ndk, BOOLEAN pause) {
 
 NTSTATUS verbs_get_shared_endpoint_local_address(NDK_SHARED_ENDPOINT* ndk, PSOCKADDR address, ULONG* length) {
     SharedEndpoint* e = self<SharedEndpoint>(ndk);
-    return copy_address(reinterpret_cast<sockaddr*>(&e->address), address, length);  // CONN-26
+    return copy_address(e->life.adapter, reinterpret_cast<sockaddr*>(&e->address), e->alias_family, address,
+                        length);  // CONN-26
 }
 
 namespace {
@@ -534,14 +624,14 @@ NTSTATUS verbs_get_local_address(NDK_CONNECTOR* ndk, PSOCKADDR address, ULONG* l
     Connector* c = self<Connector>(ndk);
     std::lock_guard lock(c->life.adapter->mutex);
     if (!c->id) return STATUS_INVALID_DEVICE_STATE;
-    return copy_address(rdma_get_local_addr(c->id), address, length);
+    return copy_address(c->life.adapter, rdma_get_local_addr(c->id), c->alias_family, address, length);
 }
 
 NTSTATUS verbs_get_peer_address(NDK_CONNECTOR* ndk, PSOCKADDR address, ULONG* length) {
     Connector* c = self<Connector>(ndk);
     std::lock_guard lock(c->life.adapter->mutex);
     if (!c->id) return STATUS_INVALID_DEVICE_STATE;
-    return copy_address(rdma_get_peer_addr(c->id), address, length);
+    return copy_address(c->life.adapter, rdma_get_peer_addr(c->id), c->alias_family, address, length);
 }
 
 // CONN-DISC-01, DISC-FLUSH-01: graceful; the QP is flushed.
@@ -603,8 +693,9 @@ void on_connect_request(Adapter* a, Listener* l, rdma_cm_event* event, std::vect
     child->context = c;
     c->passive = true;
     c->listener = l;
+    c->alias_family = l->alias_family;
     c->phase = Connector::Phase::incoming;
-    copy_private_data(c->peer_private_data, event->param.conn);  // CONN-27, CONN-PD-08
+    copy_private_data(c->peer_private_data, event->param.conn, a->info.MaxCallerData);  // CONN-27, CONN-PD-08
     c->peer_ird = event->param.conn.responder_resources;
     c->peer_ord = event->param.conn.initiator_depth;
     c->have_connection_data = true;
@@ -618,6 +709,8 @@ void on_connect_request(Adapter* a, Listener* l, rdma_cm_event* event, std::vect
 }  // namespace
 
 void Adapter::on_cm_event(rdma_cm_event* event) {
+    VERBS_TRACE("cm event %s (status %d) id %p context %p", rdma_event_str(event->event), event->status,
+                static_cast<void*>(event->id), event->id ? event->id->context : nullptr);
     std::vector<rdma_cm_id*> destroy;
     {
         std::lock_guard lock(mutex);
@@ -656,7 +749,7 @@ void Adapter::on_cm_event(rdma_cm_event* event) {
                     }
                     case RDMA_CM_EVENT_CONNECT_RESPONSE:  // CONN-15: the peer accepted
                         if (c->phase != Connector::Phase::connecting) break;
-                        copy_private_data(c->peer_private_data, event->param.conn);
+                        copy_private_data(c->peer_private_data, event->param.conn, info.MaxCalleeData);
                         c->peer_ird = event->param.conn.responder_resources;
                         c->peer_ord = event->param.conn.initiator_depth;
                         c->have_connection_data = true;
@@ -672,11 +765,13 @@ void Adapter::on_cm_event(rdma_cm_event* event) {
                         break;
                     case RDMA_CM_EVENT_REJECTED:
                         if (c->phase == Connector::Phase::connecting) {
-                            copy_private_data(c->peer_private_data, event->param.conn);  // CONN-27
+                            copy_private_data(c->peer_private_data, event->param.conn, info.MaxCalleeData);  // CONN-27
                             c->have_connection_data = true;
                             fail_connect(this, c, STATUS_CONNECTION_REFUSED);  // CONN-08
                         } else if (c->phase == Connector::Phase::accepting) {
                             fail_connect(this, c, STATUS_CONNECTION_ABORTED);  // CONN-21: the requester said no
+                        } else if (c->phase == Connector::Phase::incoming) {
+                            c->phase = Connector::Phase::failed;  // CONN-21, CONN-23: the requester gave up
                         }
                         break;
                     case RDMA_CM_EVENT_ADDR_ERROR:
@@ -687,7 +782,9 @@ void Adapter::on_cm_event(rdma_cm_event* event) {
                         break;
                     case RDMA_CM_EVENT_UNREACHABLE:
                     case RDMA_CM_EVENT_CONNECT_ERROR:
-                        if (c->phase == Connector::Phase::accepting)
+                        if (c->phase == Connector::Phase::incoming)
+                            c->phase = Connector::Phase::failed;
+                        else if (c->phase == Connector::Phase::accepting)
                             fail_connect(this, c, event_status(event, STATUS_IO_TIMEOUT));
                         else if (c->phase == Connector::Phase::resolving || c->phase == Connector::Phase::connecting)
                             fail_connect(this, c, event_status(event, STATUS_IO_TIMEOUT));
@@ -699,13 +796,19 @@ void Adapter::on_cm_event(rdma_cm_event* event) {
                             c->phase = Connector::Phase::disconnected;
                             complete(this, c, STATUS_SUCCESS);  // CONN-DISC-01
                         } else if (c->phase == Connector::Phase::established) {
-                            // DISC-FLUSH-02: the peer's disconnect flushes nothing here.
+                            // DISC-FLUSH-02: the peer's disconnect flushes nothing here. Its
+                            // DREQ is answered at once (the id carries no QP, so rdma_disconnect
+                            // only sends the DREP): the peer's NdkDisconnect completes without
+                            // waiting for this consumer's own NdkDisconnect.
                             c->peer_disconnected = true;
+                            rdma_disconnect(c->id);
                             deliver_disconnect(this, c);
                         } else if (c->phase == Connector::Phase::connected_pending_complete) {
                             c->peer_disconnected = true;  // CONN-17
                         } else if (c->phase == Connector::Phase::accepting) {
                             fail_connect(this, c, STATUS_CONNECTION_ABORTED);
+                        } else if (c->phase == Connector::Phase::incoming) {
+                            c->phase = Connector::Phase::failed;
                         }
                         break;
                     default:

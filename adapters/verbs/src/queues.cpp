@@ -176,7 +176,9 @@ void sweep_graveyard(Cq* cq, bool all) {
     std::lock_guard lock(cq->graveyard_mutex);
     uint64_t now = cq->poll_calls.load();
     std::erase_if(cq->graveyard, [&](const Cq::Buried& b) {
-        if (!all && b.buried_at >= now) return false;
+        // Buried before this poll call began: every entry of that QP was in the CQ by then, and
+        // the call has seen the CQ empty.
+        if (!all && b.buried_at > now) return false;
         if (b.rings->refs.fetch_sub(1) == 1) delete b.rings;
         return true;
     });
@@ -187,10 +189,10 @@ namespace {
 
 // The rare path of a receive that invalidated one of our tokens (SAI-01, CQ-RI-02): the window
 // is no longer bound.
-void note_remote_invalidation(Qp* qp, uint32_t token) {
-    if (!qp) return;
-    Adapter* a = qp->life.adapter;
-    std::lock_guard lock(a->mutex);
+void note_remote_invalidation(Adapter* a, Rings* r, Qp* srq_qp_alive, uint32_t token) {
+    std::lock_guard lock(a->mutex);  // bury_rings marks rings dead under it: the QP lives while we hold it
+    Qp* qp = r->srq ? srq_qp_alive : r->qp;
+    if (r->dead.load() || !qp) return;
     for (Mw* mw : qp->pd->windows)
         if (mw->rkey.load() == token) {
             mw->bound.store(false);
@@ -201,8 +203,8 @@ void note_remote_invalidation(Qp* qp, uint32_t token) {
 Qp* srq_qp(const Srq* srq, uint32_t qp_num) {
     const Srq::Attached* t = srq->attached.load(std::memory_order_acquire);
     if (!t) return nullptr;
-    for (size_t k = 0; k < t->count; ++k)
-        if (t->qp_num[k] == qp_num) return t->qp[k];
+    for (const auto& [num, qp] : t->qps)
+        if (num == qp_num) return qp;
     return nullptr;
 }
 
@@ -235,8 +237,7 @@ bool translate(Adapter* a, const ibv_wc& wc, Result& out) {
         r->send_head.store(s->index + 1, std::memory_order_release);
     } else {
         Qp* qp = r->qp;
-        if (!r->qp) {  // an SRQ receive: the QP that consumed it
-            Srq* srq = reinterpret_cast<Srq*>(r->qp_context);
+        if (Srq* srq = r->srq) {  // an SRQ receive: the QP that consumed it
             qp = srq_qp(srq, wc.qp_num);
             qp_context = qp ? qp->context : nullptr;
             srq->reaped.fetch_add(1, std::memory_order_relaxed);
@@ -253,7 +254,7 @@ bool translate(Adapter* a, const ibv_wc& wc, Result& out) {
         if (invalidated) {
             type = NdkOperationTypeReceiveAndInvalidate;
             token = wc.invalidated_rkey;
-            note_remote_invalidation(qp, token);
+            note_remote_invalidation(a, r, r->srq ? qp : nullptr, token);
         }
         show = true;
     }
@@ -276,7 +277,7 @@ bool translate(Adapter* a, const ibv_wc& wc, Result& out) {
 template <typename Result>
 ULONG get_results(Cq* cq, Result* results, ULONG count) {
     Adapter* a = cq->life.adapter;
-    uint64_t call = cq->poll_calls.fetch_add(1, std::memory_order_relaxed) + 1;
+    cq->poll_calls.fetch_add(1, std::memory_order_acq_rel);  // this call's number (see sweep_graveyard)
     ULONG got = 0;
     while (got < count && cq->carry_at < cq->carry_count) {
         const ibv_wc& wc = cq->carry[cq->carry_at++];
@@ -301,7 +302,6 @@ ULONG get_results(Cq* cq, Result* results, ULONG count) {
     // Rings buried before this call are safe to free once the CQ was seen empty.
     if (empty && cq->carry_at == cq->carry_count &&
         cq->graveyard_nonempty.load(std::memory_order_relaxed)) {
-        (void)call;
         sweep_graveyard(cq, false);
     }
     return got;
@@ -326,21 +326,8 @@ void attach_to_srq(Srq* srq, Qp* qp, bool attach) {  // caller holds the adapter
     const Srq::Attached* old = srq->attached.load();
     auto* t = new Srq::Attached{};
     if (old) *t = *old;
-    if (attach) {
-        if (t->count < 64) {
-            t->qp_num[t->count] = qp->qp->qp_num;
-            t->qp[t->count] = qp;
-            ++t->count;
-        }
-    } else {
-        for (size_t k = 0; k < t->count; ++k)
-            if (t->qp[k] == qp) {
-                t->qp[k] = t->qp[t->count - 1];
-                t->qp_num[k] = t->qp_num[t->count - 1];
-                --t->count;
-                break;
-            }
-    }
+    if (attach) t->qps.emplace_back(qp->qp->qp_num, qp);
+    else std::erase_if(t->qps, [&](const auto& e) { return e.second == qp; });
     srq->attached.store(t, std::memory_order_release);
     if (old) srq->retired_tables.push_back(const_cast<Srq::Attached*>(old));
 }
@@ -384,7 +371,7 @@ NTSTATUS verbs_create_srq(NDK_PD* ndk, ULONG depth, ULONG max_sge, ULONG thresho
     if (srq->rings) {
         srq->rings->recv_size = 2 * std::max<uint32_t>(1, info.MaxSrqDepth);
         srq->rings->recv = new (std::nothrow) Slot[srq->rings->recv_size];
-        srq->rings->qp_context = srq;  // SRQ rings: qp == nullptr, qp_context = the SRQ
+        srq->rings->srq = srq;
     }
     if (!srq->srq || !srq->rings || !srq->rings->recv) {
         if (srq->srq) ibv_destroy_srq(srq->srq);
@@ -423,16 +410,14 @@ NTSTATUS verbs_modify_srq(NDK_SRQ* ndk, ULONG depth, ULONG threshold, NDK_FN_REQ
     Adapter* a = srq->life.adapter;
     if (depth > a->info.MaxSrqDepth) return STATUS_INVALID_PARAMETER;  // SRQ-09
     if (depth != 0 && depth != srq->depth) {  // SRQ-02: 0 keeps the depth
+        // Below what is queued: refused (ours, profile modify_srq_below_queued: reject).
+        if (depth < queued(srq)) return STATUS_INVALID_PARAMETER;
         ibv_srq_attr attr{};
         attr.max_wr = 2 * depth;
-        if (int rc = ibv_modify_srq(srq->srq, &attr, IBV_SRQ_MAX_WR); rc != 0) {
-            // The device may not shrink below what is queued (AMB: modify_srq_below_queued).
-            if (2 * depth < srq->depth * 2) {
-                if (depth < queued(srq)) return STATUS_INVALID_PARAMETER;
-            } else {
-                return rc == EINVAL ? STATUS_INVALID_PARAMETER : STATUS_INSUFFICIENT_RESOURCES;
-            }
-        }
+        // The slot ring enforces the NDK depth; the device queue only has to be large enough,
+        // so a refused shrink is harmless.
+        if (int rc = ibv_modify_srq(srq->srq, &attr, IBV_SRQ_MAX_WR); rc != 0 && depth > srq->depth)
+            return rc == EINVAL ? STATUS_INVALID_PARAMETER : STATUS_INSUFFICIENT_RESOURCES;
         srq->depth = depth;  // SRQ-17
     }
     if (threshold > 0 && srq->notify) {  // SRQ-10: arm; SRQ-13: 0 keeps the arm as it is
@@ -602,8 +587,11 @@ void bury_rings(Qp* qp) {
     // Retired registrations still waiting in unreaped slots go now: the QP is gone.
     for (uint32_t k = 0; k < r->send_size; ++k) delete r->send[k].retire.exchange(nullptr);
     bool drained = r->send_head.load() == r->send_tail && r->recv_head.load() == r->recv_tail;
+    {
+        std::lock_guard lock(qp->life.adapter->mutex);  // see note_remote_invalidation
+        r->dead.store(true, std::memory_order_release);  // before anything else: pollers check it first
+    }
     r->qp = nullptr;
-    r->dead.store(true, std::memory_order_release);
     if (drained) {  // no entry of this QP can be left in a CQ
         delete r;
         return;
@@ -890,12 +878,9 @@ NTSTATUS verbs_fast_register(NDK_QP* ndk, PVOID context, NDK_MR* ndk_mr, ULONG p
         mr->rkey.store(r->mr->rkey);     // FR-TOK-01
         mr->fr_flags = flags;
         mr->phase.store(Mr::Phase::fast_registered);
-        if (flags & NDK_OP_FLAG_SILENT_SUCCESS) {
-            // Nothing to report: no marker. DEFER-07: a request without DEFER releases held ones.
-            if (!(flags & NDK_OP_FLAG_DEFER)) flush_deferred(qp);
-            return STATUS_SUCCESS;
-        }
     }
+    // With SILENT_SUCCESS the marker is unsignaled: no entry when it succeeds (FR-SILENT-01),
+    // a STATUS_CANCELLED one when the QP is in error and flushes it (FR-SILENT-02, FLS-02).
     NTSTATUS status = post_marker(qp, s, flags);
     if (status != STATUS_SUCCESS) flush_deferred(qp);
     return status;  // FR-ST-01
@@ -941,6 +926,26 @@ NTSTATUS verbs_bind(NDK_QP* ndk, PVOID context, NDK_MR* ndk_mr, NDK_MW* ndk_mw, 
     NTSTATUS status;
     uint32_t rkey;
     if (a->mw_type2) {
+        // A type 2 window must be free to be bound again (rxe: IBV_WC_MW_BIND_ERR otherwise);
+        // NDKPI simply rebinds, so a bound window is first invalidated by an internal request
+        // chained before the bind (never reported; a failure there flushes the bind).
+        if (mw->bound.load() && !mw->orphaned.load()) {
+            Slot* inv = s;
+            inv->internal = 1;
+            inv->request_context = nullptr;
+            inv->type = NdkOperationTypeInvalidate;
+            ibv_send_wr wr{};
+            wr.opcode = IBV_WR_LOCAL_INV;
+            wr.invalidate_rkey = mw->rkey.load();
+            if (NTSTATUS st = post(qp, inv, wr, NDK_OP_FLAG_SILENT_SUCCESS | NDK_OP_FLAG_DEFER); st != STATUS_SUCCESS)
+                return refuse(qp, st);
+            mw->bound.store(false);
+            mw->bound_qp.store(nullptr);
+            s = take_send_slot(qp);
+            if (!s) return refuse(qp, STATUS_INSUFFICIENT_RESOURCES);
+            s->request_context = context;
+            s->type = NdkOperationTypeBind;
+        }
         // Type 2: bound by a work request; the library does not track the new key (rxe-notes).
         rkey = ibv_inc_rkey(mw->rkey.load());
         ibv_send_wr wr{};
@@ -965,6 +970,9 @@ NTSTATUS verbs_bind(NDK_QP* ndk, PVOID context, NDK_MR* ndk_mr, NDK_MW* ndk_mw, 
         rkey = mw->mw->rkey;
     }
     if (status != STATUS_SUCCESS) return refuse(qp, status);
+    // The provider library names the window by ibv_mw.rkey in the next bind (rxe: a stale key
+    // fails it with IBV_WC_MW_BIND_ERR), and does not update it itself (rxe-notes).
+    mw->mw->rkey = rkey;
     mw->rkey.store(rkey);  // MW-02: readable once NdkBind returned
     mw->bound.store(true);
     mw->orphaned.store(false);

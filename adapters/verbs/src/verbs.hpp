@@ -29,6 +29,8 @@
 #include <thread>
 #include <vector>
 
+#include <netinet/in.h>
+
 #include "ndkct/provider.h"
 
 namespace ndkct::adapters::verbs {
@@ -182,6 +184,7 @@ struct Slot {
 // (a destroyed QP's completions may still sit in a CQ and must be dropped, not dereferenced).
 struct Rings {
     Qp* qp = nullptr;
+    Srq* srq = nullptr;  // an SRQ's receive ring (its completions name their QP by qp_num)
     void* qp_context = nullptr;
     std::atomic<bool> dead{false};
     std::atomic<int> refs{1};  // one per CQ graveyard it sits in after the QP is destroyed
@@ -239,9 +242,7 @@ struct Srq : Object<NDK_SRQ> {
     std::atomic<uint32_t> reaped{0};  // receives completed (for the threshold check, SRQ-11)
     // QPs attached to the SRQ, by qp_num (copy on write; old tables freed at close).
     struct Attached {
-        size_t count = 0;
-        uint32_t qp_num[64];
-        Qp* qp[64];
+        std::vector<std::pair<uint32_t, Qp*>> qps;  // immutable once published
     };
     std::atomic<Attached*> attached{nullptr};
     std::vector<Attached*> retired_tables;  // guarded by Adapter::mutex
@@ -300,6 +301,9 @@ struct Connector : Object<NDK_CONNECTOR> {
     SharedEndpoint* endpoint = nullptr;
     // Read limits: what this side asked for and what the peer offered (CONN-RL-01/02).
     uint32_t ird = 0, ord = 0, peer_ird = 0, peer_ord = 0;
+    // The consumer named a loopback address (127.0.0.0/8, ::1) of this family: addresses read
+    // back are shown in that form.
+    int alias_family = 0;
     std::vector<uint8_t> private_data;       // what this side sends
     std::vector<uint8_t> peer_private_data;  // what the peer sent (NdkGetConnectionData)
     bool have_connection_data = false;
@@ -320,12 +324,14 @@ struct Listener : Object<NDK_LISTENER> {
     NDK_FN_CONNECT_EVENT_CALLBACK* connect_event = nullptr;
     void* connect_event_context = nullptr;
     bool listening = false;
-    bool paused = false;  // NdkControlConnectEvents (CONN-CTL-01/02)
+    bool paused = false;
+    int alias_family = 0;  // as Connector::alias_family  // NdkControlConnectEvents (CONN-CTL-01/02)
 };
 
 struct SharedEndpoint : Object<NDK_SHARED_ENDPOINT> {
     rdma_cm_id* id = nullptr;  // holds the address (REUSEADDR)
-    sockaddr_storage address{};
+    sockaddr_storage address{};  // what the device bound
+    int alias_family = 0;         // as Connector::alias_family
 };
 
 // ---------------------------------------------------------------- the adapter
@@ -351,6 +357,12 @@ struct Adapter {
     NDK_ADAPTER_INFO info{};
     Probe probe{};
     bool mw_type2 = false;
+
+    // The device's own IP addresses (from its RoCE GID table). rdma_cm cannot route loopback
+    // addresses to an RDMA device, so 127.0.0.0/8 and ::1 stand for these (see connection.cpp).
+    bool has_ipv4 = false, has_ipv6 = false;
+    sockaddr_in ipv4{};
+    sockaddr_in6 ipv6{};
 
     ibv_comp_channel* channel = nullptr;
     rdma_event_channel* cm_channel = nullptr;
@@ -385,7 +397,6 @@ struct Adapter {
     // waits (CLOSE-03, CLOSE-07). Returns false (and drops it) when the object or the adapter is
     // closing and `even_when_closing` is false. Caller holds mutex.
     bool schedule(Life* object, std::function<void()> callback, bool even_when_closing = false);
-    void release_busy(Life* object);  // caller holds mutex
     void maybe_finish_close(Life* object, std::unique_lock<std::mutex>& lock);
     void destroy(Life* object);  // frees the object's device resources and memory (no lock)
     void force_close_all();
@@ -413,6 +424,15 @@ T* new_object(Adapter* a, Kind kind, NDK_OBJECT_TYPE type, const Table* dispatch
 }
 
 // ---------------------------------------------------------------- shared helpers
+
+// NDKCT_VERBS_TRACE=1 in the environment: one line per connection event and refusal on stderr
+// (for bring-up; the provider never writes to stdout).
+bool trace_enabled();
+void trace(const char* format, ...) __attribute__((format(printf, 1, 2)));
+#define VERBS_TRACE(...)                                             \
+    do {                                                             \
+        if (::ndkct::adapters::verbs::trace_enabled()) ::ndkct::adapters::verbs::trace(__VA_ARGS__); \
+    } while (0)
 
 NTSTATUS wc_status_to_ntstatus(ibv_wc_status status);  // the one table (status.cpp)
 NTSTATUS errno_to_ntstatus(int error);

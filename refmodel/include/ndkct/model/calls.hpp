@@ -239,6 +239,7 @@ using Call = std::variant<
 
 // The documented NDK function name of a call ("NdkFastRegister").
 std::string function_name(const Call& call);
+const char* ndk_function_name(const Call& call);  // the same, as a string literal
 
 // The call in NDK C syntax, with objects named by id ("NdkFastRegister(qp3, ctx=0x10, mr5,
 // {0x1000}, 1, FBO=0, Length=4096, BaseVirtualAddress=0x0, Flags=0x8)"), for counterexamples.

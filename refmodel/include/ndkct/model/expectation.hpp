@@ -8,6 +8,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ndkct/model/verdict.hpp"
@@ -19,6 +20,7 @@ namespace ndkct::model {
 enum class Strength {
     documented,    // the page names this status: any other outcome breaks the rule
     model_choice,  // the docs say the call fails but not how: another error is a warning
+    any_error,     // the call must fail, and the profile reads any error status as right
 };
 
 struct ExpectedFailure {
@@ -40,11 +42,11 @@ struct Expectation {
 
     bool may_pend = false;            // STATUS_PENDING plus exactly one callback is allowed
     bool must_pend = false;           // STATUS_SUCCESS is not allowed (CLOSE-02, CLOSE-03)
-    RuleIds must_pend_rules;
+    RuleList must_pend_rules;
     bool may_lack_resources = false;  // STATUS_INSUFFICIENT_RESOURCES, inline or via callback
     bool returns_void = false;        // the function has no status (VOID / ULONG / UINT32)
-    RuleIds success_rules;            // the rules that say a valid call succeeds
-    RuleIds no_pending_rules{"GEN-ASYNC-01"};  // the rules broken by an unallowed STATUS_PENDING
+    RuleList success_rules;           // the rules that say a valid call succeeds
+    RuleList no_pending_rules{"GEN-ASYNC-01"};  // the rules broken by an unallowed STATUS_PENDING
 
     // Outcomes of a valid call that the docs also allow (e.g. STATUS_IMPLEMENTATION_LIMIT above
     // FRMRPageCount, AMB-08), and ones the docs allow but the profile reads otherwise (warning).
@@ -59,6 +61,12 @@ struct Expectation {
     // The caller broke a consumer duty whose status the docs leave open (AMB-16): the call
     // should fail, but any outcome is only a warning, and a success leaves the state unknown.
     bool consumer_error = false;
+    // A valid call that the profile also lets fail with any error status, inline or through
+    // its callback (MODEL-WR-DEPTH-01, MODEL-CQ-STATUS-01, MODEL-RD-01); with
+    // `any_failure_warns` such a failure is allowed by the docs but a warning.
+    bool may_fail_any = false;
+    bool any_failure_warns = false;
+    RuleIds any_failure_rules;
 
     bool must_fail() const { return !failures.empty(); }
     // The status the model itself produces: the first failure, else `preferred`.
@@ -70,9 +78,9 @@ struct Expectation {
 // Judges an inline status against an expectation. `call` names the NDK function for messages.
 // STATUS_PENDING is judged allowed or not here; the callback's status is judged by
 // judge_async(). The verdict names the rules.
-Verdict judge_inline(const Expectation& expected, NTSTATUS observed, const std::string& call);
+Verdict judge_inline(const Expectation& expected, NTSTATUS observed, std::string_view call);
 
 // Judges the status a completion callback delivered after STATUS_PENDING.
-Verdict judge_async(const Expectation& expected, NTSTATUS observed, const std::string& call);
+Verdict judge_async(const Expectation& expected, NTSTATUS observed, std::string_view call);
 
 }  // namespace ndkct::model

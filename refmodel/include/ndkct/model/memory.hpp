@@ -29,6 +29,7 @@ struct Extent {
     std::vector<uint32_t> offsets;
     std::vector<uint32_t> sizes;
     uint64_t bytes() const;
+    void reserve(size_t pieces);  // room for that many more pieces
     void append(PFN_NUMBER pfn, uint32_t offset, uint32_t size);
     void append(const Extent& other);
 };

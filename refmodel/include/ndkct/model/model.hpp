@@ -14,7 +14,9 @@
 #include <cstdint>
 #include <deque>
 #include <map>
+#include <memory>
 #include <optional>
+#include <unordered_map>
 #include <vector>
 
 #include "ndkct/model/calls.hpp"
@@ -90,6 +92,9 @@ public:
     // Adapters open and close outside the dispatch tables (VER-02, CLOSE-ADP-01).
     ObjectId open_adapter();
     Verdict close_adapter(ObjectId adapter);
+    // The outcomes the docs allow for OpenNdkAdapter asked for `requested` (major + lowest
+    // minor) on a provider whose highest version is the profile's (VER-02/04/05, ADP-OPEN-*).
+    Expectation expect_open(NDK_VERSION requested) const;
 
     // The outcomes the docs allow for `call` now.
     Expectation expect(const Call& call) const;
@@ -108,6 +113,9 @@ public:
     Verdict expect_nothing_outstanding(ObjectId qp);
     // Completions the model still expects on a QP (check) or that are queued (simulate).
     size_t outstanding_completions(ObjectId qp) const;
+    // A notification the provider owes: an arm is outstanding and an event that satisfies it
+    // has happened (CQ-NOT-07); a harness waits for it.
+    bool notification_owed(ObjectId cq) const;
 
     // ---- Events ----
     // Simulate: events the provider now owes, in order; taking them clears them.
@@ -133,6 +141,9 @@ private:
         Expectation expected;
         ObjectId object;   // the object the request is on (or creates)
         ObjectId created;  // a create's new object
+        // Its STATUS_PENDING stage was applied. A call that must fail applies none: its
+        // failure, inline or through the callback, leaves the state as it was.
+        bool committed = true;
     };
 
     // Each NDK call: expect_* lists the allowed outcomes, commit_* applies a success.
@@ -204,10 +215,17 @@ private:
                            std::vector<ObjectId> antecedents = {});
     void ready(ObjectId id);
     void destroy(ObjectId id);  // close completed: release edges, mark closed
-    Verdict finish_close(ObjectId id);  // try to complete a pending close (CLOSE-02/03)
+    // Simulate: a pending close whose successors and requests are all gone completes now
+    // (CLOSE-02/03).
+    void finish_close(ObjectId id);
     uint64_t add_pending(const Call& call, const Expectation& e, ObjectId object,
                          ObjectId created);
     void emit(Event event);
+    // Indexes (AdapterState, CqState::qps, SrqState::qps), kept here only: a token value an MR
+    // or MW now holds (nullopt: none), and an object's entries at creation and at close.
+    void set_token(ObjectId object, bool remote, std::optional<uint32_t> value);
+    void index_object(ObjectId id);
+    void unindex_object(ObjectId id);
     // The four stages of a create call, shared by every NdkCreateXxx.
     void create_stage(Kind kind, ObjectId parent, ObjectState state,
                       std::vector<ObjectId> antecedents, Applied& applied, Stage stage);
@@ -219,9 +237,15 @@ private:
 
     // Flag checks shared by the initiator calls (OPF-01, AMB-04, DEFER-01, WR-04).
     void check_op_flags(Expectation& e, uint32_t flags, uint32_t listed, const char* call,
-                        const RuleIds& rules) const;
+                        const char* rule) const;
     // WR-04 / FR-ST-02 ...: initiator calls on an unconnected QP.
     const QpState* require_connected_qp(Expectation& e, ObjectId qp, const char* rule) const;
+    // MODEL-CQ-STATUS-01, MODEL-WR-DEPTH-01: a post to an unusable QP, or beyond a queue's depth.
+    void check_usable(Expectation& e, const QpState& q) const;
+    // Checks shared by Send, SendAndInvalidate, Read and Write (SGE-*, depths, read limit).
+    void check_data_request(Expectation& e, const QpState& q, const std::vector<Sge>& sgl,
+                            uint32_t flags, bool read) const;
+    void check_depth(Expectation& e, uint32_t outstanding, uint32_t depth, const char* rule) const;
 
     // ---- Memory (rules_memory.cpp) ----
     // Resolves an SGE list to arena bytes with the needed local rights. Returns false and
@@ -234,9 +258,14 @@ private:
     std::optional<PFN_NUMBER> pfn_of_logical(ObjectId adapter, uint64_t logical) const;
     void invalidate_token_of(ObjectId object);
 
+    // ---- Connections (rules_connection.cpp) ----
+    struct ConnectArgs;
+    void connect_stage(const ConnectArgs& args, Stage stage);
+
     // ---- Work requests (rules_qp.cpp) ----
     void post(ObjectId qp, const Call& call, Context request_context, uint32_t flags,
-              bool receive_queue, std::optional<Completion> decided = std::nullopt);
+              bool receive_queue, std::optional<Completion> decided = std::nullopt,
+              std::shared_ptr<const WorkRequest::Undo> undo_info = nullptr);
     void release_deferred(ObjectId qp);  // DEFER-04: hand earlier DEFER requests to the "HW"
     Completion initiator_completion(ObjectId qp, const WorkRequest& wr,
                                     NDK_OPERATION_TYPE type) const;
@@ -248,6 +277,23 @@ private:
     void deliver(Completion completion);  // to the CQ (simulate) or the expected list (check)
     void fail_qp(ObjectId qp, bool flush_receives);
     void flush_qp(ObjectId qp);
+    void undo(const WorkRequest& wr);  // a request flushed before it ran changes nothing
+    // CQ-STATUS-02/03, SRQ-15: the CQ (SRQ) failed; it and every QP using it are unusable.
+    void fail_cq(ObjectId cq, NTSTATUS status);
+    void fail_srq(ObjectId srq);
+    void make_unusable(ObjectId qp);
+    // A completion was retrieved from its CQ: its queue slot (and read slot) is free again.
+    void retrieved(const Completion& done);
+    // Check mode: the bytes a request reads from local memory, as far as the requests before it
+    // fix them (WR-FENCE-01): false when they depend on an order the docs leave open.
+    bool gather_expected(ObjectId qp, const Extent& source, bool fenced, std::vector<std::byte>& out);
+    void remove_edge(ObjectId successor, ObjectId antecedent);  // LIFE-TREE-*: an edge undone
+    // Check mode: pages where expected bytes have yet to be seen landing (a hint index for
+    // gather_expected; +1 when a landing is recorded, -1 when it is checked or dropped).
+    void note_landing(const Completion::Landing& landing, int delta);
+    void srq_check_threshold(ObjectId srq);  // SRQ-10/11/12, MODEL-SRQ-02
+    void observe_cq_notification(ObjectId cq, NTSTATUS status, Verdict& v);
+    void observe_srq_notification(ObjectId srq, NTSTATUS status, Verdict& v);
     Completion cancelled(ObjectId qp, const WorkRequest& wr, bool receive_queue) const;
     void notify_cq(ObjectId cq, bool error_entry, bool solicited);
 
@@ -258,6 +304,7 @@ private:
     std::map<uint64_t, Pending> pending_;
     uint64_t next_pending_ = 1;
     std::vector<Event> events_;
+    std::unordered_map<PFN_NUMBER, uint32_t> landing_pages_;
 };
 
 }  // namespace ndkct::model

@@ -8,8 +8,10 @@
 
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <variant>
 #include <vector>
 
@@ -54,6 +56,11 @@ struct Region {
 struct AdapterState {
     NDK_ADAPTER_INFO info{};  // the profile's limits, replaced by what the provider reports
     uint32_t open_lams = 0;
+    // Indexes the model keeps (model.cpp, and only there) so that lookups never scan every
+    // object: which MRs and MWs hold a reported token value (local / remote), and which live
+    // mappings hold a logical page (LAM id, index in its AdapterPageArray).
+    std::unordered_map<uint32_t, std::vector<ObjectId>> local_tokens, remote_tokens;
+    std::unordered_map<uint64_t, std::vector<std::pair<ObjectId, uint32_t>>> logical_pages;
 };
 
 struct PdState {
@@ -77,6 +84,10 @@ struct MrState {
     uint32_t flags = 0;        // NdkRegisterMr flags
     uint32_t max_pages = 0;    // NdkInitializeFastRegisterMr AdapterPageCount
     bool remote_access = false;
+    // AMB-10: what an initialization pending on it replaces (restored if that one fails).
+    Phase phase_before_init = Phase::uninitialized;
+    uint32_t max_pages_before_init = 0;
+    bool remote_access_before_init = false;
     std::optional<uint32_t> local_token;   // values the provider reported for this registration
     std::optional<uint32_t> remote_token;
     std::vector<ObjectId> bound_windows;
@@ -115,6 +126,7 @@ struct Completion {
         cancelled,
         success_or_cancelled,  // a flush raced with it (FLS-03)
         any,                   // what happens is open (the peer's error, a consumer error)
+        any_error,             // it must fail, with any error status (MODEL-CQ-STATUS-01)
     } outcome = Outcome::success;
     NTSTATUS status = STATUS_SUCCESS;  // the model's status for it
     RuleIds rules;                     // why it fails, when it does
@@ -122,11 +134,17 @@ struct Completion {
     uint32_t bytes_transferred = 0;    // receive completions (CQ-RES-01)
     bool invalidated = false;          // ReceiveAndInvalidate
     uint32_t invalidated_token = 0;
+    ObjectId srq = 0;                  // a receive taken from this SRQ
+    // MODEL-RD-01 (fail): a read beyond the OutboundReadLimit that the provider queued instead of
+    // failing; its success is a warning.
+    bool success_warns = false;
     // Bytes that must be in place when the completion is seen (check mode).
     struct Landing {
         std::vector<std::pair<PFN_NUMBER, uint32_t>> at;  // page, offset of each piece
         std::vector<uint32_t> sizes;
         std::vector<std::byte> bytes;
+        bool from_read = false;  // a read's sink: bytes a later fenced request may depend on
+        bool unchecked = false;  // the bytes depend on an order the docs do not fix
     };
     std::vector<Landing> landings;
     bool silent = false;  // success makes no entry (SILENT_SUCCESS)
@@ -142,6 +160,18 @@ struct WorkRequest {
     // FastRegister, Bind and Invalidate take effect when posted (FR-TOK-01, MW-02): their
     // completion is decided then.
     std::optional<Completion> decided;
+    // What such a request changed when posted, restored if it is flushed before it runs.
+    struct Undo {
+        ObjectId mr = 0;                  // an MR whose state it changed
+        std::optional<MrState> mr_state;  // ...and that state before
+        ObjectId mw = 0;
+        std::optional<MwState> mw_state;
+        ObjectId window_mr = 0;           // the MR whose bound windows a bind changed
+        std::vector<ObjectId> window_mr_windows;
+        bool edge_added = false;          // a bind made the MR an antecedent of the MW
+    };
+    std::shared_ptr<const Undo> undo;
+    bool over_read_limit = false;  // MODEL-RD-01: a read beyond the OutboundReadLimit
 };
 
 struct CqState {
@@ -152,8 +182,12 @@ struct CqState {
     int armed = -1;
     bool new_since_notification = false;
     bool overrun = false;   // CQ-STATUS-01: STATUS_BUFFER_OVERFLOW, CQ and its QPs dead
+    bool failed = false;    // overrun or fatal (CQ-STATUS-02/03): no further completions
+    NTSTATUS failure = STATUS_SUCCESS;  // the CqStatus it failed with
+    bool solicited_since_notification = false;  // a solicited or error entry (CQ-NOT-10/11)
     uint32_t interrupt_interval = 0;
     uint32_t interrupt_count = 0;
+    std::vector<ObjectId> qps;  // index: QPs that complete here, by id (model.cpp keeps it)
 };
 
 struct SrqState {
@@ -162,7 +196,15 @@ struct SrqState {
     uint32_t notify_threshold = 0;
     bool notify_armed = false;
     bool has_notification = false;
+    // MODEL-SRQ-02 (after_threshold_reached): the arm made at creation fires only once the
+    // queued receives have reached the threshold; `reached` says they have.
+    bool needs_reach = false;
+    bool reached = false;
+    uint64_t posted = 0;        // receives posted since creation
+    uint32_t outstanding = 0;   // posted and not yet retrieved from a CQ (SRQ-17)
+    bool failed = false;        // SRQ-15: a fatal error, the SRQ and its QPs unusable
     std::deque<WorkRequest> receives;
+    std::vector<ObjectId> qps;  // index: QPs attached to it, by id (model.cpp keeps it)
 };
 
 struct QpState {
@@ -177,16 +219,33 @@ struct QpState {
     ObjectId peer = 0;  // the QP at the other end
     bool error = false;        // a request failed: the rest is flushed (STATUS_CANCELLED)
     bool peer_error = false;   // the peer's request failed: what happens here is open
+    // Its CQ or SRQ failed (CQ-STATUS-02/03, SRQ-15): the QP is unusable, and later posts
+    // behave as MODEL-CQ-STATUS-01 reads.
+    bool unusable = false;
     std::deque<WorkRequest> initiator;       // posted, not yet executed
     std::deque<WorkRequest> receive;         // posted receives, not yet consumed
     std::deque<Completion> initiator_pending;  // executed, completion not yet seen (check mode)
     std::deque<Completion> receive_pending;
     uint64_t next_sequence = 1;
-    uint32_t initiator_outstanding = 0;  // posted and not yet completed (queue depth)
+    // Posted and not yet retrieved from the CQ (the consumer's view of the queue depth,
+    // CQP-DEPTH-01/02). A silent success frees its slot once a later entry of its queue is
+    // retrieved (completions of one queue come in order).
+    uint32_t initiator_outstanding = 0;
     uint32_t receive_outstanding = 0;
+    uint32_t initiator_silent = 0;
+    // Reads posted and not yet retrieved (RD-08, MODEL-RD-01), silent ones apart as above.
+    uint32_t reads_outstanding = 0;
+    uint32_t reads_silent = 0;
+    uint32_t outbound_read_limit = 0;  // the connection's effective OutboundReadLimit (CONN-RL-01/02)
     // Check mode: contexts of requests that must never show up on a CQ (WR-05, WR-SILENT-01).
     std::deque<Context> failed_inline;
     std::deque<Context> silent_successes;
+    // Requests the oracle already reported against (accepted although they had to fail): their
+    // entries, if any, are not judged again.
+    std::deque<Context> unjudged;
+    // Requests posted after the QP became unusable whose CQ failed: no entry may appear
+    // (MODEL-CQ-STATUS-01).
+    std::deque<Context> never;
     // Check mode: bytes a silent success moved, checked with the queue's next completion.
     std::vector<Completion::Landing> silent_landings;
 };
@@ -201,10 +260,17 @@ struct ConnectorState {
     ObjectId listener = 0;      // for a passive connector: its listener
     ObjectId shared_endpoint = 0;
     SocketAddress local, remote;
+    // The effective read limits (CONN-RL-01/02): capped at the adapter's maxima, lowered to the
+    // peer's opposite ones once known; and the values the consumer asked for.
     uint32_t inbound_read_limit = 0, outbound_read_limit = 0;
+    uint32_t requested_inbound = 0, requested_outbound = 0;
     uint32_t private_data_length = 0;  // what the peer sent
+    uint32_t sent_private_data_length = 0;  // what this side sent (CONN-27)
+    bool ex = false;                   // completed with an Ex call: NdkDisconnectEventCallbackEx
+    bool ephemeral_local = false;      // the local port was picked by the provider (CONN-11)
     bool has_disconnect_event = false;
-    bool disconnect_event_delivered = false;
+    bool disconnect_event_delivered = false;  // simulate: the event was emitted
+    uint32_t disconnect_events = 0;           // check: disconnect callbacks seen (CONN-DISC-02)
 };
 
 struct ListenerState {
@@ -212,10 +278,12 @@ struct ListenerState {
     bool paused = false;
     bool has_connect_event = false;
     SocketAddress address;
+    bool ephemeral = false;  // listened on port 0: the provider picked the port (CONN-25)
 };
 
 struct SharedEndpointState {
     SocketAddress address;
+    bool ephemeral = false;  // created with port 0: the provider picked the port (CONN-07)
 };
 
 using ObjectState = std::variant<AdapterState, PdState, CqState, QpState, SrqState, MrState,

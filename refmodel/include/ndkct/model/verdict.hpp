@@ -1,6 +1,9 @@
 // ndkct/model/verdict.hpp: what the oracle says about an observed outcome.
 #pragma once
 
+#include <array>
+#include <cstdint>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -8,6 +11,30 @@ namespace ndkct::model {
 
 // Rule IDs of the catalog (spec/rules/catalog), e.g. {"FR-ALIGN-01", "AMB-29"}.
 using RuleIds = std::vector<std::string>;
+
+// A short list of rule IDs given as string literals, held inline: the rules an Expectation
+// names on every call (success, no-pending) cost no allocation. Converts to RuleIds when a
+// violation is reported.
+class RuleList {
+public:
+    static constexpr size_t kCapacity = 8;
+    RuleList() = default;
+    RuleList(std::initializer_list<const char*> ids) {
+        for (const char* id : ids) push_back(id);
+    }
+    void push_back(const char* id) {
+        if (size_ < kCapacity) ids_[size_++] = id;
+    }
+    size_t size() const { return size_; }
+    bool empty() const { return size_ == 0; }
+    const char* const* begin() const { return ids_.data(); }
+    const char* const* end() const { return ids_.data() + size_; }
+    operator RuleIds() const { return RuleIds(begin(), end()); }
+
+private:
+    std::array<const char*, kCapacity> ids_{};
+    uint8_t size_ = 0;
+};
 
 // One broken rule: which rules, and one sentence saying what was expected and what happened.
 struct Violation {
