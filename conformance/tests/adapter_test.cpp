@@ -40,7 +40,8 @@ NDKCT_TEST(Adapter, CreateAndCloseEveryObject, "ndk.objects.create_close", "CPD-
     EXPECT_TRUE(mr.object && fr.object && mw.object && connector.object && listener.object);
     for (void* o : {static_cast<void*>(listener.object), static_cast<void*>(connector.object),
                     static_cast<void*>(mw.object), static_cast<void*>(fr.object),
-                    static_cast<void*>(mr.object), static_cast<void*>(cq.object), static_cast<void*>(pd.object)}) {
+                    static_cast<void*>(mr.object), static_cast<void*>(cq.object),
+                    static_cast<void*>(pd.object)}) {
         Done d = session().close(o);
         EXPECT_TRUE(d.status == STATUS_SUCCESS || d.status == STATUS_PENDING);
         EXPECT_STATUS(STATUS_SUCCESS, d.final_status);

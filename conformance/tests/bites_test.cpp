@@ -67,59 +67,63 @@ struct FastRegisterBench {
     NDK_MR* mr(bool remote_access) {
         auto made = s.create_mr(pair.pd, true);
         if (!made.object) return nullptr;
-        Done d = s.initialize_fast_register_mr(made.object, static_cast<ULONG>(pages.size()), remote_access);
+        Done d = s.initialize_fast_register_mr(made.object, static_cast<ULONG>(pages.size()),
+                                               remote_access);
         return d.ok() ? made.object : nullptr;
     }
 };
 
-NDKCT_TEST(Bites, FastRegisterBaseNotCongruentToFboRegistersNothing, "ndk.bites.fast_register.base_va_not_fbo",
-           "FR-ALIGN-01", "FR-ALIGN-03", "FR-ST-03") {
+NDKCT_TEST(Bites, FastRegisterBaseNotCongruentToFboRegistersNothing,
+           "ndk.bites.fast_register.base_va_not_fbo", "FR-ALIGN-01", "FR-ALIGN-03", "FR-ST-03") {
     FastRegisterBench bench(session(), 4);
     ASSERT_TRUE(bench.ready()) << bench.pair.problem;
     NDK_MR* mr = bench.mr(false);
     ASSERT_TRUE(mr);
     int request;
-    NTSTATUS s = session().fast_register(bench.pair.a, &request, mr, bench.pages, 0, bench.length(), kBase + 17);
+    NTSTATUS s = session().fast_register(bench.pair.a, &request, mr, bench.pages, 0, bench.length(),
+                                         kBase + 17);
     ASSERT_NE(s, STATUS_PENDING) << "NdkFastRegister never pends (FR-ST-03)";
     if (s == STATUS_SUCCESS) {  // AMB-29: accepted, then its completion must report an error
         auto results = drain_until(session(), bench.pair.cq, &request);
         const NDK_RESULT_EX* r = find_result(results, &request);
         ASSERT_TRUE(r) << "an accepted request must complete";
-        EXPECT_TRUE(NT_ERROR(r->Status)) << "BaseVirtualAddress % PAGE_SIZE is 17, FBO is 0 (FR-ALIGN-03), yet "
-                                         << spec::status_name(r->Status);
+        EXPECT_TRUE(NT_ERROR(r->Status))
+            << "BaseVirtualAddress % PAGE_SIZE is 17, FBO is 0 (FR-ALIGN-03), yet "
+            << spec::status_name(r->Status);
     } else {
         EXPECT_TRUE(NT_ERROR(s)) << spec::status_name(s);
     }
 }
 
-NDKCT_TEST(Bites, FastRegisterRemoteRightsNeedRemoteAccess, "ndk.bites.fast_register.remote_rights_refused",
-           "FR-ACC-01", "FR-ST-04", "WR-05") {
+NDKCT_TEST(Bites, FastRegisterRemoteRightsNeedRemoteAccess,
+           "ndk.bites.fast_register.remote_rights_refused", "FR-ACC-01", "FR-ST-04", "WR-05") {
     FastRegisterBench bench(session(), 4);
     ASSERT_TRUE(bench.ready()) << bench.pair.problem;
     NDK_MR* mr = bench.mr(false);
     ASSERT_TRUE(mr);
     int refused, marker;
     EXPECT_STATUS(STATUS_ACCESS_VIOLATION,
-                  session().fast_register(bench.pair.a, &refused, mr, bench.pages, 0, bench.length(), kBase,
-                                          NDK_OP_FLAG_ALLOW_REMOTE_READ));
+                  session().fast_register(bench.pair.a, &refused, mr, bench.pages, 0,
+                                          bench.length(), kBase, NDK_OP_FLAG_ALLOW_REMOTE_READ));
     // The refused request leaves no trace: post a valid one behind it and look at the CQ.
     ASSERT_STATUS(STATUS_SUCCESS,
-                  session().fast_register(bench.pair.a, &marker, mr, bench.pages, 0, bench.length(), kBase,
-                                          NDK_OP_FLAG_ALLOW_LOCAL_WRITE));
+                  session().fast_register(bench.pair.a, &marker, mr, bench.pages, 0, bench.length(),
+                                          kBase, NDK_OP_FLAG_ALLOW_LOCAL_WRITE));
     auto results = drain_until(session(), bench.pair.cq, &marker);
     EXPECT_TRUE(find_result(results, &marker)) << "the valid request did not complete";
-    EXPECT_FALSE(find_result(results, &refused)) << "a request refused inline made a CQ entry (WR-05)";
+    EXPECT_FALSE(find_result(results, &refused))
+        << "a request refused inline made a CQ entry (WR-05)";
 }
 
-NDKCT_TEST(Bites, FastRegisterLocalWriteIsNotRemote, "ndk.bites.fast_register.local_write_not_remote",
-           "FR-ACC-02", "FR-ST-01", "FR-ST-03") {
+NDKCT_TEST(Bites, FastRegisterLocalWriteIsNotRemote,
+           "ndk.bites.fast_register.local_write_not_remote", "FR-ACC-02", "FR-ST-01", "FR-ST-03") {
     FastRegisterBench bench(session(), 4);
     ASSERT_TRUE(bench.ready()) << bench.pair.problem;
     NDK_MR* mr = bench.mr(false);
     ASSERT_TRUE(mr);
     int request;
-    NTSTATUS s = session().fast_register(bench.pair.a, &request, mr, bench.pages, 0, bench.length(), kBase,
-                                         NDK_OP_FLAG_ALLOW_LOCAL_WRITE);
+    NTSTATUS s = session().fast_register(bench.pair.a, &request, mr, bench.pages, 0, bench.length(),
+                                         kBase, NDK_OP_FLAG_ALLOW_LOCAL_WRITE);
     ASSERT_STATUS(STATUS_SUCCESS, s) << "0x10 is local write, not a remote right (FR-ACC-02)";
     auto results = drain_until(session(), bench.pair.cq, &request);
     const NDK_RESULT_EX* r = find_result(results, &request);
@@ -143,8 +147,8 @@ NDKCT_TEST(Bites, BuildLamTooSmallWritesTheRequiredSize, "ndk.bites.build_lam.bu
     if (lam.done.ok()) session().release_lam(lam);
 }
 
-NDKCT_TEST(Bites, CreateQpOverLimitsIsRefused, "ndk.bites.create_qp.over_limits", "CQP-LIM-01", "CQP-LIM-02",
-           "CQP-LIM-03", "CQP-LIM-04", "CQP-LIM-05", "CQP-LIM-06") {
+NDKCT_TEST(Bites, CreateQpOverLimitsIsRefused, "ndk.bites.create_qp.over_limits", "CQP-LIM-01",
+           "CQP-LIM-02", "CQP-LIM-03", "CQP-LIM-04", "CQP-LIM-05", "CQP-LIM-06") {
     auto pd = session().create_pd();
     auto cq = session().create_cq(64);
     ASSERT_TRUE(pd.object && cq.object);
@@ -154,39 +158,46 @@ NDKCT_TEST(Bites, CreateQpOverLimitsIsRefused, "ndk.bites.create_qp.over_limits"
         ULONG QpShape::*field;
         ULONG max;
     };
-    for (const Case& c : {Case{"ReceiveQueueDepth", &QpShape::receive_depth, limits.MaxReceiveQueueDepth},
-                          Case{"InitiatorQueueDepth", &QpShape::initiator_depth, limits.MaxInitiatorQueueDepth},
-                          Case{"MaxReceiveRequestSge", &QpShape::receive_sge, limits.MaxReceiveRequestSge},
-                          Case{"MaxInitiatorRequestSge", &QpShape::initiator_sge, limits.MaxInitiatorRequestSge},
-                          Case{"InlineDataSize", &QpShape::inline_size, limits.MaxInlineDataSize}}) {
+    for (const Case& c :
+         {Case{"ReceiveQueueDepth", &QpShape::receive_depth, limits.MaxReceiveQueueDepth},
+          Case{"InitiatorQueueDepth", &QpShape::initiator_depth, limits.MaxInitiatorQueueDepth},
+          Case{"MaxReceiveRequestSge", &QpShape::receive_sge, limits.MaxReceiveRequestSge},
+          Case{"MaxInitiatorRequestSge", &QpShape::initiator_sge, limits.MaxInitiatorRequestSge},
+          Case{"InlineDataSize", &QpShape::inline_size, limits.MaxInlineDataSize}}) {
         QpShape shape;
         shape.*c.field = c.max + 1;
         auto qp = session().create_qp(pd.object, cq.object, cq.object, nullptr, shape);
-        EXPECT_STATUS(STATUS_INVALID_PARAMETER, qp.final_status) << c.what << " one over the adapter's limit";
+        EXPECT_STATUS(STATUS_INVALID_PARAMETER, qp.final_status)
+            << c.what << " one over the adapter's limit";
         if (qp.object) session().close(qp.object);  // refused or not, leave nothing behind
     }
 }
 
-NDKCT_TEST(Bites, RegisterMrRefusesABrokenChain, "ndk.bites.register_mr.broken_chain", "RMR-MDL-01") {
+NDKCT_TEST(Bites, RegisterMrRefusesABrokenChain, "ndk.bites.register_mr.broken_chain",
+           "RMR-MDL-01") {
     auto pd = session().create_pd();
     ASSERT_TRUE(pd.object);
     auto buffer = session().buffer(4 * PAGE_SIZE);
-    platform::MdlChain chains[] = {platform::with_hole(buffer, 0, PAGE_SIZE, PAGE_SIZE, PAGE_SIZE),
-                                   platform::with_misaligned_joint(buffer, 0, PAGE_SIZE / 2, PAGE_SIZE)};
+    platform::MdlChain chains[] = {
+        platform::with_hole(buffer, 0, PAGE_SIZE, PAGE_SIZE, PAGE_SIZE),
+        platform::with_misaligned_joint(buffer, 0, PAGE_SIZE / 2, PAGE_SIZE)};
     for (const auto& chain : chains) {
         auto mr = session().create_mr(pd.object, false);
         ASSERT_TRUE(mr.object);
         Done d = session().register_mr(mr.object, chain.head(), chain.byte_count(), 0);
-        EXPECT_STATUS(STATUS_INVALID_PARAMETER, d.final_status) << "a chain that is not virtually contiguous";
+        EXPECT_STATUS(STATUS_INVALID_PARAMETER, d.final_status)
+            << "a chain that is not virtually contiguous";
     }
 }
 
-NDKCT_TEST(Bites, SilentWriteMakesNoEntry, "ndk.bites.write.silent_success", "WR-SILENT-01", "WR-10", "WRT-01") {
+NDKCT_TEST(Bites, SilentWriteMakesNoEntry, "ndk.bites.write.silent_success", "WR-SILENT-01",
+           "WR-10", "WRT-01") {
     auto pair = session().loopback_pair();
     ASSERT_TRUE(pair.connected) << pair.problem;
     auto source = session().buffer(PAGE_SIZE);
     auto target = session().buffer(PAGE_SIZE);
-    for (size_t i = 0; i < source.size(); ++i) source.data()[i] = std::byte(uint8_t(i * 7 + 1) | 1);
+    for (size_t i = 0; i < source.size(); ++i)
+        source.data()[i] = std::byte(uint8_t(i * 7 + 1) | 1);
     auto src = session().register_buffer(pair.pd, source, 0);
     auto dst = session().register_buffer(pair.pd, target, NDK_MR_FLAG_ALLOW_REMOTE_WRITE);
     ASSERT_STATUS(STATUS_SUCCESS, dst.status);
@@ -194,17 +205,19 @@ NDKCT_TEST(Bites, SilentWriteMakesNoEntry, "ndk.bites.write.silent_success", "WR
     NDK_SGE second = Session::sge(source, 256, 256, src.local_token);
     int silent, loud;
     uint64_t at = reinterpret_cast<uint64_t>(target.data());
-    ASSERT_STATUS(STATUS_SUCCESS, session().write(pair.a, &silent, {&first, 1}, at, dst.remote_token,
-                                                  NDK_OP_FLAG_SILENT_SUCCESS));
-    ASSERT_STATUS(STATUS_SUCCESS, session().write(pair.a, &loud, {&second, 1}, at + 256, dst.remote_token));
+    ASSERT_STATUS(STATUS_SUCCESS, session().write(pair.a, &silent, {&first, 1}, at,
+                                                  dst.remote_token, NDK_OP_FLAG_SILENT_SUCCESS));
+    ASSERT_STATUS(STATUS_SUCCESS,
+                  session().write(pair.a, &loud, {&second, 1}, at + 256, dst.remote_token));
     auto results = drain_until(session(), pair.cq, &loud);
     EXPECT_TRUE(find_result(results, &loud)) << "the ordinary write did not complete";
-    EXPECT_FALSE(find_result(results, &silent)) << "a successful SILENT_SUCCESS write made an entry";
+    EXPECT_FALSE(find_result(results, &silent))
+        << "a successful SILENT_SUCCESS write made an entry";
     EXPECT_EQ(std::memcmp(target.data(), source.data(), 512), 0) << "both writes land";
 }
 
-NDKCT_TEST(Bites, InitializeFastRegisterMrAcceptsTheGuaranteedPages, "ndk.bites.initialize_fr_mr.guaranteed",
-           "IFR-APC-04", "AI-02") {
+NDKCT_TEST(Bites, InitializeFastRegisterMrAcceptsTheGuaranteedPages,
+           "ndk.bites.initialize_fr_mr.guaranteed", "IFR-APC-04", "AI-02") {
     auto pd = session().create_pd();
     ASSERT_TRUE(pd.object);
     ULONG guaranteed = std::max<ULONG>(16, info().FRMRPageCount);
@@ -212,19 +225,22 @@ NDKCT_TEST(Bites, InitializeFastRegisterMrAcceptsTheGuaranteedPages, "ndk.bites.
         auto mr = session().create_mr(pd.object, true);
         ASSERT_TRUE(mr.object);
         Done d = session().initialize_fast_register_mr(mr.object, pages, false);
-        EXPECT_STATUS(STATUS_SUCCESS, d.final_status) << pages << " pages (guaranteed up to " << guaranteed << ")";
+        EXPECT_STATUS(STATUS_SUCCESS, d.final_status)
+            << pages << " pages (guaranteed up to " << guaranteed << ")";
     }
 }
 
-NDKCT_TEST(Bites, ManyRegistrationsEachCompleteOnce, "ndk.bites.register_mr.many", "RMR-ST-01", "DMR-01",
-           "GEN-ASYNC-01", "GEN-ASYNC-03", "GEN-CB-03") {
+NDKCT_TEST(Bites, ManyRegistrationsEachCompleteOnce, "ndk.bites.register_mr.many", "RMR-ST-01",
+           "DMR-01", "GEN-ASYNC-01", "GEN-ASYNC-03", "GEN-CB-03") {
     auto pd = session().create_pd();
     ASSERT_TRUE(pd.object);
     auto buffer = session().buffer(16 * PAGE_SIZE);
     for (size_t i = 0; i < 16; ++i) {
-        auto r = session().register_buffer(pd.object, buffer, NDK_MR_FLAG_ALLOW_LOCAL_WRITE, i * PAGE_SIZE, PAGE_SIZE);
+        auto r = session().register_buffer(pd.object, buffer, NDK_MR_FLAG_ALLOW_LOCAL_WRITE,
+                                           i * PAGE_SIZE, PAGE_SIZE);
         ASSERT_STATUS(STATUS_SUCCESS, r.status) << "registration " << i;
-        EXPECT_STATUS(STATUS_SUCCESS, session().deregister_mr(r.mr).final_status) << "registration " << i;
+        EXPECT_STATUS(STATUS_SUCCESS, session().deregister_mr(r.mr).final_status)
+            << "registration " << i;
     }
 }
 

@@ -9,7 +9,8 @@ namespace {
 
 NDKCT_SUITE(BuildLam);
 
-constexpr ULONG kHeader = static_cast<ULONG>(offsetof(NDK_LOGICAL_ADDRESS_MAPPING, AdapterPageArray));
+constexpr ULONG kHeader =
+    static_cast<ULONG>(offsetof(NDK_LOGICAL_ADDRESS_MAPPING, AdapterPageArray));
 
 size_t pages_of(size_t offset, size_t length) {
     return (offset % PAGE_SIZE + length + PAGE_SIZE - 1) / PAGE_SIZE;
@@ -21,7 +22,7 @@ ULONG required(size_t offset, size_t length) {
 
 // Releases the LAMs built in a test when it ends.
 class Built {
-public:
+  public:
     explicit Built(Session& s) : s_(s) {}
     ~Built() {
         for (auto* lam : lams_)
@@ -33,7 +34,7 @@ public:
         return *owned_.back();
     }
 
-private:
+  private:
     Session& s_;
     std::vector<std::unique_ptr<LamResult>> owned_;
     std::vector<LamResult*> lams_;
@@ -46,10 +47,12 @@ void expect_well_formed(LamResult& lam, size_t offset, size_t length) {
     EXPECT_EQ(lam.fbo, offset % PAGE_SIZE) << "*pFBO";
     ASSERT_TRUE(lam.mapping());
     EXPECT_GE(lam.mapping()->AdapterPageCount, n) << "AdapterPageCount";
-    EXPECT_GE(lam.size_out, kHeader + 8 * lam.mapping()->AdapterPageCount) << "*pLAMSize after success";
+    EXPECT_GE(lam.size_out, kHeader + 8 * lam.mapping()->AdapterPageCount)
+        << "*pLAMSize after success";
     EXPECT_LE(lam.size_out, lam.size_in) << "*pLAMSize after success exceeds the buffer";
     for (const auto& page : lam.pages())
-        EXPECT_EQ(static_cast<uint64_t>(page.QuadPart) % PAGE_SIZE, 0u) << "a logical page is not page-aligned";
+        EXPECT_EQ(static_cast<uint64_t>(page.QuadPart) % PAGE_SIZE, 0u)
+            << "a logical page is not page-aligned";
 }
 
 // A connected pair for sending from logical addresses.
@@ -74,11 +77,13 @@ struct Rig {
             std::memset(sink.data(), 0, sink.size());
             NDK_SGE into = Session::sge(sink, 0, n, snk.local_token);
             ASSERT_STATUS(STATUS_SUCCESS, s->receive(pair.b, &receive_context, {&into, 1}));
-            NDK_SGE from = seed::sge_at(static_cast<uint64_t>(pages[page].QuadPart) + in_page, n, privileged);
+            NDK_SGE from =
+                seed::sge_at(static_cast<uint64_t>(pages[page].QuadPart) + in_page, n, privileged);
             ASSERT_STATUS(STATUS_SUCCESS, s->send(pair.a, &send_context, {&from, 1}));
             auto results = s->drain(pair.cq, 2);
             ASSERT_EQ(results.size(), 2u);
-            for (const auto& r : results) ASSERT_STATUS(STATUS_SUCCESS, r.Status) << "logical page " << page;
+            for (const auto& r : results)
+                ASSERT_STATUS(STATUS_SUCCESS, r.Status) << "logical page " << page;
             EXPECT_EQ(std::memcmp(sink.data(), b.data() + offset + done, n), 0)
                 << "logical page " << page << " does not map host page " << page << " of the range";
             done += n;
@@ -106,21 +111,23 @@ Rig make_rig(Session& s) {
 // ---------------------------------------------------------------- the buffer-size protocol
 
 NDKCT_TEST(BuildLam, MapsABufferAndReportsItsSizeAndFbo, "ndk.adapter.build_lam.maps_buffer",
-           "LAM-OUT-01", "LAM-OUT-02", "LAM-OUT-03", "LAM-PAGE-01", "LAM-PAGE-02", "LAM-USE-02", "LAM-ST-01",
-           "LAM-ST-02") {
+           "LAM-OUT-01", "LAM-OUT-02", "LAM-OUT-03", "LAM-PAGE-01", "LAM-PAGE-02", "LAM-USE-02",
+           "LAM-ST-01", "LAM-ST-02") {
     Rig r = make_rig(session());
     ASSERT_TRUE(r.problem.empty()) << r.problem;
     Built built(session());
     auto buffer = session().buffer(3 * PAGE_SIZE);
     seed::fill(buffer, 41);
     auto chain = platform::describe(buffer, 0, buffer.size());
-    auto& lam = built.keep(session().build_lam(chain.head(), buffer.size(), required(0, buffer.size())));
+    auto& lam =
+        built.keep(session().build_lam(chain.head(), buffer.size(), required(0, buffer.size())));
     expect_well_formed(lam, 0, buffer.size());
     r.expect_maps(lam.pages(), 0, buffer, 0, buffer.size());
 }
 
-NDKCT_TEST(BuildLam, ZeroSizeBufferIsTooSmallAndGetsTheRequiredSize, "ndk.adapter.build_lam.size_zero",
-           "LAM-SIZE-01", "LAM-SIZE-02", "LAM-SIZE-04", "LAM-ST-04") {
+NDKCT_TEST(BuildLam, ZeroSizeBufferIsTooSmallAndGetsTheRequiredSize,
+           "ndk.adapter.build_lam.size_zero", "LAM-SIZE-01", "LAM-SIZE-02", "LAM-SIZE-04",
+           "LAM-ST-04") {
     auto buffer = session().buffer(3 * PAGE_SIZE);
     auto chain = platform::describe(buffer, 100, 2 * PAGE_SIZE);
     LamResult lam = session().build_lam(chain.head(), 2 * PAGE_SIZE, 0);
@@ -128,8 +135,8 @@ NDKCT_TEST(BuildLam, ZeroSizeBufferIsTooSmallAndGetsTheRequiredSize, "ndk.adapte
     EXPECT_GE(lam.size_out, required(100, 2 * PAGE_SIZE)) << "16 + 8 * 3 bytes at least";
 }
 
-NDKCT_TEST(BuildLam, OneByteShortIsTooSmall, "ndk.adapter.build_lam.size_one_short",
-           "LAM-SIZE-01", "LAM-SIZE-02", "LAM-SIZE-04") {
+NDKCT_TEST(BuildLam, OneByteShortIsTooSmall, "ndk.adapter.build_lam.size_one_short", "LAM-SIZE-01",
+           "LAM-SIZE-02", "LAM-SIZE-04") {
     auto buffer = session().buffer(4 * PAGE_SIZE);
     auto chain = platform::describe(buffer, 5, 3 * PAGE_SIZE);
     ULONG need = required(5, 3 * PAGE_SIZE);
@@ -138,40 +145,45 @@ NDKCT_TEST(BuildLam, OneByteShortIsTooSmall, "ndk.adapter.build_lam.size_one_sho
     EXPECT_GE(lam.size_out, need);
 }
 
-NDKCT_TEST(BuildLam, ExactSizeSucceeds, "ndk.adapter.build_lam.size_exact", "LAM-SIZE-02", "LAM-OUT-02",
-           "LAM-ST-01") {
+NDKCT_TEST(BuildLam, ExactSizeSucceeds, "ndk.adapter.build_lam.size_exact", "LAM-SIZE-02",
+           "LAM-OUT-02", "LAM-ST-01") {
     Built built(session());
     auto buffer = session().buffer(4 * PAGE_SIZE);
     auto chain = platform::describe(buffer, 5, 3 * PAGE_SIZE);
-    auto& lam = built.keep(session().build_lam(chain.head(), 3 * PAGE_SIZE, required(5, 3 * PAGE_SIZE)));
+    auto& lam =
+        built.keep(session().build_lam(chain.head(), 3 * PAGE_SIZE, required(5, 3 * PAGE_SIZE)));
     expect_well_formed(lam, 5, 3 * PAGE_SIZE);
 }
 
-NDKCT_TEST(BuildLam, LargerBufferSucceedsAndReportsTheBytesWritten, "ndk.adapter.build_lam.size_larger",
-           "LAM-OUT-02", "LAM-OUT-01") {
+NDKCT_TEST(BuildLam, LargerBufferSucceedsAndReportsTheBytesWritten,
+           "ndk.adapter.build_lam.size_larger", "LAM-OUT-02", "LAM-OUT-01") {
     Built built(session());
     auto buffer = session().buffer(2 * PAGE_SIZE);
     auto chain = platform::describe(buffer, 0, 2 * PAGE_SIZE);
-    auto& lam = built.keep(session().build_lam(chain.head(), 2 * PAGE_SIZE, required(0, 2 * PAGE_SIZE) + 200));
+    auto& lam = built.keep(
+        session().build_lam(chain.head(), 2 * PAGE_SIZE, required(0, 2 * PAGE_SIZE) + 200));
     expect_well_formed(lam, 0, 2 * PAGE_SIZE);
 }
 
-NDKCT_TEST(BuildLam, NullBufferIsNoSuccess, "ndk.adapter.build_lam.null_buffer", "LAM-SIZE-03", "AMB-14",
-           "LAM-OUT-01") {
+NDKCT_TEST(BuildLam, NullBufferIsNoSuccess, "ndk.adapter.build_lam.null_buffer", "LAM-SIZE-03",
+           "AMB-14", "LAM-OUT-01") {
     auto buffer = session().buffer(2 * PAGE_SIZE);
     auto chain = platform::describe(buffer, 0, 2 * PAGE_SIZE);
     for (ULONG size : {0u, required(0, 2 * PAGE_SIZE)}) {
-        LamResult lam = session().build_lam(chain.head(), 2 * PAGE_SIZE, size, /*with_buffer=*/false);
+        LamResult lam =
+            session().build_lam(chain.head(), 2 * PAGE_SIZE, size, /*with_buffer=*/false);
         // Nowhere to put the mapping: it cannot succeed (a size probe or a refusal, AMB-14).
         EXPECT_TRUE(NT_ERROR(lam.done.final_status)) << spec::status_name(lam.done.final_status);
         if (lam.done.final_status == STATUS_BUFFER_TOO_SMALL) {
-            EXPECT_GE(lam.size_out, required(0, 2 * PAGE_SIZE)) << "a probe reports the required size";
+            EXPECT_GE(lam.size_out, required(0, 2 * PAGE_SIZE))
+                << "a probe reports the required size";
         }
     }
 }
 
-NDKCT_TEST(BuildLam, RetryWithTheReportedSizeSucceeds, "ndk.adapter.build_lam.retry_with_reported_size",
-           "LAM-SIZE-05", "LAM-SIZE-04", "LAM-OUT-03") {
+NDKCT_TEST(BuildLam, RetryWithTheReportedSizeSucceeds,
+           "ndk.adapter.build_lam.retry_with_reported_size", "LAM-SIZE-05", "LAM-SIZE-04",
+           "LAM-OUT-03") {
     Rig r = make_rig(session());
     ASSERT_TRUE(r.problem.empty()) << r.problem;
     Built built(session());
@@ -192,30 +204,34 @@ NDKCT_TEST(BuildLam, RetryWithTheReportedSizeSucceeds, "ndk.adapter.build_lam.re
     }
 }
 
-NDKCT_TEST(BuildLam, RepeatedFailuresLeaveNothingBehind, "ndk.adapter.build_lam.failures_leave_nothing",
-           "LAM-ERR-01", "LAM-ST-04") {
+NDKCT_TEST(BuildLam, RepeatedFailuresLeaveNothingBehind,
+           "ndk.adapter.build_lam.failures_leave_nothing", "LAM-ERR-01", "LAM-ST-04") {
     Built built(session());
     auto buffer = session().buffer(2 * PAGE_SIZE);
     auto chain = platform::describe(buffer, 0, 2 * PAGE_SIZE);
     auto holed = platform::with_hole(buffer, 0, 100, 1, 100);
     for (int i = 0; i < 64; ++i) {
-        EXPECT_STATUS(STATUS_BUFFER_TOO_SMALL, session().build_lam(chain.head(), 2 * PAGE_SIZE, 8).done.final_status);
-        EXPECT_STATUS(STATUS_INVALID_PARAMETER, session().build_lam(holed.head(), 200, 64).done.final_status);
+        EXPECT_STATUS(STATUS_BUFFER_TOO_SMALL,
+                      session().build_lam(chain.head(), 2 * PAGE_SIZE, 8).done.final_status);
+        EXPECT_STATUS(STATUS_INVALID_PARAMETER,
+                      session().build_lam(holed.head(), 200, 64).done.final_status);
     }
-    auto& lam = built.keep(session().build_lam(chain.head(), 2 * PAGE_SIZE, required(0, 2 * PAGE_SIZE)));
+    auto& lam =
+        built.keep(session().build_lam(chain.head(), 2 * PAGE_SIZE, required(0, 2 * PAGE_SIZE)));
     expect_well_formed(lam, 0, 2 * PAGE_SIZE);
 }
 
 // ---------------------------------------------------------------- FBO, page count, chains
 
-NDKCT_TEST(BuildLam, FboIsTheFirstByteOffsetInItsPage, "ndk.adapter.build_lam.fbo",
-           "LAM-OUT-03", "LAM-PAGE-02", "LAM-VA-01") {
+NDKCT_TEST(BuildLam, FboIsTheFirstByteOffsetInItsPage, "ndk.adapter.build_lam.fbo", "LAM-OUT-03",
+           "LAM-PAGE-02", "LAM-VA-01") {
     Rig r = make_rig(session());
     ASSERT_TRUE(r.problem.empty()) << r.problem;
     Built built(session());
     auto buffer = session().buffer(5 * PAGE_SIZE);
     seed::fill(buffer, 45);
-    for (size_t offset : {size_t(0), size_t(1), size_t(100), size_t(PAGE_SIZE - 1), size_t(2 * PAGE_SIZE + 5)}) {
+    for (size_t offset :
+         {size_t(0), size_t(1), size_t(100), size_t(PAGE_SIZE - 1), size_t(2 * PAGE_SIZE + 5)}) {
         const size_t length = 2 * PAGE_SIZE;
         auto chain = platform::describe(buffer, offset, length);
         auto& lam = built.keep(session().build_lam(chain.head(), length, required(offset, length)));
@@ -255,7 +271,8 @@ NDKCT_TEST(BuildLam, SplitChainIsMappedLikeOneMdl, "ndk.adapter.build_lam.split_
     if (lam.done.ok()) r.expect_maps(lam.pages(), offset % PAGE_SIZE, buffer, offset, length);
 }
 
-NDKCT_TEST(BuildLam, ChainWithAHoleIsRefused, "ndk.adapter.build_lam.chain_hole", "LAM-MDL-01", "LAM-ST-04") {
+NDKCT_TEST(BuildLam, ChainWithAHoleIsRefused, "ndk.adapter.build_lam.chain_hole", "LAM-MDL-01",
+           "LAM-ST-04") {
     auto buffer = session().buffer(4 * PAGE_SIZE);
     for (size_t gap : {size_t(1), size_t(PAGE_SIZE)}) {
         auto chain = platform::with_hole(buffer, 0, PAGE_SIZE + 10, gap, PAGE_SIZE);
@@ -265,11 +282,12 @@ NDKCT_TEST(BuildLam, ChainWithAHoleIsRefused, "ndk.adapter.build_lam.chain_hole"
     }
 }
 
-NDKCT_TEST(BuildLam, ChainWithAMisalignedJointIsRefused, "ndk.adapter.build_lam.chain_misaligned_joint",
-           "LAM-MDL-01") {
+NDKCT_TEST(BuildLam, ChainWithAMisalignedJointIsRefused,
+           "ndk.adapter.build_lam.chain_misaligned_joint", "LAM-MDL-01") {
     auto buffer = session().buffer(4 * PAGE_SIZE);
     auto chain = platform::with_misaligned_joint(buffer, 100, PAGE_SIZE, PAGE_SIZE);
-    LamResult lam = session().build_lam(chain.head(), chain.byte_count(), required(0, 4 * PAGE_SIZE));
+    LamResult lam =
+        session().build_lam(chain.head(), chain.byte_count(), required(0, 4 * PAGE_SIZE));
     EXPECT_STATUS(STATUS_INVALID_PARAMETER, lam.done.final_status);
 }
 
@@ -314,14 +332,16 @@ NDKCT_TEST(BuildLam, ContiguousAndScatteredPagesMapInOrder, "ndk.adapter.build_l
         auto buffer = session().buffer(4 * PAGE_SIZE, placement);
         seed::fill(buffer, 53);
         auto chain = platform::describe(buffer, 0, buffer.size());
-        auto& lam = built.keep(session().build_lam(chain.head(), buffer.size(), required(0, buffer.size())));
+        auto& lam = built.keep(
+            session().build_lam(chain.head(), buffer.size(), required(0, buffer.size())));
         expect_well_formed(lam, 0, buffer.size());
         if (!lam.done.ok()) continue;
         r.expect_maps(lam.pages(), 0, buffer, 0, buffer.size());
         // Still the same pages later, after other mappings came and went (LAM-REL-01).
         auto other = session().buffer(PAGE_SIZE);
         auto other_chain = platform::describe(other, 0, PAGE_SIZE);
-        LamResult passing = session().build_lam(other_chain.head(), PAGE_SIZE, required(0, PAGE_SIZE));
+        LamResult passing =
+            session().build_lam(other_chain.head(), PAGE_SIZE, required(0, PAGE_SIZE));
         if (passing.done.ok()) session().release_lam(passing);
         r.expect_maps(lam.pages(), 0, buffer, 0, buffer.size());
     }
@@ -337,12 +357,14 @@ NDKCT_TEST(BuildLam, ReleaseLeavesTheChainAsItWas, "ndk.adapter.build_lam.chain_
         auto* p = reinterpret_cast<const std::byte*>(chain.mdl(i));
         before.emplace_back(p, p + chain.mdl(i)->Size);
     }
-    LamResult lam = session().build_lam(chain.head(), chain.byte_count(), required(200, chain.byte_count()));
+    LamResult lam =
+        session().build_lam(chain.head(), chain.byte_count(), required(200, chain.byte_count()));
     ASSERT_TRUE(lam.done.ok()) << spec::status_name(lam.done.final_status);
     session().release_lam(lam);
     for (size_t i = 0; i < chain.mdl_count(); ++i) {
         auto* p = reinterpret_cast<const std::byte*>(chain.mdl(i));
-        EXPECT_EQ(std::vector<std::byte>(p, p + before[i].size()), before[i]) << "MDL " << i << " changed";
+        EXPECT_EQ(std::vector<std::byte>(p, p + before[i].size()), before[i])
+            << "MDL " << i << " changed";
     }
 }
 
@@ -353,8 +375,9 @@ NDKCT_TEST(BuildLam, NullCompletionNeverPends, "ndk.adapter.build_lam.null_compl
     Built built(session());
     auto buffer = session().buffer(2 * PAGE_SIZE);
     auto chain = platform::describe(buffer, 0, 2 * PAGE_SIZE);
-    auto& lam = built.keep(session().build_lam(chain.head(), 2 * PAGE_SIZE, required(0, 2 * PAGE_SIZE),
-                                               /*with_buffer=*/true, /*with_completion=*/false));
+    auto& lam =
+        built.keep(session().build_lam(chain.head(), 2 * PAGE_SIZE, required(0, 2 * PAGE_SIZE),
+                                       /*with_buffer=*/true, /*with_completion=*/false));
     // A pending request without a callback could never complete: either it finishes inline or
     // the NULL callback is refused (AMB-06).
     EXPECT_NE(lam.done.status, STATUS_PENDING);
@@ -374,18 +397,22 @@ NDKCT_TEST(BuildLam, ManyMappingsInlineOrPendingAreEachUsable, "ndk.adapter.buil
         seed::fill(buffers.back(), uint8_t(60 + i));
         size_t offset = (i * 211) % PAGE_SIZE, length = buffers.back().size() - offset;
         chains.push_back(platform::describe(buffers.back(), offset, length));
-        lams.push_back(&built.keep(session().build_lam(chains.back().head(), length, required(offset, length))));
-        ASSERT_TRUE(lams.back()->done.ok()) << "mapping " << i << ": " << spec::status_name(lams.back()->done.final_status);
+        lams.push_back(&built.keep(
+            session().build_lam(chains.back().head(), length, required(offset, length))));
+        ASSERT_TRUE(lams.back()->done.ok())
+            << "mapping " << i << ": " << spec::status_name(lams.back()->done.final_status);
     }
     for (size_t i = 0; i < lams.size(); ++i) {
         size_t offset = (i * 211) % PAGE_SIZE;
         expect_well_formed(*lams[i], offset, buffers[i].size() - offset);
-        r.expect_maps(lams[i]->pages(), ULONG(offset % PAGE_SIZE), buffers[i], offset, buffers[i].size() - offset);
+        r.expect_maps(lams[i]->pages(), ULONG(offset % PAGE_SIZE), buffers[i], offset,
+                      buffers[i].size() - offset);
     }
 }
 
-NDKCT_TEST(BuildLam, ResourceFailuresInEitherFormLeaveNoMapping, "ndk.adapter.build_lam.insufficient_resources",
-           "LAM-ST-03", "LAM-ST-04", "LAM-ERR-01", "GEN-ASYNC-02") {
+NDKCT_TEST(BuildLam, ResourceFailuresInEitherFormLeaveNoMapping,
+           "ndk.adapter.build_lam.insufficient_resources", "LAM-ST-03", "LAM-ST-04", "LAM-ERR-01",
+           "GEN-ASYNC-02") {
     auto s = seed::session_with(GetParam(), seed::resource_pressure(30));
     ASSERT_TRUE(s);
     auto buffer = s->buffer(3 * PAGE_SIZE);
@@ -398,7 +425,8 @@ NDKCT_TEST(BuildLam, ResourceFailuresInEitherFormLeaveNoMapping, "ndk.adapter.bu
             s->release_lam(lam);
             ++built;
         } else {
-            EXPECT_STATUS(STATUS_INSUFFICIENT_RESOURCES, lam.done.final_status) << "a valid request failed otherwise";
+            EXPECT_STATUS(STATUS_INSUFFICIENT_RESOURCES, lam.done.final_status)
+                << "a valid request failed otherwise";
         }
     }
     EXPECT_GT(built, 0u) << "no mapping in 40 attempts";

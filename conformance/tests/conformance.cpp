@@ -16,11 +16,16 @@ std::map<std::string, const TestDeclaration*>& registry() {
 
 TestDeclaration::TestDeclaration(std::string suite_, std::string name_, std::string id_,
                                  std::vector<std::string> rules_)
-    : suite(std::move(suite_)), name(std::move(name_)), id(std::move(id_)), rules(std::move(rules_)) {
+    : suite(std::move(suite_)),
+      name(std::move(name_)),
+      id(std::move(id_)),
+      rules(std::move(rules_)) {
     registry()[suite + "." + name] = this;
 }
 
-const std::map<std::string, const TestDeclaration*>& declared_tests() { return registry(); }
+const std::map<std::string, const TestDeclaration*>& declared_tests() {
+    return registry();
+}
 
 std::vector<ProviderSpec>& providers_under_test() {
     static std::vector<ProviderSpec> providers = providers_from_environment();
@@ -39,7 +44,8 @@ void ProviderTest::SetUp() {
     name = name.substr(0, name.find('/'));
     if (auto it = registry().find(suite + "." + name); it != registry().end()) {
         std::string rules;
-        for (const auto& r : it->second->rules) rules += (rules.empty() ? "" : ",") + r;
+        for (const auto& r : it->second->rules)
+            rules += (rules.empty() ? "" : ",") + r;
         RecordProperty("ndkct_id", it->second->id);
         RecordProperty("rules", rules);
     }
@@ -71,7 +77,8 @@ void ProviderTest::TearDown() {
     }
     if (!warnings.empty()) {
         RecordProperty("warnings", warnings);
-        std::cout << "[ ndkct  ] warnings (allowed by the docs, unlike the profile):\n" << warnings << "\n";
+        std::cout << "[ ndkct  ] warnings (allowed by the docs, unlike the profile):\n"
+                  << warnings << "\n";
     }
 }
 

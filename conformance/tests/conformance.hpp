@@ -27,7 +27,8 @@ namespace ndkct::conformance {
 struct TestDeclaration {
     std::string suite, name, id;
     std::vector<std::string> rules;
-    TestDeclaration(std::string suite, std::string name, std::string id, std::vector<std::string> rules);
+    TestDeclaration(std::string suite, std::string name, std::string id,
+                    std::vector<std::string> rules);
 };
 
 // Every declared test, keyed "Suite.Name".
@@ -37,7 +38,7 @@ const std::map<std::string, const TestDeclaration*>& declared_tests();
 std::vector<ProviderSpec>& providers_under_test();
 
 class ProviderTest : public ::testing::TestWithParam<ProviderSpec> {
-protected:
+  protected:
     void SetUp() override;
     void TearDown() override;
     Session& session() { return *session_; }
@@ -46,7 +47,7 @@ protected:
     // The oracle's violations so far fail the test now (for tests that go on to dependent steps).
     void expect_clean_so_far();
 
-private:
+  private:
     std::unique_ptr<Session> session_;
 };
 
@@ -55,27 +56,26 @@ std::string provider_label(const ::testing::TestParamInfo<ProviderSpec>& info);
 }  // namespace ndkct::conformance
 
 // A suite of directed tests, instantiated for every provider under test.
-#define NDKCT_SUITE(suite)                                                                  \
-    class suite : public ::ndkct::conformance::ProviderTest {};                            \
-    INSTANTIATE_TEST_SUITE_P(                                                               \
-        Providers, suite,                                                                   \
-        ::testing::ValuesIn(::ndkct::conformance::providers_under_test()),                  \
-        ::ndkct::conformance::provider_label)
+#define NDKCT_SUITE(suite)                                                                      \
+    class suite : public ::ndkct::conformance::ProviderTest {};                                 \
+    INSTANTIATE_TEST_SUITE_P(Providers, suite,                                                  \
+                             ::testing::ValuesIn(::ndkct::conformance::providers_under_test()), \
+                             ::ndkct::conformance::provider_label)
 
-#define NDKCT_TEST(suite, name, test_id, ...)                                               \
+#define NDKCT_TEST(suite, name, test_id, ...)                                              \
     static const ::ndkct::conformance::TestDeclaration ndkct_declaration_##suite##_##name{ \
-        #suite, #name, test_id, {__VA_ARGS__}};                                             \
+        #suite, #name, test_id, {__VA_ARGS__}};                                            \
     TEST_P(suite, name)
 
 // A capability the test needs: when absent the verdict is not_supported, decided before the
 // body goes on (GTEST_SKIP with a "not_supported:" message).
-#define NDKCT_REQUIRE(condition, what)                                  \
-    do {                                                                \
+#define NDKCT_REQUIRE(condition, what)                                 \
+    do {                                                               \
         if (!(condition)) GTEST_SKIP() << "not_supported: " << (what); \
     } while (0)
 
 // Status comparison with names in the message.
-#define EXPECT_STATUS(expected, actual)                                                   \
+#define EXPECT_STATUS(expected, actual) \
     EXPECT_EQ(::ndkct::spec::status_name(actual), ::ndkct::spec::status_name(expected))
-#define ASSERT_STATUS(expected, actual)                                                   \
+#define ASSERT_STATUS(expected, actual) \
     ASSERT_EQ(::ndkct::spec::status_name(actual), ::ndkct::spec::status_name(expected))

@@ -9,7 +9,8 @@ namespace {
 NDKCT_SUITE(DataPath);
 
 void fill(platform::LockedBuffer& b, uint8_t seed) {
-    for (size_t i = 0; i < b.size(); ++i) b.data()[i] = std::byte(uint8_t(i * 31 + seed));
+    for (size_t i = 0; i < b.size(); ++i)
+        b.data()[i] = std::byte(uint8_t(i * 31 + seed));
 }
 
 NDKCT_TEST(DataPath, WriteLandsInTheRemoteRegion, "ndk.qp.write.bytes_land", "WRT-01", "RMR-FLG-03",
@@ -43,17 +44,20 @@ NDKCT_TEST(DataPath, ReadBringsTheRemoteBytes, "ndk.qp.read.bytes_land", "RD-01"
     auto sink = session().buffer(2 * PAGE_SIZE);
     fill(remote, 3);
     auto r = session().register_buffer(pair.pd, remote, NDK_MR_FLAG_ALLOW_REMOTE_READ);
-    auto s = session().register_buffer(pair.pd, sink, NDK_MR_FLAG_ALLOW_LOCAL_WRITE | NDK_MR_FLAG_RDMA_READ_SINK);
+    auto s = session().register_buffer(pair.pd, sink,
+                                       NDK_MR_FLAG_ALLOW_LOCAL_WRITE | NDK_MR_FLAG_RDMA_READ_SINK);
     NDK_SGE sge = Session::sge(sink, 0, 5000, s.local_token);
-    ASSERT_STATUS(STATUS_SUCCESS, session().read(pair.a, nullptr, {&sge, 1},
-                                                 reinterpret_cast<uint64_t>(remote.data() + 10), r.remote_token));
+    ASSERT_STATUS(STATUS_SUCCESS,
+                  session().read(pair.a, nullptr, {&sge, 1},
+                                 reinterpret_cast<uint64_t>(remote.data() + 10), r.remote_token));
     auto results = session().drain(pair.cq, 1);
     ASSERT_EQ(results.size(), 1u);
     EXPECT_STATUS(STATUS_SUCCESS, results[0].Status);
     EXPECT_EQ(std::memcmp(sink.data(), remote.data() + 10, 5000), 0);
 }
 
-NDKCT_TEST(DataPath, SendFillsThePostedReceive, "ndk.qp.send.receive", "SND-01", "RCV-03", "CQ-RES-01") {
+NDKCT_TEST(DataPath, SendFillsThePostedReceive, "ndk.qp.send.receive", "SND-01", "RCV-03",
+           "CQ-RES-01") {
     auto pair = session().loopback_pair();
     ASSERT_TRUE(pair.connected) << pair.problem;
     auto out = session().buffer(PAGE_SIZE);
@@ -85,19 +89,23 @@ NDKCT_TEST(DataPath, WriteWithoutRemoteWriteFailsAndLandsNothing, "ndk.qp.write.
     auto target = session().buffer(PAGE_SIZE);
     fill(source, 1);
     auto src = session().register_buffer(pair.pd, source, 0);
-    // Local write only (0x1): 0x1 & NDK_MR_FLAG_ALLOW_REMOTE_WRITE is non-zero, yet no remote right.
+    // Local write only (0x1): 0x1 & NDK_MR_FLAG_ALLOW_REMOTE_WRITE is non-zero, yet no remote
+    // right.
     auto dst = session().register_buffer(pair.pd, target, NDK_MR_FLAG_ALLOW_LOCAL_WRITE);
     NDK_SGE sge = Session::sge(source, 0, 512, src.local_token);
     int first, second;
-    ASSERT_STATUS(STATUS_SUCCESS, session().write(pair.a, &first, {&sge, 1},
-                                                  reinterpret_cast<uint64_t>(target.data()), dst.remote_token));
-    ASSERT_STATUS(STATUS_SUCCESS, session().write(pair.a, &second, {&sge, 1},
-                                                  reinterpret_cast<uint64_t>(target.data()), dst.remote_token));
+    ASSERT_STATUS(STATUS_SUCCESS,
+                  session().write(pair.a, &first, {&sge, 1},
+                                  reinterpret_cast<uint64_t>(target.data()), dst.remote_token));
+    ASSERT_STATUS(STATUS_SUCCESS,
+                  session().write(pair.a, &second, {&sge, 1},
+                                  reinterpret_cast<uint64_t>(target.data()), dst.remote_token));
     auto results = session().drain(pair.cq, 2);
     ASSERT_EQ(results.size(), 2u);
     EXPECT_TRUE(NT_ERROR(results[0].Status)) << spec::status_name(results[0].Status);
     EXPECT_STATUS(STATUS_CANCELLED, results[1].Status);
-    for (size_t k = 0; k < 512; ++k) ASSERT_EQ(target.data()[k], std::byte{0}) << "byte " << k << " landed";
+    for (size_t k = 0; k < 512; ++k)
+        ASSERT_EQ(target.data()[k], std::byte{0}) << "byte " << k << " landed";
 }
 
 }  // namespace

@@ -54,14 +54,14 @@ struct Rig {
         return results[0].Status;
     }
     // NdkFastRegister on pair.a.
-    NTSTATUS post(void* context, NDK_MR* mr, const std::vector<NDK_LOGICAL_ADDRESS>& list, ULONG fbo,
-                  SIZE_T length, uint64_t base, ULONG flags) {
+    NTSTATUS post(void* context, NDK_MR* mr, const std::vector<NDK_LOGICAL_ADDRESS>& list,
+                  ULONG fbo, SIZE_T length, uint64_t base, ULONG flags) {
         return s->fast_register(pair.a, context, mr, list, fbo, length, base, flags);
     }
     // Posts a fast registration that must succeed and waits for its successful completion;
     // returns the remote token read right after the call returned (FR-TOK-01).
-    UINT32 registered(NDK_MR* mr, const std::vector<NDK_LOGICAL_ADDRESS>& list, ULONG fbo, SIZE_T length,
-                      uint64_t base, ULONG flags) {
+    UINT32 registered(NDK_MR* mr, const std::vector<NDK_LOGICAL_ADDRESS>& list, ULONG fbo,
+                      SIZE_T length, uint64_t base, ULONG flags) {
         static int context;
         NTSTATUS posted = post(&context, mr, list, fbo, length, base, flags);
         EXPECT_STATUS(STATUS_SUCCESS, posted);
@@ -100,17 +100,20 @@ Rig make_rig(Session& s, seed::Mappings& maps, size_t pages, QpShape shape = {})
     r.sink = s.buffer(4 * PAGE_SIZE);
     seed::fill(r.source, 7);
     r.src = s.register_buffer(r.pair.pd, r.source, 0);
-    r.snk = s.register_buffer(r.pair.pd, r.sink, NDK_MR_FLAG_ALLOW_LOCAL_WRITE | NDK_MR_FLAG_RDMA_READ_SINK);
+    r.snk = s.register_buffer(r.pair.pd, r.sink,
+                              NDK_MR_FLAG_ALLOW_LOCAL_WRITE | NDK_MR_FLAG_RDMA_READ_SINK);
     r.map = &maps.add(r.memory);
     r.marker = seed::make_marker(s, r.pair.pd);
-    if (!r.map->ok() || r.map->pages.size() != pages) r.problem = "NdkBuildLam did not map the region's pages";
+    if (!r.map->ok() || r.map->pages.size() != pages)
+        r.problem = "NdkBuildLam did not map the region's pages";
     if (r.src.status != STATUS_SUCCESS || r.snk.status != STATUS_SUCCESS ||
         r.marker.src.status != STATUS_SUCCESS || r.marker.dst.status != STATUS_SUCCESS)
         r.problem = "NdkRegisterMr failed for a scratch region";
     return r;
 }
 
-bool same(const platform::LockedBuffer& a, size_t at, const platform::LockedBuffer& b, size_t bt, size_t n) {
+bool same(const platform::LockedBuffer& a, size_t at, const platform::LockedBuffer& b, size_t bt,
+          size_t n) {
     return std::memcmp(a.data() + at, b.data() + bt, n) == 0;
 }
 
@@ -136,8 +139,8 @@ NDKCT_TEST(FastRegister, RegistersAndCompletesOnTheInitiatorCq, "ndk.mr.fast_reg
     }
 }
 
-NDKCT_TEST(FastRegister, LocalWriteAloneIsNotARemoteRight, "ndk.mr.fast_register.local_write_not_remote",
-           "FR-ACC-02", "FR-FLG-01", "AMB-03") {
+NDKCT_TEST(FastRegister, LocalWriteAloneIsNotARemoteRight,
+           "ndk.mr.fast_register.local_write_not_remote", "FR-ACC-02", "FR-FLG-01", "AMB-03") {
     seed::Mappings maps(session());
     Rig r = make_rig(session(), maps, 1);
     ASSERT_TRUE(r.problem.empty()) << r.problem;
@@ -147,7 +150,8 @@ NDKCT_TEST(FastRegister, LocalWriteAloneIsNotARemoteRight, "ndk.mr.fast_register
                                  NDK_OP_FLAG_ALLOW_LOCAL_WRITE | NDK_OP_FLAG_READ_FENCE};
     if (NDKCT_VERSION_AT_LEAST(session().version(), 1, 2))
         values.push_back(NDK_OP_FLAG_ALLOW_LOCAL_WRITE | NDK_OP_FLAG_DEFER);
-    values.push_back(NDK_OP_FLAG_ALLOW_LOCAL_WRITE);  // last: no DEFER, so everything is handed over
+    values.push_back(
+        NDK_OP_FLAG_ALLOW_LOCAL_WRITE);  // last: no DEFER, so everything is handed over
     std::vector<int> contexts(values.size());
     size_t entries = 0;
     for (size_t i = 0; i < values.size(); ++i) {
@@ -166,7 +170,9 @@ NDKCT_TEST(FastRegister, LocalWriteAloneIsNotARemoteRight, "ndk.mr.fast_register
             EXPECT_FALSE(got) << "a silent success made an entry";
         } else {
             EXPECT_TRUE(got) << "Flags " << values[i];
-            if (got) { EXPECT_STATUS(STATUS_SUCCESS, got->Status); }
+            if (got) {
+                EXPECT_STATUS(STATUS_SUCCESS, got->Status);
+            }
         }
     }
 }
@@ -203,8 +209,9 @@ NDKCT_TEST(FastRegister, RemoteWriteOnALocalOnlyMrIsAnInlineAccessViolation,
     }
 }
 
-NDKCT_TEST(FastRegister, RefusedRemoteRightsRegisterNothing, "ndk.mr.fast_register.refused_registers_nothing",
-           "FR-ACC-04", "FR-ACC-01", "IFR-TOK-02") {
+NDKCT_TEST(FastRegister, RefusedRemoteRightsRegisterNothing,
+           "ndk.mr.fast_register.refused_registers_nothing", "FR-ACC-04", "FR-ACC-01",
+           "IFR-TOK-02") {
     seed::Mappings maps(session());
     Rig r = make_rig(session(), maps, 1);
     ASSERT_TRUE(r.problem.empty()) << r.problem;
@@ -220,8 +227,8 @@ NDKCT_TEST(FastRegister, RefusedRemoteRightsRegisterNothing, "ndk.mr.fast_regist
     EXPECT_TRUE(seed::untouched(r.memory, 0, PAGE_SIZE));
 }
 
-NDKCT_TEST(FastRegister, LoneRemoteWriteBitOnALocalOnlyMrFails, "ndk.mr.fast_register.lone_0x20_on_local_mr",
-           "FR-ACC-01", "AMB-03", "FR-ST-04") {
+NDKCT_TEST(FastRegister, LoneRemoteWriteBitOnALocalOnlyMrFails,
+           "ndk.mr.fast_register.lone_0x20_on_local_mr", "FR-ACC-01", "AMB-03", "FR-ST-04") {
     seed::Mappings maps(session());
     Rig r = make_rig(session(), maps, 1);
     ASSERT_TRUE(r.problem.empty()) << r.problem;
@@ -230,13 +237,14 @@ NDKCT_TEST(FastRegister, LoneRemoteWriteBitOnALocalOnlyMrFails, "ndk.mr.fast_reg
     // 0x20 without 0x10 is no documented value (AMB-03); either reading makes it a remote-write
     // request, which a local-only MR refuses inline.
     int context;
-    NTSTATUS s = r.post(&context, mr, r.pages(), 0, PAGE_SIZE, kFarBase, NDKCT_OP_FLAG_REMOTE_WRITE_BIT);
+    NTSTATUS s =
+        r.post(&context, mr, r.pages(), 0, PAGE_SIZE, kFarBase, NDKCT_OP_FLAG_REMOTE_WRITE_BIT);
     EXPECT_TRUE(NT_ERROR(s)) << spec::status_name(s);
     if (NT_ERROR(s)) r.no_entry_for(&context);
 }
 
-NDKCT_TEST(FastRegister, RemoteRightsOnARemoteMrAreAccepted, "ndk.mr.fast_register.remote_rights_accepted",
-           "FR-ACC-03", "FR-FLG-01", "IFR-RA-02") {
+NDKCT_TEST(FastRegister, RemoteRightsOnARemoteMrAreAccepted,
+           "ndk.mr.fast_register.remote_rights_accepted", "FR-ACC-03", "FR-FLG-01", "IFR-RA-02") {
     seed::Mappings maps(session());
     Rig r = make_rig(session(), maps, 1);
     ASSERT_TRUE(r.problem.empty()) << r.problem;
@@ -248,13 +256,14 @@ NDKCT_TEST(FastRegister, RemoteRightsOnARemoteMrAreAccepted, "ndk.mr.fast_regist
     }
 }
 
-NDKCT_TEST(FastRegister, EveryDocumentedFlagCombinationIsAccepted, "ndk.mr.fast_register.flag_combinations",
-           "FR-FLG-01", "FR-SINK-02", "FR-SINK-03", "FR-SILENT-01", "FR-DEFER-01", "AMB-01") {
+NDKCT_TEST(FastRegister, EveryDocumentedFlagCombinationIsAccepted,
+           "ndk.mr.fast_register.flag_combinations", "FR-FLG-01", "FR-SINK-02", "FR-SINK-03",
+           "FR-SILENT-01", "FR-DEFER-01", "AMB-01") {
     seed::Mappings maps(session());
     Rig r = make_rig(session(), maps, 1);
     ASSERT_TRUE(r.problem.empty()) << r.problem;
-    std::vector<ULONG> bits = {NDK_OP_FLAG_SILENT_SUCCESS, NDK_OP_FLAG_READ_FENCE,
-                               NDK_OP_FLAG_ALLOW_REMOTE_READ, NDK_OP_FLAG_ALLOW_LOCAL_WRITE,
+    std::vector<ULONG> bits = {NDK_OP_FLAG_SILENT_SUCCESS,     NDK_OP_FLAG_READ_FENCE,
+                               NDK_OP_FLAG_ALLOW_REMOTE_READ,  NDK_OP_FLAG_ALLOW_LOCAL_WRITE,
                                NDK_OP_FLAG_ALLOW_REMOTE_WRITE, NDK_OP_FLAG_RDMA_READ_SINK};
     if (NDKCT_VERSION_AT_LEAST(session().version(), 1, 2)) bits.push_back(NDK_OP_FLAG_DEFER);
     std::vector<ULONG> values;
@@ -273,7 +282,8 @@ NDKCT_TEST(FastRegister, EveryDocumentedFlagCombinationIsAccepted, "ndk.mr.fast_
         for (size_t i = start; i < end; ++i) {
             NDK_MR* mr = seed::fast_register_mr(session(), r.pair.pd, 1, true);
             ASSERT_TRUE(mr);
-            EXPECT_STATUS(STATUS_SUCCESS, r.post(&contexts[i], mr, r.pages(), 0, PAGE_SIZE, kFarBase, values[i]))
+            EXPECT_STATUS(STATUS_SUCCESS,
+                          r.post(&contexts[i], mr, r.pages(), 0, PAGE_SIZE, kFarBase, values[i]))
                 << "Flags " << values[i];
             if (!(values[i] & NDK_OP_FLAG_SILENT_SUCCESS)) ++entries;
         }
@@ -282,7 +292,8 @@ NDKCT_TEST(FastRegister, EveryDocumentedFlagCombinationIsAccepted, "ndk.mr.fast_
         ASSERT_STATUS(STATUS_SUCCESS, r.post(&closer, last, r.pages(), 0, PAGE_SIZE, kFarBase, 0));
         auto results = seed::settle(session(), r.pair.cq, entries);
         EXPECT_EQ(results.size(), entries);
-        for (const auto& got : results) EXPECT_STATUS(STATUS_SUCCESS, got.Status);
+        for (const auto& got : results)
+            EXPECT_STATUS(STATUS_SUCCESS, got.Status);
         for (size_t i = start; i < end; ++i)
             EXPECT_EQ(seed::find_result(results, &contexts[i]) != nullptr,
                       !(values[i] & NDK_OP_FLAG_SILENT_SUCCESS))
@@ -290,17 +301,19 @@ NDKCT_TEST(FastRegister, EveryDocumentedFlagCombinationIsAccepted, "ndk.mr.fast_
     }
 }
 
-NDKCT_TEST(FastRegister, UndocumentedFlagBitsAreIgnoredOrRefusedCleanly, "ndk.mr.fast_register.undocumented_flags",
-           "AMB-04", "OPF-01", "FR-ST-01", "FR-ST-04") {
+NDKCT_TEST(FastRegister, UndocumentedFlagBitsAreIgnoredOrRefusedCleanly,
+           "ndk.mr.fast_register.undocumented_flags", "AMB-04", "OPF-01", "FR-ST-01", "FR-ST-04") {
     seed::Mappings maps(session());
     Rig r = make_rig(session(), maps, 1);
     ASSERT_TRUE(r.problem.empty()) << r.problem;
     // Bits no header defines, and header flags NdkFastRegister does not list (INLINE, SOLICIT).
-    for (ULONG extra : {0x400u, 0x8000u, 0x80000000u, NDK_OP_FLAG_INLINE, NDK_OP_FLAG_SEND_AND_SOLICIT_EVENT}) {
+    for (ULONG extra :
+         {0x400u, 0x8000u, 0x80000000u, NDK_OP_FLAG_INLINE, NDK_OP_FLAG_SEND_AND_SOLICIT_EVENT}) {
         NDK_MR* mr = seed::fast_register_mr(session(), r.pair.pd, 1, true);
         ASSERT_TRUE(mr);
         int context;
-        NTSTATUS s = r.post(&context, mr, r.pages(), 0, PAGE_SIZE, kFarBase, NDK_OP_FLAG_ALLOW_LOCAL_WRITE | extra);
+        NTSTATUS s = r.post(&context, mr, r.pages(), 0, PAGE_SIZE, kFarBase,
+                            NDK_OP_FLAG_ALLOW_LOCAL_WRITE | extra);
         EXPECT_NE(s, STATUS_PENDING);
         if (NT_ERROR(s)) {
             r.no_entry_for(&context);  // refused: not posted
@@ -328,16 +341,16 @@ NDKCT_TEST(FastRegister, NotConnectedQpRefusesInline, "ndk.mr.fast_register.not_
     ASSERT_TRUE(mr);
     int context;
     EXPECT_STATUS(STATUS_CONNECTION_INVALID,
-                  session().fast_register(qp.object, &context, mr, map.pages, 0, PAGE_SIZE, kFarBase,
-                                          NDK_OP_FLAG_ALLOW_REMOTE_WRITE));
+                  session().fast_register(qp.object, &context, mr, map.pages, 0, PAGE_SIZE,
+                                          kFarBase, NDK_OP_FLAG_ALLOW_REMOTE_WRITE));
     EXPECT_TRUE(session().drain(cq.object, 1, milliseconds(50)).empty()) << "no CQ entry";
 }
 
 // ---------------------------------------------------------------- page counts
 
 NDKCT_TEST(FastRegister, EveryPageCountUpToTheInitializedOneIsAccepted,
-           "ndk.mr.fast_register.page_count_up_to_initialized", "FR-APC-03", "FR-APC-01", "IFR-APC-01",
-           "FR-INV-01") {
+           "ndk.mr.fast_register.page_count_up_to_initialized", "FR-APC-03", "FR-APC-01",
+           "IFR-APC-01", "FR-INV-01") {
     seed::Mappings maps(session());
     Rig r = make_rig(session(), maps, 5);
     ASSERT_TRUE(r.problem.empty()) << r.problem;
@@ -347,7 +360,8 @@ NDKCT_TEST(FastRegister, EveryPageCountUpToTheInitializedOneIsAccepted,
         UINT32 token = r.registered(mr, seed::first(r.pages(), n), 0, n * PAGE_SIZE, kFarBase,
                                     NDK_OP_FLAG_ALLOW_REMOTE_WRITE);
         // The last byte of the last page is reachable.
-        EXPECT_STATUS(STATUS_SUCCESS, r.peer_write(kFarBase + n * PAGE_SIZE - 8, token, 8)) << n << " pages";
+        EXPECT_STATUS(STATUS_SUCCESS, r.peer_write(kFarBase + n * PAGE_SIZE - 8, token, 8))
+            << n << " pages";
         EXPECT_TRUE(same(r.memory, n * PAGE_SIZE - 8, r.source, 0, 8)) << n << " pages";
         EXPECT_STATUS(STATUS_SUCCESS, r.invalidate(mr));
     }
@@ -371,22 +385,25 @@ NDKCT_TEST(FastRegister, FrmrPageCountPagesAreAccepted, "ndk.mr.fast_register.fr
     EXPECT_TRUE(seed::untouched(r.memory, 64, length - 128));
 }
 
-NDKCT_TEST(FastRegister, OnePageMoreThanInitializedDoesNotRegister, "ndk.mr.fast_register.page_count_over_initialized",
-           "FR-APC-02", "AMB-08", "AMB-29") {
+NDKCT_TEST(FastRegister, OnePageMoreThanInitializedDoesNotRegister,
+           "ndk.mr.fast_register.page_count_over_initialized", "FR-APC-02", "AMB-08", "AMB-29") {
     seed::Mappings maps(session());
     Rig r = make_rig(session(), maps, 5);
     ASSERT_TRUE(r.problem.empty()) << r.problem;
     NDK_MR* mr = seed::fast_register_mr(session(), r.pair.pd, 4, true);
     ASSERT_TRUE(mr);
     int context;
-    NTSTATUS s = r.post(&context, mr, r.pages(), 0, 5 * PAGE_SIZE, kFarBase, NDK_OP_FLAG_ALLOW_REMOTE_WRITE);
+    NTSTATUS s =
+        r.post(&context, mr, r.pages(), 0, 5 * PAGE_SIZE, kFarBase, NDK_OP_FLAG_ALLOW_REMOTE_WRITE);
     if (r.not_registered(s, &context)) {
         // Refused inline: the MR is still initialized, and a request within its count works.
-        r.registered(mr, seed::first(r.pages(), 4), 0, 4 * PAGE_SIZE, kFarBase, NDK_OP_FLAG_ALLOW_REMOTE_WRITE);
+        r.registered(mr, seed::first(r.pages(), 4), 0, 4 * PAGE_SIZE, kFarBase,
+                     NDK_OP_FLAG_ALLOW_REMOTE_WRITE);
     }
 }
 
-NDKCT_TEST(FastRegister, ZeroPagesDoNotRegister, "ndk.mr.fast_register.zero_pages", "FR-LEN-02", "AMB-09", "AMB-29") {
+NDKCT_TEST(FastRegister, ZeroPagesDoNotRegister, "ndk.mr.fast_register.zero_pages", "FR-LEN-02",
+           "AMB-09", "AMB-29") {
     seed::Mappings maps(session());
     Rig r = make_rig(session(), maps, 1);
     ASSERT_TRUE(r.problem.empty()) << r.problem;
@@ -410,8 +427,10 @@ NDKCT_TEST(FastRegister, EveryFboInsideThePageIsAccepted, "ndk.mr.fast_register.
         ASSERT_TRUE(mr);
         SIZE_T length = 2 * PAGE_SIZE;
         uint64_t base = kFarBase + fbo;
-        UINT32 token = r.registered(mr, r.pages(), fbo, length, base, NDK_OP_FLAG_ALLOW_REMOTE_WRITE);
-        ASSERT_STATUS(STATUS_SUCCESS, r.peer_write(base, token, static_cast<ULONG>(length))) << "FBO " << fbo;
+        UINT32 token =
+            r.registered(mr, r.pages(), fbo, length, base, NDK_OP_FLAG_ALLOW_REMOTE_WRITE);
+        ASSERT_STATUS(STATUS_SUCCESS, r.peer_write(base, token, static_cast<ULONG>(length)))
+            << "FBO " << fbo;
         // Byte k of the region is byte FBO + k of the pages.
         EXPECT_TRUE(same(r.memory, fbo, r.source, 0, length)) << "FBO " << fbo;
         EXPECT_TRUE(seed::untouched(r.memory, 0, fbo)) << "FBO " << fbo;
@@ -428,12 +447,13 @@ NDKCT_TEST(FastRegister, FboOfAWholePageDoesNotRegister, "ndk.mr.fast_register.f
     ASSERT_TRUE(mr);
     int context;
     // BaseVirtualAddress = FBO + 0 * PAGE_SIZE, so only the FBO is wrong.
-    NTSTATUS s = r.post(&context, mr, r.pages(), PAGE_SIZE, 100, kFarBase + PAGE_SIZE, NDK_OP_FLAG_ALLOW_REMOTE_WRITE);
+    NTSTATUS s = r.post(&context, mr, r.pages(), PAGE_SIZE, 100, kFarBase + PAGE_SIZE,
+                        NDK_OP_FLAG_ALLOW_REMOTE_WRITE);
     r.not_registered(s, &context);
 }
 
-NDKCT_TEST(FastRegister, BaseAddressCongruentToFboIsAccepted, "ndk.mr.fast_register.base_va_congruent",
-           "FR-ALIGN-01", "FR-MAP-01") {
+NDKCT_TEST(FastRegister, BaseAddressCongruentToFboIsAccepted,
+           "ndk.mr.fast_register.base_va_congruent", "FR-ALIGN-01", "FR-MAP-01") {
     seed::Mappings maps(session());
     Rig r = make_rig(session(), maps, 2);
     ASSERT_TRUE(r.problem.empty()) << r.problem;
@@ -442,31 +462,39 @@ NDKCT_TEST(FastRegister, BaseAddressCongruentToFboIsAccepted, "ndk.mr.fast_regis
     for (uint64_t base : {uint64_t(fbo), uint64_t(PAGE_SIZE + fbo), (uint64_t{1} << 46) + fbo}) {
         NDK_MR* mr = seed::fast_register_mr(session(), r.pair.pd, 2, true);
         ASSERT_TRUE(mr);
-        UINT32 token = r.registered(mr, r.pages(), fbo, PAGE_SIZE, base, NDK_OP_FLAG_ALLOW_REMOTE_WRITE);
+        UINT32 token =
+            r.registered(mr, r.pages(), fbo, PAGE_SIZE, base, NDK_OP_FLAG_ALLOW_REMOTE_WRITE);
         EXPECT_STATUS(STATUS_SUCCESS, r.peer_write(base + 10, token, 100)) << "base " << base;
         EXPECT_TRUE(same(r.memory, fbo + 10, r.source, 0, 100)) << "base " << base;
         std::memset(r.memory.data(), 0, r.memory.size());
     }
 }
 
-NDKCT_TEST(FastRegister, BaseAddressNotCongruentToFboDoesNotRegister, "ndk.mr.fast_register.base_va_not_fbo_aligned",
-           "FR-ALIGN-01", "FR-ALIGN-03", "AMB-29") {
+NDKCT_TEST(FastRegister, BaseAddressNotCongruentToFboDoesNotRegister,
+           "ndk.mr.fast_register.base_va_not_fbo_aligned", "FR-ALIGN-01", "FR-ALIGN-03", "AMB-29") {
     seed::Mappings maps(session());
     Rig r = make_rig(session(), maps, 2);
     ASSERT_TRUE(r.problem.empty()) << r.problem;
-    struct Case { ULONG fbo; uint64_t base; } cases[] = {
-        {0, kFarBase + 17}, {100, kFarBase + 99}, {100, kFarBase}, {PAGE_SIZE - 1, kFarBase + PAGE_SIZE}};
+    struct Case {
+        ULONG fbo;
+        uint64_t base;
+    } cases[] = {{0, kFarBase + 17},
+                 {100, kFarBase + 99},
+                 {100, kFarBase},
+                 {PAGE_SIZE - 1, kFarBase + PAGE_SIZE}};
     for (const auto& c : cases) {
         NDK_MR* mr = seed::fast_register_mr(session(), r.pair.pd, 2, true);
         ASSERT_TRUE(mr);
         int context;
-        NTSTATUS s = r.post(&context, mr, r.pages(), c.fbo, PAGE_SIZE, c.base, NDK_OP_FLAG_ALLOW_REMOTE_WRITE);
+        NTSTATUS s = r.post(&context, mr, r.pages(), c.fbo, PAGE_SIZE, c.base,
+                            NDK_OP_FLAG_ALLOW_REMOTE_WRITE);
         if (!r.not_registered(s, &context)) break;  // an error completion ends the QP's usefulness
     }
 }
 
 NDKCT_TEST(FastRegister, ZeroBaseAddressWithNonZeroFboDoesNotRegister,
-           "ndk.mr.fast_register.zero_base_va_nonzero_fbo", "FR-ALIGN-02", "FR-ALIGN-03", "AMB-29") {
+           "ndk.mr.fast_register.zero_base_va_nonzero_fbo", "FR-ALIGN-02", "FR-ALIGN-03",
+           "AMB-29") {
     seed::Mappings maps(session());
     Rig r = make_rig(session(), maps, 1);
     ASSERT_TRUE(r.problem.empty()) << r.problem;
@@ -502,8 +530,8 @@ NDKCT_TEST(FastRegister, ZeroBaseAddressWithZeroFboIsAnOrdinaryStartOrRefusedCle
 
 // ---------------------------------------------------------------- Length
 
-NDKCT_TEST(FastRegister, LengthToTheEndOfTheLastPageIsAccepted, "ndk.mr.fast_register.length_at_limit",
-           "FR-LEN-01", "FR-MAP-01") {
+NDKCT_TEST(FastRegister, LengthToTheEndOfTheLastPageIsAccepted,
+           "ndk.mr.fast_register.length_at_limit", "FR-LEN-01", "FR-MAP-01") {
     seed::Mappings maps(session());
     Rig r = make_rig(session(), maps, 3);
     ASSERT_TRUE(r.problem.empty()) << r.problem;
@@ -514,11 +542,12 @@ NDKCT_TEST(FastRegister, LengthToTheEndOfTheLastPageIsAccepted, "ndk.mr.fast_reg
     uint64_t base = kFarBase + fbo;
     UINT32 token = r.registered(mr, r.pages(), fbo, length, base, NDK_OP_FLAG_ALLOW_REMOTE_WRITE);
     EXPECT_STATUS(STATUS_SUCCESS, r.peer_write(base + length - 16, token, 16));
-    EXPECT_TRUE(same(r.memory, 3 * PAGE_SIZE - 16, r.source, 0, 16)) << "the region ends with the last page";
+    EXPECT_TRUE(same(r.memory, 3 * PAGE_SIZE - 16, r.source, 0, 16))
+        << "the region ends with the last page";
 }
 
-NDKCT_TEST(FastRegister, LengthOnePastTheLastPageDoesNotRegister, "ndk.mr.fast_register.length_over_limit",
-           "FR-LEN-02", "AMB-29") {
+NDKCT_TEST(FastRegister, LengthOnePastTheLastPageDoesNotRegister,
+           "ndk.mr.fast_register.length_over_limit", "FR-LEN-02", "AMB-29") {
     seed::Mappings maps(session());
     Rig r = make_rig(session(), maps, 3);
     ASSERT_TRUE(r.problem.empty()) << r.problem;
@@ -530,24 +559,29 @@ NDKCT_TEST(FastRegister, LengthOnePastTheLastPageDoesNotRegister, "ndk.mr.fast_r
     r.not_registered(s, &context);
 }
 
-NDKCT_TEST(FastRegister, HugeLengthDoesNotRegister, "ndk.mr.fast_register.length_huge", "FR-LEN-02", "AMB-29") {
+NDKCT_TEST(FastRegister, HugeLengthDoesNotRegister, "ndk.mr.fast_register.length_huge", "FR-LEN-02",
+           "AMB-29") {
     seed::Mappings maps(session());
     Rig r = make_rig(session(), maps, 1);
     ASSERT_TRUE(r.problem.empty()) << r.problem;
     // Lengths whose sum with the FBO wraps around 2^64: still far more than one page holds.
     const SIZE_T max = ~SIZE_T(0);
-    struct Case { ULONG fbo; SIZE_T length; } cases[] = {{1, max}, {200, max - 100}, {0, max}};
+    struct Case {
+        ULONG fbo;
+        SIZE_T length;
+    } cases[] = {{1, max}, {200, max - 100}, {0, max}};
     for (const auto& c : cases) {
         NDK_MR* mr = seed::fast_register_mr(session(), r.pair.pd, 1, true);
         ASSERT_TRUE(mr);
         int context;
-        NTSTATUS s = r.post(&context, mr, r.pages(), c.fbo, c.length, kFarBase + c.fbo, NDK_OP_FLAG_ALLOW_REMOTE_WRITE);
+        NTSTATUS s = r.post(&context, mr, r.pages(), c.fbo, c.length, kFarBase + c.fbo,
+                            NDK_OP_FLAG_ALLOW_REMOTE_WRITE);
         if (!r.not_registered(s, &context)) break;  // an error completion ends the QP's usefulness
     }
 }
 
-NDKCT_TEST(FastRegister, AccessOutsideTheRegionFailsAndTouchesNothing, "ndk.mr.fast_register.access_outside",
-           "FR-LEN-03") {
+NDKCT_TEST(FastRegister, AccessOutsideTheRegionFailsAndTouchesNothing,
+           "ndk.mr.fast_register.access_outside", "FR-LEN-03") {
     seed::Mappings maps(session());
     Rig r = make_rig(session(), maps, 1);
     ASSERT_TRUE(r.problem.empty()) << r.problem;
@@ -559,14 +593,15 @@ NDKCT_TEST(FastRegister, AccessOutsideTheRegionFailsAndTouchesNothing, "ndk.mr.f
     EXPECT_TRUE(seed::untouched(r.memory, 0, PAGE_SIZE));
 }
 
-NDKCT_TEST(FastRegister, BareOffsetDoesNotReachTheRegion, "ndk.mr.fast_register.no_zero_based_addressing",
-           "FR-ZBVA-01", "FR-LEN-03") {
+NDKCT_TEST(FastRegister, BareOffsetDoesNotReachTheRegion,
+           "ndk.mr.fast_register.no_zero_based_addressing", "FR-ZBVA-01", "FR-LEN-03") {
     seed::Mappings maps(session());
     Rig r = make_rig(session(), maps, 1);
     ASSERT_TRUE(r.problem.empty()) << r.problem;
     NDK_MR* mr = seed::fast_register_mr(session(), r.pair.pd, 1, true);
     ASSERT_TRUE(mr);
-    UINT32 token = r.registered(mr, r.pages(), 0, PAGE_SIZE, kFarBase, NDK_OP_FLAG_ALLOW_REMOTE_WRITE);
+    UINT32 token =
+        r.registered(mr, r.pages(), 0, PAGE_SIZE, kFarBase, NDK_OP_FLAG_ALLOW_REMOTE_WRITE);
     // Offset 64 from the start, named as the bare offset instead of kFarBase + 64.
     EXPECT_TRUE(NT_ERROR(r.peer_write(64, token, 8)));
     EXPECT_TRUE(seed::untouched(r.memory, 0, PAGE_SIZE));
@@ -600,7 +635,8 @@ NDKCT_TEST(FastRegister, RemoteWriteLandsWithTheRight, "ndk.mr.fast_register.rem
     ASSERT_TRUE(r.problem.empty()) << r.problem;
     NDK_MR* mr = seed::fast_register_mr(session(), r.pair.pd, 2, true);
     ASSERT_TRUE(mr);
-    UINT32 token = r.registered(mr, r.pages(), 0, 2 * PAGE_SIZE, kFarBase, NDK_OP_FLAG_ALLOW_REMOTE_WRITE);
+    UINT32 token =
+        r.registered(mr, r.pages(), 0, 2 * PAGE_SIZE, kFarBase, NDK_OP_FLAG_ALLOW_REMOTE_WRITE);
     ASSERT_STATUS(STATUS_SUCCESS, r.peer_write(kFarBase + 1000, token, 5000));
     EXPECT_TRUE(same(r.memory, 1000, r.source, 0, 5000));
     EXPECT_TRUE(seed::untouched(r.memory, 0, 1000));
@@ -644,7 +680,8 @@ NDKCT_TEST(FastRegister, RemoteReadFailsWithoutTheRight, "ndk.mr.fast_register.n
     seed::fill(r.memory, 3);
     NDK_MR* mr = seed::fast_register_mr(session(), r.pair.pd, 1, true);
     ASSERT_TRUE(mr);
-    UINT32 token = r.registered(mr, r.pages(), 0, PAGE_SIZE, kFarBase, NDK_OP_FLAG_ALLOW_REMOTE_WRITE);
+    UINT32 token =
+        r.registered(mr, r.pages(), 0, PAGE_SIZE, kFarBase, NDK_OP_FLAG_ALLOW_REMOTE_WRITE);
     EXPECT_TRUE(NT_ERROR(r.peer_read(kFarBase, token, 256)));
     EXPECT_TRUE(seed::untouched(r.sink, 0, 256)) << "no byte of the region reached the sink";
 }
@@ -656,7 +693,8 @@ NDKCT_TEST(FastRegister, InvalidateEndsRemoteAccess, "ndk.mr.fast_register.inval
     ASSERT_TRUE(r.problem.empty()) << r.problem;
     NDK_MR* mr = seed::fast_register_mr(session(), r.pair.pd, 1, true);
     ASSERT_TRUE(mr);
-    UINT32 token = r.registered(mr, r.pages(), 0, PAGE_SIZE, kFarBase, NDK_OP_FLAG_ALLOW_REMOTE_WRITE);
+    UINT32 token =
+        r.registered(mr, r.pages(), 0, PAGE_SIZE, kFarBase, NDK_OP_FLAG_ALLOW_REMOTE_WRITE);
     ASSERT_STATUS(STATUS_SUCCESS, r.peer_write(kFarBase, token, 128));
     EXPECT_TRUE(same(r.memory, 0, r.source, 0, 128));
     ASSERT_STATUS(STATUS_SUCCESS, r.invalidate(mr));
@@ -665,8 +703,8 @@ NDKCT_TEST(FastRegister, InvalidateEndsRemoteAccess, "ndk.mr.fast_register.inval
     EXPECT_TRUE(seed::untouched(r.memory, 128, PAGE_SIZE - 128));
 }
 
-NDKCT_TEST(FastRegister, InvalidateThenRegisterAgainReachesTheNewRegion, "ndk.mr.fast_register.reregister",
-           "FR-INV-01", "FR-TOK-01", "AMB-07", "IFR-APC-01") {
+NDKCT_TEST(FastRegister, InvalidateThenRegisterAgainReachesTheNewRegion,
+           "ndk.mr.fast_register.reregister", "FR-INV-01", "FR-TOK-01", "AMB-07", "IFR-APC-01") {
     seed::Mappings maps(session());
     Rig r = make_rig(session(), maps, 4);
     ASSERT_TRUE(r.problem.empty()) << r.problem;
@@ -674,12 +712,15 @@ NDKCT_TEST(FastRegister, InvalidateThenRegisterAgainReachesTheNewRegion, "ndk.mr
     ASSERT_TRUE(mr);
     auto pages = r.pages();
     std::vector<NDK_LOGICAL_ADDRESS> low = {pages[0], pages[1]}, high = {pages[2], pages[3]};
-    UINT32 first = r.registered(mr, low, 0, 2 * PAGE_SIZE, kFarBase, NDK_OP_FLAG_ALLOW_REMOTE_WRITE);
+    UINT32 first =
+        r.registered(mr, low, 0, 2 * PAGE_SIZE, kFarBase, NDK_OP_FLAG_ALLOW_REMOTE_WRITE);
     ASSERT_STATUS(STATUS_SUCCESS, r.invalidate(mr));
     uint64_t base = kFarBase + 0x100000 + 12;
-    UINT32 second = r.registered(mr, high, 12, 2 * PAGE_SIZE - 12, base, NDK_OP_FLAG_ALLOW_REMOTE_WRITE);
+    UINT32 second =
+        r.registered(mr, high, 12, 2 * PAGE_SIZE - 12, base, NDK_OP_FLAG_ALLOW_REMOTE_WRITE);
     ASSERT_STATUS(STATUS_SUCCESS, r.peer_write(base, second, 64));
-    EXPECT_TRUE(same(r.memory, 2 * PAGE_SIZE + 12, r.source, 0, 64)) << "the new pages, at the new FBO";
+    EXPECT_TRUE(same(r.memory, 2 * PAGE_SIZE + 12, r.source, 0, 64))
+        << "the new pages, at the new FBO";
     EXPECT_TRUE(seed::untouched(r.memory, 0, 2 * PAGE_SIZE)) << "nothing in the old pages";
     (void)first;
 }
@@ -701,13 +742,14 @@ NDKCT_TEST(FastRegister, LocalReadNeedsNoFlag, "ndk.mr.fast_register.local_read_
     // The fast-registered region is the local source of an RDMA write, addressed by its VA.
     NDK_SGE sge = seed::sge_at(kFarBase + fbo + 100, 5000, local);
     int context;
-    ASSERT_STATUS(STATUS_SUCCESS, session().write(r.pair.a, &context, {&sge, 1}, address_of(target), dst.remote_token));
+    ASSERT_STATUS(STATUS_SUCCESS, session().write(r.pair.a, &context, {&sge, 1}, address_of(target),
+                                                  dst.remote_token));
     ASSERT_STATUS(STATUS_SUCCESS, r.wait(&context));
     EXPECT_TRUE(same(target, 0, r.memory, fbo + 100, 5000));
 }
 
-NDKCT_TEST(FastRegister, LocalWriteRightLetsAReceiveLand, "ndk.mr.fast_register.local_write_receive",
-           "FR-FLG-03", "FR-TOK-02", "FR-ACC-02") {
+NDKCT_TEST(FastRegister, LocalWriteRightLetsAReceiveLand,
+           "ndk.mr.fast_register.local_write_receive", "FR-FLG-03", "FR-TOK-02", "FR-ACC-02") {
     seed::Mappings maps(session());
     Rig r = make_rig(session(), maps, 2);
     ASSERT_TRUE(r.problem.empty()) << r.problem;
@@ -721,13 +763,14 @@ NDKCT_TEST(FastRegister, LocalWriteRightLetsAReceiveLand, "ndk.mr.fast_register.
     ASSERT_STATUS(STATUS_SUCCESS, session().send(r.pair.b, &send_context, {&from, 1}));
     auto results = session().drain(r.pair.cq, 2);
     ASSERT_EQ(results.size(), 2u);
-    for (const auto& got : results) EXPECT_STATUS(STATUS_SUCCESS, got.Status);
+    for (const auto& got : results)
+        EXPECT_STATUS(STATUS_SUCCESS, got.Status);
     EXPECT_TRUE(same(r.memory, 300, r.source, 0, 3000));
     EXPECT_TRUE(seed::untouched(r.memory, 0, 300));
 }
 
-NDKCT_TEST(FastRegister, WithoutLocalWriteAReceiveDoesNotLand, "ndk.mr.fast_register.no_local_write_receive",
-           "FR-FLG-03") {
+NDKCT_TEST(FastRegister, WithoutLocalWriteAReceiveDoesNotLand,
+           "ndk.mr.fast_register.no_local_write_receive", "FR-FLG-03") {
     seed::Mappings maps(session());
     Rig r = make_rig(session(), maps, 1);
     ASSERT_TRUE(r.problem.empty()) << r.problem;
@@ -766,12 +809,14 @@ NDKCT_TEST(FastRegister, ReadSinkFlagMakesTheRegionAReadSink, "ndk.mr.fast_regis
     ASSERT_STATUS(STATUS_SUCCESS, rem.status);
     NDK_SGE into = seed::sge_at(kFarBase + 8, 6000, session().local_token(mr));
     int context;
-    ASSERT_STATUS(STATUS_SUCCESS, session().read(r.pair.a, &context, {&into, 1}, address_of(remote, 4), rem.remote_token));
+    ASSERT_STATUS(STATUS_SUCCESS, session().read(r.pair.a, &context, {&into, 1},
+                                                 address_of(remote, 4), rem.remote_token));
     ASSERT_STATUS(STATUS_SUCCESS, r.wait(&context));
     EXPECT_TRUE(same(r.memory, 8, remote, 4, 6000));
 }
 
-// ---------------------------------------------------------------- SILENT_SUCCESS, DEFER, READ_FENCE
+// ---------------------------------------------------------------- SILENT_SUCCESS, DEFER,
+// READ_FENCE
 
 NDKCT_TEST(FastRegister, SilentSuccessMakesNoEntry, "ndk.mr.fast_register.silent_success",
            "FR-SILENT-01", "AMB-33") {
@@ -781,8 +826,9 @@ NDKCT_TEST(FastRegister, SilentSuccessMakesNoEntry, "ndk.mr.fast_register.silent
     NDK_MR* mr = seed::fast_register_mr(session(), r.pair.pd, 1, true);
     ASSERT_TRUE(mr);
     int context;
-    ASSERT_STATUS(STATUS_SUCCESS, r.post(&context, mr, r.pages(), 0, PAGE_SIZE, kFarBase,
-                                         NDK_OP_FLAG_ALLOW_REMOTE_WRITE | NDK_OP_FLAG_SILENT_SUCCESS));
+    ASSERT_STATUS(STATUS_SUCCESS,
+                  r.post(&context, mr, r.pages(), 0, PAGE_SIZE, kFarBase,
+                         NDK_OP_FLAG_ALLOW_REMOTE_WRITE | NDK_OP_FLAG_SILENT_SUCCESS));
     UINT32 token = session().remote_token(mr);
     r.no_entry_for(&context);
     // It did register.
@@ -790,8 +836,8 @@ NDKCT_TEST(FastRegister, SilentSuccessMakesNoEntry, "ndk.mr.fast_register.silent
     EXPECT_TRUE(same(r.memory, 0, r.source, 0, 32));
 }
 
-NDKCT_TEST(FastRegister, SilentRequestThatFailsStillMakesAnEntry, "ndk.mr.fast_register.silent_failure",
-           "FR-SILENT-02", "FR-FBO-02", "AMB-29") {
+NDKCT_TEST(FastRegister, SilentRequestThatFailsStillMakesAnEntry,
+           "ndk.mr.fast_register.silent_failure", "FR-SILENT-02", "FR-FBO-02", "AMB-29") {
     seed::Mappings maps(session());
     Rig r = make_rig(session(), maps, 2);
     ASSERT_TRUE(r.problem.empty()) << r.problem;
@@ -805,9 +851,10 @@ NDKCT_TEST(FastRegister, SilentRequestThatFailsStillMakesAnEntry, "ndk.mr.fast_r
     r.not_registered(s, &context);
 }
 
-NDKCT_TEST(FastRegister, DeferredRequestCompletesOnceANonDeferredOneFollows, "ndk.mr.fast_register.defer",
-           "FR-DEFER-01", "FR-DEFER-03", "DEFER-02") {
-    NDKCT_REQUIRE(NDKCT_VERSION_AT_LEAST(session().version(), 1, 2), "NDK_OP_FLAG_DEFER needs NDKPI 1.2");
+NDKCT_TEST(FastRegister, DeferredRequestCompletesOnceANonDeferredOneFollows,
+           "ndk.mr.fast_register.defer", "FR-DEFER-01", "FR-DEFER-03", "DEFER-02") {
+    NDKCT_REQUIRE(NDKCT_VERSION_AT_LEAST(session().version(), 1, 2),
+                  "NDK_OP_FLAG_DEFER needs NDKPI 1.2");
     seed::Mappings maps(session());
     Rig r = make_rig(session(), maps, 1);
     ASSERT_TRUE(r.problem.empty()) << r.problem;
@@ -822,12 +869,15 @@ NDKCT_TEST(FastRegister, DeferredRequestCompletesOnceANonDeferredOneFollows, "nd
     auto results = seed::settle(session(), r.pair.cq, 2);
     ASSERT_EQ(results.size(), 2u);
     EXPECT_TRUE(seed::find_result(results, &c1) && seed::find_result(results, &c2));
-    for (const auto& got : results) EXPECT_STATUS(STATUS_SUCCESS, got.Status);
+    for (const auto& got : results)
+        EXPECT_STATUS(STATUS_SUCCESS, got.Status);
 }
 
-NDKCT_TEST(FastRegister, InlineFailureHandsEarlierDeferredRequestsOver, "ndk.mr.fast_register.defer_then_inline_failure",
-           "FR-DEFER-02", "DEFER-04", "DEFER-06", "FR-ACC-01") {
-    NDKCT_REQUIRE(NDKCT_VERSION_AT_LEAST(session().version(), 1, 2), "NDK_OP_FLAG_DEFER needs NDKPI 1.2");
+NDKCT_TEST(FastRegister, InlineFailureHandsEarlierDeferredRequestsOver,
+           "ndk.mr.fast_register.defer_then_inline_failure", "FR-DEFER-02", "DEFER-04", "DEFER-06",
+           "FR-ACC-01") {
+    NDKCT_REQUIRE(NDKCT_VERSION_AT_LEAST(session().version(), 1, 2),
+                  "NDK_OP_FLAG_DEFER needs NDKPI 1.2");
     seed::Mappings maps(session());
     Rig r = make_rig(session(), maps, 1);
     ASSERT_TRUE(r.problem.empty()) << r.problem;
@@ -837,11 +887,13 @@ NDKCT_TEST(FastRegister, InlineFailureHandsEarlierDeferredRequestsOver, "ndk.mr.
     int c1, c2;
     ASSERT_STATUS(STATUS_SUCCESS, r.post(&c1, good, r.pages(), 0, PAGE_SIZE, kFarBase,
                                          NDK_OP_FLAG_ALLOW_REMOTE_WRITE | NDK_OP_FLAG_DEFER));
-    ASSERT_STATUS(STATUS_ACCESS_VIOLATION, r.post(&c2, local_only, r.pages(), 0, PAGE_SIZE, kFarBase,
-                                                  NDK_OP_FLAG_ALLOW_REMOTE_READ | NDK_OP_FLAG_DEFER));
+    ASSERT_STATUS(STATUS_ACCESS_VIOLATION,
+                  r.post(&c2, local_only, r.pages(), 0, PAGE_SIZE, kFarBase,
+                         NDK_OP_FLAG_ALLOW_REMOTE_READ | NDK_OP_FLAG_DEFER));
     // The consumer stops here: no request without DEFER follows, yet the first must complete.
     auto results = session().drain(r.pair.cq, 1);
-    ASSERT_EQ(results.size(), 1u) << "the deferred request was not handed over after the inline failure";
+    ASSERT_EQ(results.size(), 1u)
+        << "the deferred request was not handed over after the inline failure";
     EXPECT_EQ(results[0].RequestContext, &c1);
     EXPECT_STATUS(STATUS_SUCCESS, results[0].Status);
     r.no_entry_for(&c2);
@@ -860,20 +912,23 @@ NDKCT_TEST(FastRegister, ReadFenceWaitsForEarlierReads, "ndk.mr.fast_register.re
     ASSERT_TRUE(mr);
     int read_context, fr_context;
     NDK_SGE into = Session::sge(r.sink, 0, 4 * PAGE_SIZE, r.snk.local_token);
-    ASSERT_STATUS(STATUS_SUCCESS, session().read(r.pair.a, &read_context, {&into, 1}, address_of(remote), rem.remote_token));
+    ASSERT_STATUS(STATUS_SUCCESS, session().read(r.pair.a, &read_context, {&into, 1},
+                                                 address_of(remote), rem.remote_token));
     ASSERT_STATUS(STATUS_SUCCESS, r.post(&fr_context, mr, r.pages(), 0, PAGE_SIZE, kFarBase,
                                          NDK_OP_FLAG_ALLOW_REMOTE_WRITE | NDK_OP_FLAG_READ_FENCE));
     auto results = session().drain(r.pair.cq, 2);
     ASSERT_EQ(results.size(), 2u);
-    EXPECT_EQ(results[0].RequestContext, &read_context) << "the fenced registration completed before the read";
+    EXPECT_EQ(results[0].RequestContext, &read_context)
+        << "the fenced registration completed before the read";
     EXPECT_EQ(results[1].RequestContext, &fr_context);
     EXPECT_TRUE(same(r.sink, 0, remote, 0, 4 * PAGE_SIZE));
 }
 
 // ---------------------------------------------------------------- many calls
 
-NDKCT_TEST(FastRegister, ManyRegistrationCyclesNeverPendAndEachWorks, "ndk.mr.fast_register.many_cycles",
-           "FR-ST-03", "FR-ST-01", "FR-INV-01", "FR-TOK-01", "IFR-ST-01", "IFR-ST-02") {
+NDKCT_TEST(FastRegister, ManyRegistrationCyclesNeverPendAndEachWorks,
+           "ndk.mr.fast_register.many_cycles", "FR-ST-03", "FR-ST-01", "FR-INV-01", "FR-TOK-01",
+           "IFR-ST-01", "IFR-ST-02") {
     seed::Mappings maps(session());
     Rig r = make_rig(session(), maps, 4);
     ASSERT_TRUE(r.problem.empty()) << r.problem;

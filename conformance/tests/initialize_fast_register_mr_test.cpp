@@ -26,14 +26,16 @@ struct Rig {
         static int context;
         ULONG flags = remote ? NDK_OP_FLAG_ALLOW_REMOTE_WRITE : NDK_OP_FLAG_ALLOW_LOCAL_WRITE;
         SIZE_T length = n * PAGE_SIZE;
-        NTSTATUS posted = s->fast_register(pair.a, &context, mr, seed::first(map->pages, n), 0, length, kFarBase, flags);
+        NTSTATUS posted = s->fast_register(pair.a, &context, mr, seed::first(map->pages, n), 0,
+                                           length, kFarBase, flags);
         ASSERT_STATUS(STATUS_SUCCESS, posted) << n << " pages";
         UINT32 token = s->remote_token(mr);
         ASSERT_STATUS(STATUS_SUCCESS, wait(&context)) << n << " pages";
         if (remote) {
             static int write_context;
             NDK_SGE sge = Session::sge(source, 0, 8, src.local_token);
-            ASSERT_STATUS(STATUS_SUCCESS, s->write(pair.b, &write_context, {&sge, 1}, kFarBase + length - 8, token));
+            ASSERT_STATUS(STATUS_SUCCESS, s->write(pair.b, &write_context, {&sge, 1},
+                                                   kFarBase + length - 8, token));
             ASSERT_STATUS(STATUS_SUCCESS, wait(&write_context));
             EXPECT_EQ(std::memcmp(memory.data() + length - 8, source.data(), 8), 0);
         }
@@ -65,7 +67,8 @@ Rig make_rig(Session& s, seed::Mappings& maps, size_t pages) {
     seed::fill(r.source, 7);
     r.src = s.register_buffer(r.pair.pd, r.source, 0);
     r.map = &maps.add(r.memory);
-    if (!r.map->ok() || r.map->pages.size() != pages) r.problem = "NdkBuildLam did not map the pages";
+    if (!r.map->ok() || r.map->pages.size() != pages)
+        r.problem = "NdkBuildLam did not map the pages";
     if (r.src.status != STATUS_SUCCESS) r.problem = "NdkRegisterMr failed for the source";
     return r;
 }
@@ -77,8 +80,9 @@ NDK_MR* new_fr_mr(Session& s, NDK_PD* pd) {
 
 // ---------------------------------------------------------------- page counts
 
-NDKCT_TEST(InitializeFastRegisterMr, OnePageIsAcceptedAndUsable, "ndk.mr.initialize_fast_register.one_page",
-           "IFR-APC-04", "IFR-APC-01", "IFR-POST-01", "IFR-ST-01", "IFR-ST-02") {
+NDKCT_TEST(InitializeFastRegisterMr, OnePageIsAcceptedAndUsable,
+           "ndk.mr.initialize_fast_register.one_page", "IFR-APC-04", "IFR-APC-01", "IFR-POST-01",
+           "IFR-ST-01", "IFR-ST-02") {
     seed::Mappings maps(session());
     Rig r = make_rig(session(), maps, 1);
     ASSERT_TRUE(r.problem.empty()) << r.problem;
@@ -88,8 +92,8 @@ NDKCT_TEST(InitializeFastRegisterMr, OnePageIsAcceptedAndUsable, "ndk.mr.initial
     r.usable_for(mr, 1, true);
 }
 
-NDKCT_TEST(InitializeFastRegisterMr, SixteenPagesAreAlwaysAccepted, "ndk.mr.initialize_fast_register.sixteen_pages",
-           "IFR-APC-04", "AI-02", "IFR-APC-01") {
+NDKCT_TEST(InitializeFastRegisterMr, SixteenPagesAreAlwaysAccepted,
+           "ndk.mr.initialize_fast_register.sixteen_pages", "IFR-APC-04", "AI-02", "IFR-APC-01") {
     seed::Mappings maps(session());
     Rig r = make_rig(session(), maps, 16);
     ASSERT_TRUE(r.problem.empty()) << r.problem;
@@ -100,8 +104,8 @@ NDKCT_TEST(InitializeFastRegisterMr, SixteenPagesAreAlwaysAccepted, "ndk.mr.init
     r.usable_for(mr, 7, true);  // fewer pages than initialized
 }
 
-NDKCT_TEST(InitializeFastRegisterMr, FrmrPageCountIsAccepted, "ndk.mr.initialize_fast_register.frmr_page_count",
-           "IFR-APC-04", "AI-02", "IFR-APC-01") {
+NDKCT_TEST(InitializeFastRegisterMr, FrmrPageCountIsAccepted,
+           "ndk.mr.initialize_fast_register.frmr_page_count", "IFR-APC-04", "AI-02", "IFR-APC-01") {
     ULONG count = info().FRMRPageCount;
     NDKCT_REQUIRE(count > 0 && count <= 8192, "FRMRPageCount fits the harness's 64 MiB arena");
     seed::Mappings maps(session());
@@ -132,8 +136,8 @@ NDKCT_TEST(InitializeFastRegisterMr, OneMoreThanFrmrPageCountSucceedsOrHitsTheLi
 }
 
 NDKCT_TEST(InitializeFastRegisterMr, FarTooManyPagesFailWithImplementationLimitOrSucceed,
-           "ndk.mr.initialize_fast_register.implementation_limit", "IFR-APC-02", "IFR-ST-02", "IFR-ST-03",
-           "AMB-08") {
+           "ndk.mr.initialize_fast_register.implementation_limit", "IFR-APC-02", "IFR-ST-02",
+           "IFR-ST-03", "AMB-08") {
     auto pd = session().create_pd();
     ASSERT_TRUE(pd.object);
     for (ULONG count : {ULONG(1) << 20, ULONG(0x7FFFFFFF), ULONG(0xFFFFFFFF)}) {
@@ -141,27 +145,30 @@ NDKCT_TEST(InitializeFastRegisterMr, FarTooManyPagesFailWithImplementationLimitO
         ASSERT_TRUE(mr);
         Done d = session().initialize_fast_register_mr(mr, count, true);
         // The only documented refusal for an unsupported count (inline or through the callback).
-        EXPECT_TRUE(d.final_status == STATUS_SUCCESS || d.final_status == STATUS_IMPLEMENTATION_LIMIT ||
+        EXPECT_TRUE(d.final_status == STATUS_SUCCESS ||
+                    d.final_status == STATUS_IMPLEMENTATION_LIMIT ||
                     d.final_status == STATUS_INSUFFICIENT_RESOURCES)
             << count << " pages: " << spec::status_name(d.final_status);
     }
 }
 
-NDKCT_TEST(InitializeFastRegisterMr, FailedInitializationCanBeRetried, "ndk.mr.initialize_fast_register.retry_after_failure",
-           "IFR-ST-04", "IFR-ST-03", "IFR-POST-01") {
+NDKCT_TEST(InitializeFastRegisterMr, FailedInitializationCanBeRetried,
+           "ndk.mr.initialize_fast_register.retry_after_failure", "IFR-ST-04", "IFR-ST-03",
+           "IFR-POST-01") {
     seed::Mappings maps(session());
     Rig r = make_rig(session(), maps, 4);
     ASSERT_TRUE(r.problem.empty()) << r.problem;
     NDK_MR* mr = new_fr_mr(session(), r.pair.pd);
     ASSERT_TRUE(mr);
     Done huge = session().initialize_fast_register_mr(mr, 0xFFFFFFFF, true);
-    NDKCT_REQUIRE(!huge.ok(), "the adapter accepted 0xFFFFFFFF pages, so there is no failure to retry after");
+    NDKCT_REQUIRE(!huge.ok(),
+                  "the adapter accepted 0xFFFFFFFF pages, so there is no failure to retry after");
     ASSERT_STATUS(STATUS_SUCCESS, session().initialize_fast_register_mr(mr, 4, true).final_status);
     r.usable_for(mr, 4, true);
 }
 
-NDKCT_TEST(InitializeFastRegisterMr, ZeroPagesIsRefusedOrAcceptedCleanly, "ndk.mr.initialize_fast_register.zero_pages",
-           "IFR-APC-03", "AMB-09", "IFR-ST-04") {
+NDKCT_TEST(InitializeFastRegisterMr, ZeroPagesIsRefusedOrAcceptedCleanly,
+           "ndk.mr.initialize_fast_register.zero_pages", "IFR-APC-03", "AMB-09", "IFR-ST-04") {
     seed::Mappings maps(session());
     Rig r = make_rig(session(), maps, 2);
     ASSERT_TRUE(r.problem.empty()) << r.problem;
@@ -171,29 +178,33 @@ NDKCT_TEST(InitializeFastRegisterMr, ZeroPagesIsRefusedOrAcceptedCleanly, "ndk.m
     if (!d.ok()) {
         EXPECT_TRUE(NT_ERROR(d.final_status)) << spec::status_name(d.final_status);
         // Refused: the MR is as new, and an initialization with a real count makes it usable.
-        ASSERT_STATUS(STATUS_SUCCESS, session().initialize_fast_register_mr(mr, 2, true).final_status);
+        ASSERT_STATUS(STATUS_SUCCESS,
+                      session().initialize_fast_register_mr(mr, 2, true).final_status);
         r.usable_for(mr, 2, true);
     }
 }
 
 // ---------------------------------------------------------------- RemoteAccess, tokens
 
-NDKCT_TEST(InitializeFastRegisterMr, BothRemoteAccessValuesAreAccepted, "ndk.mr.initialize_fast_register.remote_access",
-           "IFR-RA-02", "IFR-RA-01", "FR-ACC-02", "FR-ACC-03") {
+NDKCT_TEST(InitializeFastRegisterMr, BothRemoteAccessValuesAreAccepted,
+           "ndk.mr.initialize_fast_register.remote_access", "IFR-RA-02", "IFR-RA-01", "FR-ACC-02",
+           "FR-ACC-03") {
     seed::Mappings maps(session());
     Rig r = make_rig(session(), maps, 2);
     ASSERT_TRUE(r.problem.empty()) << r.problem;
     NDK_MR* local = new_fr_mr(session(), r.pair.pd);
     NDK_MR* remote = new_fr_mr(session(), r.pair.pd);
     ASSERT_TRUE(local && remote);
-    EXPECT_STATUS(STATUS_SUCCESS, session().initialize_fast_register_mr(local, 2, false).final_status);
-    EXPECT_STATUS(STATUS_SUCCESS, session().initialize_fast_register_mr(remote, 2, true).final_status);
-    r.usable_for(local, 2, false);   // local rights only
-    r.usable_for(remote, 2, true);   // remote write
+    EXPECT_STATUS(STATUS_SUCCESS,
+                  session().initialize_fast_register_mr(local, 2, false).final_status);
+    EXPECT_STATUS(STATUS_SUCCESS,
+                  session().initialize_fast_register_mr(remote, 2, true).final_status);
+    r.usable_for(local, 2, false);  // local rights only
+    r.usable_for(remote, 2, true);  // remote write
 }
 
-NDKCT_TEST(InitializeFastRegisterMr, TokensAreReadableOnceInitialized, "ndk.mr.initialize_fast_register.tokens",
-           "IFR-TOK-01", "IFR-TOK-02", "AMB-07") {
+NDKCT_TEST(InitializeFastRegisterMr, TokensAreReadableOnceInitialized,
+           "ndk.mr.initialize_fast_register.tokens", "IFR-TOK-01", "IFR-TOK-02", "AMB-07") {
     auto pd = session().create_pd();
     ASSERT_TRUE(pd.object);
     NDK_MR* mr = new_fr_mr(session(), pd.object);
@@ -208,8 +219,8 @@ NDKCT_TEST(InitializeFastRegisterMr, TokensAreReadableOnceInitialized, "ndk.mr.i
 // ---------------------------------------------------------------- many calls
 
 NDKCT_TEST(InitializeFastRegisterMr, ManyInitializationsInlineOrPendingAreEachUsable,
-           "ndk.mr.initialize_fast_register.many", "IFR-ST-01", "IFR-ST-02", "IFR-CTX-01", "IFR-CONC-01",
-           "IFR-POST-01") {
+           "ndk.mr.initialize_fast_register.many", "IFR-ST-01", "IFR-ST-02", "IFR-CTX-01",
+           "IFR-CONC-01", "IFR-POST-01") {
     seed::Mappings maps(session());
     Rig r = make_rig(session(), maps, 4);
     ASSERT_TRUE(r.problem.empty()) << r.problem;
@@ -222,14 +233,17 @@ NDKCT_TEST(InitializeFastRegisterMr, ManyInitializationsInlineOrPendingAreEachUs
     }
     for (size_t i = 0; i < mrs.size(); ++i)
         ASSERT_STATUS(STATUS_SUCCESS,
-                      session().initialize_fast_register_mr(mrs[i], ULONG(1 + i % 4), i % 2 == 0).final_status)
+                      session()
+                          .initialize_fast_register_mr(mrs[i], ULONG(1 + i % 4), i % 2 == 0)
+                          .final_status)
             << "MR " << i;
-    for (size_t i = 0; i < mrs.size(); ++i) r.usable_for(mrs[i], 1 + i % 4, i % 2 == 0);
+    for (size_t i = 0; i < mrs.size(); ++i)
+        r.usable_for(mrs[i], 1 + i % 4, i % 2 == 0);
 }
 
 NDKCT_TEST(InitializeFastRegisterMr, ResourceFailuresInEitherFormLeaveTheMrUninitialized,
-           "ndk.mr.initialize_fast_register.insufficient_resources", "IFR-ST-02", "IFR-ST-03", "IFR-ST-04",
-           "GEN-ASYNC-02") {
+           "ndk.mr.initialize_fast_register.insufficient_resources", "IFR-ST-02", "IFR-ST-03",
+           "IFR-ST-04", "GEN-ASYNC-02") {
     auto s = seed::session_with(GetParam(), seed::resource_pressure(30));
     ASSERT_TRUE(s);
     auto pd = seed::until_resources([&] { return s->create_pd(); });
@@ -240,9 +254,11 @@ NDKCT_TEST(InitializeFastRegisterMr, ResourceFailuresInEitherFormLeaveTheMrUnini
         ASSERT_TRUE(mr.object);
         Done d = s->initialize_fast_register_mr(mr.object, 4, i % 2 == 0);
         if (!d.ok()) {
-            EXPECT_STATUS(STATUS_INSUFFICIENT_RESOURCES, d.final_status) << "a valid initialization failed otherwise";
+            EXPECT_STATUS(STATUS_INSUFFICIENT_RESOURCES, d.final_status)
+                << "a valid initialization failed otherwise";
             // Still uninitialized: initializing it again is allowed and (resources allowing) works.
-            d = seed::until_resources([&] { return s->initialize_fast_register_mr(mr.object, 4, true); });
+            d = seed::until_resources(
+                [&] { return s->initialize_fast_register_mr(mr.object, 4, true); });
             EXPECT_STATUS(STATUS_SUCCESS, d.final_status);
         }
         if (d.ok()) {

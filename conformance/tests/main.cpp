@@ -17,7 +17,8 @@ int write_coverage(const char* path) {
     using ndkct::spec::RuleLevel;
     std::map<std::string, std::vector<std::string>> tests_of;
     for (const auto& [key, declaration] : ndkct::conformance::declared_tests())
-        for (const auto& rule : declaration->rules) tests_of[rule].push_back(declaration->id);
+        for (const auto& rule : declaration->rules)
+            tests_of[rule].push_back(declaration->id);
     std::ofstream file;
     std::ostream* out = &std::cout;
     if (path && *path) {
@@ -32,14 +33,18 @@ int write_coverage(const char* path) {
     std::vector<std::string> uncovered;
     for (const auto& rule : ndkct::spec::builtin_catalog().rules()) {
         const auto& tests = tests_of[rule.id];
-        *out << "{\"rule\": \"" << rule.id << "\", \"level\": \"" << ndkct::spec::to_string(rule.level)
-             << "\", \"function\": \"" << rule.function << "\", \"tests\": [";
-        for (size_t i = 0; i < tests.size(); ++i) *out << (i ? ", " : "") << "\"" << tests[i] << "\"";
+        *out << "{\"rule\": \"" << rule.id << "\", \"level\": \""
+             << ndkct::spec::to_string(rule.level) << "\", \"function\": \"" << rule.function
+             << "\", \"tests\": [";
+        for (size_t i = 0; i < tests.size(); ++i)
+            *out << (i ? ", " : "") << "\"" << tests[i] << "\"";
         *out << "]}\n";
         if (rule.level == RuleLevel::must) {
             ++must;
-            if (tests.empty()) uncovered.push_back(rule.id);
-            else ++covered;
+            if (tests.empty())
+                uncovered.push_back(rule.id);
+            else
+                ++covered;
         }
     }
     std::cerr << "ndkct: " << covered << " of " << must << " must rules have a test; "

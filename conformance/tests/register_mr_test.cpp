@@ -57,13 +57,15 @@ Rig make_rig(Session& s) {
     r.sink = s.buffer(4 * PAGE_SIZE);
     seed::fill(r.source, 7);
     r.src = s.register_buffer(r.pair.pd, r.source, 0);
-    r.snk = s.register_buffer(r.pair.pd, r.sink, NDK_MR_FLAG_ALLOW_LOCAL_WRITE | NDK_MR_FLAG_RDMA_READ_SINK);
+    r.snk = s.register_buffer(r.pair.pd, r.sink,
+                              NDK_MR_FLAG_ALLOW_LOCAL_WRITE | NDK_MR_FLAG_RDMA_READ_SINK);
     if (r.src.status != STATUS_SUCCESS || r.snk.status != STATUS_SUCCESS)
         r.problem = "NdkRegisterMr failed for a scratch region";
     return r;
 }
 
-bool same(const platform::LockedBuffer& a, size_t at, const platform::LockedBuffer& b, size_t bt, size_t n) {
+bool same(const platform::LockedBuffer& a, size_t at, const platform::LockedBuffer& b, size_t bt,
+          size_t n) {
     return std::memcmp(a.data() + at, b.data() + bt, n) == 0;
 }
 
@@ -73,7 +75,8 @@ struct Outcome {
     Done done;
 };
 
-Outcome register_chain(Session& s, NDK_PD* pd, const platform::MdlChain& chain, SIZE_T length, ULONG flags) {
+Outcome register_chain(Session& s, NDK_PD* pd, const platform::MdlChain& chain, SIZE_T length,
+                       ULONG flags) {
     Outcome o;
     auto made = s.create_mr(pd, false);
     o.mr = made.object;
@@ -98,13 +101,14 @@ NDKCT_TEST(RegisterMr, EveryDocumentedFlagValueIsAccepted, "ndk.mr.register.flag
         if (o.done.ok()) {
             session().local_token(o.mr);
             session().remote_token(o.mr);
-            EXPECT_STATUS(STATUS_SUCCESS, session().deregister_mr(o.mr).final_status) << "Flags " << flags;
+            EXPECT_STATUS(STATUS_SUCCESS, session().deregister_mr(o.mr).final_status)
+                << "Flags " << flags;
         }
     }
 }
 
-NDKCT_TEST(RegisterMr, UndocumentedBitsAreIgnoredOrRefusedCleanly, "ndk.mr.register.undocumented_flags",
-           "AMB-04", "RMR-ST-04", "RMR-ST-01") {
+NDKCT_TEST(RegisterMr, UndocumentedBitsAreIgnoredOrRefusedCleanly,
+           "ndk.mr.register.undocumented_flags", "AMB-04", "RMR-ST-04", "RMR-ST-01") {
     auto pd = session().create_pd();
     ASSERT_TRUE(pd.object);
     auto buffer = session().buffer(PAGE_SIZE);
@@ -112,15 +116,17 @@ NDKCT_TEST(RegisterMr, UndocumentedBitsAreIgnoredOrRefusedCleanly, "ndk.mr.regis
     for (ULONG extra : {0x10u, 0x100u, 0x80000000u}) {
         auto made = session().create_mr(pd.object, false);
         ASSERT_TRUE(made.object);
-        Done d = session().register_mr(made.object, chain.head(), PAGE_SIZE, NDK_MR_FLAG_ALLOW_LOCAL_WRITE | extra);
+        Done d = session().register_mr(made.object, chain.head(), PAGE_SIZE,
+                                       NDK_MR_FLAG_ALLOW_LOCAL_WRITE | extra);
         if (d.ok()) {
             EXPECT_STATUS(STATUS_SUCCESS, session().deregister_mr(made.object).final_status);
         } else {
             // Refused: the MR stayed unregistered, so a valid registration of it works.
             EXPECT_TRUE(NT_ERROR(d.final_status)) << spec::status_name(d.final_status);
-            EXPECT_STATUS(STATUS_SUCCESS,
-                          session().register_mr(made.object, chain.head(), PAGE_SIZE, NDK_MR_FLAG_ALLOW_LOCAL_WRITE)
-                              .final_status);
+            EXPECT_STATUS(STATUS_SUCCESS, session()
+                                              .register_mr(made.object, chain.head(), PAGE_SIZE,
+                                                           NDK_MR_FLAG_ALLOW_LOCAL_WRITE)
+                                              .final_status);
         }
     }
 }
@@ -131,19 +137,21 @@ NDKCT_TEST(RegisterMr, LoneRemoteWriteBitGrantsRemoteWriteWhenAccepted, "ndk.mr.
     ASSERT_TRUE(r.problem.empty()) << r.problem;
     auto target = session().buffer(PAGE_SIZE);
     auto chain = platform::describe(target, 0, PAGE_SIZE);
-    Outcome o = register_chain(session(), r.pair.pd, chain, PAGE_SIZE, NDKCT_MR_FLAG_REMOTE_WRITE_BIT);
+    Outcome o =
+        register_chain(session(), r.pair.pd, chain, PAGE_SIZE, NDKCT_MR_FLAG_REMOTE_WRITE_BIT);
     ASSERT_TRUE(o.mr);
     if (!o.done.ok()) {  // AMB-03 reject
         EXPECT_TRUE(NT_ERROR(o.done.final_status));
         return;
     }
     // Remote write is the 0x4 bit, whatever the reading of the lone bit.
-    EXPECT_STATUS(STATUS_SUCCESS, r.peer_write(address_of(target, 8), session().remote_token(o.mr), 64));
+    EXPECT_STATUS(STATUS_SUCCESS,
+                  r.peer_write(address_of(target, 8), session().remote_token(o.mr), 64));
     EXPECT_TRUE(same(target, 8, r.source, 0, 64));
 }
 
-NDKCT_TEST(RegisterMr, RemoteWriteValueAlsoGrantsLocalWrite, "ndk.mr.register.remote_write_implies_local",
-           "RMR-FLG-03", "RMR-TOK-01") {
+NDKCT_TEST(RegisterMr, RemoteWriteValueAlsoGrantsLocalWrite,
+           "ndk.mr.register.remote_write_implies_local", "RMR-FLG-03", "RMR-TOK-01") {
     Rig r = make_rig(session());
     ASSERT_TRUE(r.problem.empty()) << r.problem;
     auto target = session().buffer(PAGE_SIZE);
@@ -157,29 +165,32 @@ NDKCT_TEST(RegisterMr, RemoteWriteValueAlsoGrantsLocalWrite, "ndk.mr.register.re
     ASSERT_STATUS(STATUS_SUCCESS, session().send(r.pair.b, &send_context, {&from, 1}));
     auto results = session().drain(r.pair.cq, 2);
     ASSERT_EQ(results.size(), 2u);
-    for (const auto& got : results) EXPECT_STATUS(STATUS_SUCCESS, got.Status);
+    for (const auto& got : results)
+        EXPECT_STATUS(STATUS_SUCCESS, got.Status);
     EXPECT_TRUE(same(target, 100, r.source, 0, 2000));
 }
 
-NDKCT_TEST(RegisterMr, LocalWriteWithRemoteReadGrantsNoRemoteWrite, "ndk.mr.register.no_remote_write",
-           "RMR-FLG-04", "RMR-ACC-01") {
+NDKCT_TEST(RegisterMr, LocalWriteWithRemoteReadGrantsNoRemoteWrite,
+           "ndk.mr.register.no_remote_write", "RMR-FLG-04", "RMR-ACC-01") {
     Rig r = make_rig(session());
     ASSERT_TRUE(r.problem.empty()) << r.problem;
     auto target = session().buffer(PAGE_SIZE);
     // 0x3: local write and remote read; 0x3 & NDK_MR_FLAG_ALLOW_REMOTE_WRITE is non-zero.
-    auto dst = session().register_buffer(r.pair.pd, target,
-                                         NDK_MR_FLAG_ALLOW_LOCAL_WRITE | NDK_MR_FLAG_ALLOW_REMOTE_READ);
+    auto dst = session().register_buffer(
+        r.pair.pd, target, NDK_MR_FLAG_ALLOW_LOCAL_WRITE | NDK_MR_FLAG_ALLOW_REMOTE_READ);
     ASSERT_STATUS(STATUS_SUCCESS, dst.status);
     EXPECT_TRUE(NT_ERROR(r.peer_write(address_of(target), dst.remote_token, 256)));
     EXPECT_TRUE(seed::untouched(target, 0, PAGE_SIZE));
 }
 
-NDKCT_TEST(RegisterMr, RemoteReadNeedsTheRemoteReadFlag, "ndk.mr.register.no_remote_read", "RMR-ACC-01") {
+NDKCT_TEST(RegisterMr, RemoteReadNeedsTheRemoteReadFlag, "ndk.mr.register.no_remote_read",
+           "RMR-ACC-01") {
     Rig r = make_rig(session());
     ASSERT_TRUE(r.problem.empty()) << r.problem;
     auto remote = session().buffer(PAGE_SIZE);
     seed::fill(remote, 3);
-    auto rem = session().register_buffer(r.pair.pd, remote, NDK_MR_FLAG_ALLOW_REMOTE_WRITE);  // 0x5, no 0x2
+    auto rem = session().register_buffer(r.pair.pd, remote,
+                                         NDK_MR_FLAG_ALLOW_REMOTE_WRITE);  // 0x5, no 0x2
     ASSERT_STATUS(STATUS_SUCCESS, rem.status);
     EXPECT_TRUE(NT_ERROR(r.peer_read(address_of(remote), rem.remote_token, 256)));
     EXPECT_TRUE(seed::untouched(r.sink, 0, 256));
@@ -192,9 +203,11 @@ NDKCT_TEST(RegisterMr, RemoteReadWithTheFlagReturnsTheRegionBytes, "ndk.mr.regis
     auto remote = session().buffer(3 * PAGE_SIZE);
     seed::fill(remote, 3);
     // A region starting and ending mid-page.
-    auto rem = session().register_buffer(r.pair.pd, remote, NDK_MR_FLAG_ALLOW_REMOTE_READ, 700, 2 * PAGE_SIZE);
+    auto rem = session().register_buffer(r.pair.pd, remote, NDK_MR_FLAG_ALLOW_REMOTE_READ, 700,
+                                         2 * PAGE_SIZE);
     ASSERT_STATUS(STATUS_SUCCESS, rem.status);
-    ASSERT_STATUS(STATUS_SUCCESS, r.peer_read(address_of(remote, 700), rem.remote_token, 2 * PAGE_SIZE));
+    ASSERT_STATUS(STATUS_SUCCESS,
+                  r.peer_read(address_of(remote, 700), rem.remote_token, 2 * PAGE_SIZE));
     EXPECT_TRUE(same(r.sink, 0, remote, 700, 2 * PAGE_SIZE));
 }
 
@@ -203,7 +216,8 @@ NDKCT_TEST(RegisterMr, WithoutLocalWriteAReceiveDoesNotLand, "ndk.mr.register.no
     Rig r = make_rig(session());
     ASSERT_TRUE(r.problem.empty()) << r.problem;
     auto target = session().buffer(PAGE_SIZE);
-    auto dst = session().register_buffer(r.pair.pd, target, NDK_MR_FLAG_ALLOW_REMOTE_READ);  // no 0x1
+    auto dst =
+        session().register_buffer(r.pair.pd, target, NDK_MR_FLAG_ALLOW_REMOTE_READ);  // no 0x1
     ASSERT_STATUS(STATUS_SUCCESS, dst.status);
     NDK_SGE into = Session::sge(target, 0, 1000, dst.local_token);
     int receive_context, send_context;
@@ -236,7 +250,8 @@ NDKCT_TEST(RegisterMr, LocalReadNeedsNoFlag, "ndk.mr.register.local_read_implici
     ASSERT_STATUS(STATUS_SUCCESS, session().send(r.pair.a, &send_context, {&from, 1}));
     auto results = session().drain(r.pair.cq, 2);
     ASSERT_EQ(results.size(), 2u);
-    for (const auto& got : results) EXPECT_STATUS(STATUS_SUCCESS, got.Status);
+    for (const auto& got : results)
+        EXPECT_STATUS(STATUS_SUCCESS, got.Status);
     EXPECT_TRUE(same(r.sink, 0, out, 10, 3000));
 }
 
@@ -248,13 +263,15 @@ NDKCT_TEST(RegisterMr, ReadSinkRegistrationWorksAsAReadSink, "ndk.mr.register.re
     seed::fill(remote, 17);
     auto rem = session().register_buffer(r.pair.pd, remote, NDK_MR_FLAG_ALLOW_REMOTE_READ);
     auto landing = session().buffer(PAGE_SIZE);
-    auto sink = session().register_buffer(r.pair.pd, landing,
-                                          NDK_MR_FLAG_ALLOW_LOCAL_WRITE | NDK_MR_FLAG_RDMA_READ_SINK);  // 0x9
+    auto sink = session().register_buffer(
+        r.pair.pd, landing,
+        NDK_MR_FLAG_ALLOW_LOCAL_WRITE | NDK_MR_FLAG_RDMA_READ_SINK);  // 0x9
     ASSERT_STATUS(STATUS_SUCCESS, rem.status);
     ASSERT_STATUS(STATUS_SUCCESS, sink.status);
     NDK_SGE into = Session::sge(landing, 5, 2000, sink.local_token);
     int context;
-    ASSERT_STATUS(STATUS_SUCCESS, session().read(r.pair.a, &context, {&into, 1}, address_of(remote, 1), rem.remote_token));
+    ASSERT_STATUS(STATUS_SUCCESS, session().read(r.pair.a, &context, {&into, 1},
+                                                 address_of(remote, 1), rem.remote_token));
     ASSERT_STATUS(STATUS_SUCCESS, r.wait(&context));
     EXPECT_TRUE(same(landing, 5, remote, 1, 2000));
     EXPECT_TRUE(seed::untouched(landing, 0, 5));
@@ -268,7 +285,8 @@ NDKCT_TEST(RegisterMr, RemoteWriteLandsAtItsVirtualAddressOnly, "ndk.mr.register
     ASSERT_TRUE(r.problem.empty()) << r.problem;
     auto target = session().buffer(3 * PAGE_SIZE);
     // The region [VA + 100, VA + 100 + 5000) starts and ends mid-page.
-    auto dst = session().register_buffer(r.pair.pd, target, NDK_MR_FLAG_ALLOW_REMOTE_WRITE, 100, 5000);
+    auto dst =
+        session().register_buffer(r.pair.pd, target, NDK_MR_FLAG_ALLOW_REMOTE_WRITE, 100, 5000);
     ASSERT_STATUS(STATUS_SUCCESS, dst.status);
     ASSERT_STATUS(STATUS_SUCCESS, r.peer_write(address_of(target, 100), dst.remote_token, 5000));
     EXPECT_TRUE(same(target, 100, r.source, 0, 5000));
@@ -281,7 +299,8 @@ NDKCT_TEST(RegisterMr, AccessBeyondTheRegionFailsAndTouchesNothing, "ndk.mr.regi
     Rig r = make_rig(session());
     ASSERT_TRUE(r.problem.empty()) << r.problem;
     auto target = session().buffer(2 * PAGE_SIZE);
-    auto dst = session().register_buffer(r.pair.pd, target, NDK_MR_FLAG_ALLOW_REMOTE_WRITE, 0, 1000);
+    auto dst =
+        session().register_buffer(r.pair.pd, target, NDK_MR_FLAG_ALLOW_REMOTE_WRITE, 0, 1000);
     ASSERT_STATUS(STATUS_SUCCESS, dst.status);
     // [996, 1004) straddles the region's end.
     EXPECT_TRUE(NT_ERROR(r.peer_write(address_of(target, 996), dst.remote_token, 8)));
@@ -292,7 +311,8 @@ NDKCT_TEST(RegisterMr, AccessBeforeTheRegionFails, "ndk.mr.register.access_befor
     Rig r = make_rig(session());
     ASSERT_TRUE(r.problem.empty()) << r.problem;
     auto target = session().buffer(PAGE_SIZE);
-    auto dst = session().register_buffer(r.pair.pd, target, NDK_MR_FLAG_ALLOW_REMOTE_WRITE, 512, 1024);
+    auto dst =
+        session().register_buffer(r.pair.pd, target, NDK_MR_FLAG_ALLOW_REMOTE_WRITE, 512, 1024);
     ASSERT_STATUS(STATUS_SUCCESS, dst.status);
     EXPECT_TRUE(NT_ERROR(r.peer_write(address_of(target, 508), dst.remote_token, 8)));
     EXPECT_TRUE(seed::untouched(target, 0, PAGE_SIZE));
@@ -305,7 +325,8 @@ NDKCT_TEST(RegisterMr, BareOffsetDoesNotReachTheRegion, "ndk.mr.register.no_zero
     auto target = session().buffer(PAGE_SIZE);
     auto dst = session().register_buffer(r.pair.pd, target, NDK_MR_FLAG_ALLOW_REMOTE_WRITE);
     ASSERT_STATUS(STATUS_SUCCESS, dst.status);
-    EXPECT_TRUE(NT_ERROR(r.peer_write(64, dst.remote_token, 8))) << "offset 64 named without the VA";
+    EXPECT_TRUE(NT_ERROR(r.peer_write(64, dst.remote_token, 8)))
+        << "offset 64 named without the VA";
     EXPECT_TRUE(seed::untouched(target, 0, PAGE_SIZE));
 }
 
@@ -329,10 +350,12 @@ NDKCT_TEST(RegisterMr, SplitChainAndSingleMdlGiveTheSameRegion, "ndk.mr.register
     ASSERT_STATUS(STATUS_SUCCESS, b.done.final_status);
     // The first half through the split chain's MR, the second through the single MDL's.
     ULONG half = static_cast<ULONG>(length / 2);
-    ASSERT_STATUS(STATUS_SUCCESS, r.peer_write(address_of(target, offset), session().remote_token(a.mr), half));
+    ASSERT_STATUS(STATUS_SUCCESS,
+                  r.peer_write(address_of(target, offset), session().remote_token(a.mr), half));
     seed::fill(r.source, 9);
-    ASSERT_STATUS(STATUS_SUCCESS, r.peer_write(address_of(target, offset + half), session().remote_token(b.mr),
-                                               static_cast<ULONG>(length - half)));
+    ASSERT_STATUS(STATUS_SUCCESS,
+                  r.peer_write(address_of(target, offset + half), session().remote_token(b.mr),
+                               static_cast<ULONG>(length - half)));
     EXPECT_TRUE(same(target, offset + half, r.source, 0, length - half));
     seed::fill(r.source, 7);
     EXPECT_TRUE(same(target, offset, r.source, 0, half));
@@ -340,14 +363,16 @@ NDKCT_TEST(RegisterMr, SplitChainAndSingleMdlGiveTheSameRegion, "ndk.mr.register
     EXPECT_TRUE(seed::untouched(target, offset + length, 4 * PAGE_SIZE - offset - length));
 }
 
-NDKCT_TEST(RegisterMr, ChainWithAHoleIsRefused, "ndk.mr.register.chain_hole", "RMR-MDL-01", "RMR-ST-04") {
+NDKCT_TEST(RegisterMr, ChainWithAHoleIsRefused, "ndk.mr.register.chain_hole", "RMR-MDL-01",
+           "RMR-ST-04") {
     auto pd = session().create_pd();
     ASSERT_TRUE(pd.object);
     auto buffer = session().buffer(4 * PAGE_SIZE);
     // Missing bytes at one mid-page spot, and a whole missing page.
     for (size_t gap : {size_t(1), size_t(PAGE_SIZE)}) {
         auto chain = platform::with_hole(buffer, 0, PAGE_SIZE + 10, gap, PAGE_SIZE);
-        Outcome o = register_chain(session(), pd.object, chain, chain.byte_count(), NDK_MR_FLAG_ALLOW_LOCAL_WRITE);
+        Outcome o = register_chain(session(), pd.object, chain, chain.byte_count(),
+                                   NDK_MR_FLAG_ALLOW_LOCAL_WRITE);
         ASSERT_TRUE(o.mr);
         EXPECT_STATUS(STATUS_INVALID_PARAMETER, o.done.final_status) << "gap " << gap;
     }
@@ -359,26 +384,31 @@ NDKCT_TEST(RegisterMr, ChainWithAMisalignedJointIsRefused, "ndk.mr.register.chai
     ASSERT_TRUE(pd.object);
     auto buffer = session().buffer(4 * PAGE_SIZE);
     auto chain = platform::with_misaligned_joint(buffer, 100, PAGE_SIZE, PAGE_SIZE);
-    Outcome o = register_chain(session(), pd.object, chain, chain.byte_count(), NDK_MR_FLAG_ALLOW_LOCAL_WRITE);
+    Outcome o = register_chain(session(), pd.object, chain, chain.byte_count(),
+                               NDK_MR_FLAG_ALLOW_LOCAL_WRITE);
     ASSERT_TRUE(o.mr);
     EXPECT_STATUS(STATUS_INVALID_PARAMETER, o.done.final_status);
 }
 
-NDKCT_TEST(RegisterMr, RefusedRegistrationLeavesTheMrUnregistered, "ndk.mr.register.refused_registers_nothing",
-           "RMR-ST-04", "RMR-MDL-01", "RMR-PRE-01") {
+NDKCT_TEST(RegisterMr, RefusedRegistrationLeavesTheMrUnregistered,
+           "ndk.mr.register.refused_registers_nothing", "RMR-ST-04", "RMR-MDL-01", "RMR-PRE-01") {
     Rig r = make_rig(session());
     ASSERT_TRUE(r.problem.empty()) << r.problem;
     auto target = session().buffer(3 * PAGE_SIZE);
     auto broken = platform::with_hole(target, 0, 1000, 24, 2000);
     auto made = session().create_mr(r.pair.pd, false);
     ASSERT_TRUE(made.object);
-    Done refused = session().register_mr(made.object, broken.head(), broken.byte_count(), NDK_MR_FLAG_ALLOW_REMOTE_WRITE);
+    Done refused = session().register_mr(made.object, broken.head(), broken.byte_count(),
+                                         NDK_MR_FLAG_ALLOW_REMOTE_WRITE);
     ASSERT_STATUS(STATUS_INVALID_PARAMETER, refused.final_status);
     // Still unregistered: a valid registration of the same MR is not a second registration.
     auto good = platform::describe(target, 0, 3 * PAGE_SIZE);
-    ASSERT_STATUS(STATUS_SUCCESS, session().register_mr(made.object, good.head(), 3 * PAGE_SIZE,
-                                                        NDK_MR_FLAG_ALLOW_REMOTE_WRITE).final_status);
-    ASSERT_STATUS(STATUS_SUCCESS, r.peer_write(address_of(target, 990), session().remote_token(made.object), 64));
+    ASSERT_STATUS(STATUS_SUCCESS, session()
+                                      .register_mr(made.object, good.head(), 3 * PAGE_SIZE,
+                                                   NDK_MR_FLAG_ALLOW_REMOTE_WRITE)
+                                      .final_status);
+    ASSERT_STATUS(STATUS_SUCCESS,
+                  r.peer_write(address_of(target, 990), session().remote_token(made.object), 64));
     EXPECT_TRUE(same(target, 990, r.source, 0, 64));
 }
 
@@ -391,13 +421,16 @@ NDKCT_TEST(RegisterMr, ChainBrokenAfterLengthIsAccepted, "ndk.mr.register.broken
     // right after the registered bytes.
     auto holed = platform::with_hole(target, 0, 2 * PAGE_SIZE + 100, 50, PAGE_SIZE);
     auto joint = platform::with_misaligned_joint(target, 3 * PAGE_SIZE, PAGE_SIZE + 1, 100);
-    Outcome a = register_chain(session(), r.pair.pd, holed, 2 * PAGE_SIZE + 100, NDK_MR_FLAG_ALLOW_REMOTE_WRITE);
-    Outcome b = register_chain(session(), r.pair.pd, joint, PAGE_SIZE + 1, NDK_MR_FLAG_ALLOW_REMOTE_WRITE);
+    Outcome a = register_chain(session(), r.pair.pd, holed, 2 * PAGE_SIZE + 100,
+                               NDK_MR_FLAG_ALLOW_REMOTE_WRITE);
+    Outcome b =
+        register_chain(session(), r.pair.pd, joint, PAGE_SIZE + 1, NDK_MR_FLAG_ALLOW_REMOTE_WRITE);
     ASSERT_TRUE(a.mr && b.mr);
     EXPECT_STATUS(STATUS_SUCCESS, a.done.final_status);
     EXPECT_STATUS(STATUS_SUCCESS, b.done.final_status);
     if (a.done.ok()) {
-        EXPECT_STATUS(STATUS_SUCCESS, r.peer_write(address_of(target, 2 * PAGE_SIZE + 90), session().remote_token(a.mr), 10));
+        EXPECT_STATUS(STATUS_SUCCESS, r.peer_write(address_of(target, 2 * PAGE_SIZE + 90),
+                                                   session().remote_token(a.mr), 10));
         EXPECT_TRUE(same(target, 2 * PAGE_SIZE + 90, r.source, 0, 10));
     }
 }
@@ -412,31 +445,34 @@ NDKCT_TEST(RegisterMr, LengthBeyondTheChainDoesNotRegister, "ndk.mr.register.len
     const size_t pieces[] = {PAGE_SIZE, 1000};
     auto split = platform::describe_split(buffer, 0, pieces);
     for (auto* chain : {&single, &split}) {
-        Outcome o = register_chain(session(), pd.object, *chain, chain->byte_count() + 1, NDK_MR_FLAG_ALLOW_LOCAL_WRITE);
+        Outcome o = register_chain(session(), pd.object, *chain, chain->byte_count() + 1,
+                                   NDK_MR_FLAG_ALLOW_LOCAL_WRITE);
         ASSERT_TRUE(o.mr);
         EXPECT_FALSE(o.done.ok()) << "a Length past the chain was registered";
         EXPECT_TRUE(NT_ERROR(o.done.final_status)) << spec::status_name(o.done.final_status);
     }
 }
 
-NDKCT_TEST(RegisterMr, LengthFromOneByteToTheWholeChainIsAccepted, "ndk.mr.register.length_within_chain",
-           "RMR-LEN-03", "RMR-LEN-01") {
+NDKCT_TEST(RegisterMr, LengthFromOneByteToTheWholeChainIsAccepted,
+           "ndk.mr.register.length_within_chain", "RMR-LEN-03", "RMR-LEN-01") {
     Rig r = make_rig(session());
     ASSERT_TRUE(r.problem.empty()) << r.problem;
     auto target = session().buffer(2 * PAGE_SIZE);
     auto chain = platform::describe(target, 0, 2 * PAGE_SIZE);
     for (SIZE_T length : {SIZE_T(1), SIZE_T(PAGE_SIZE), SIZE_T(2 * PAGE_SIZE)}) {
-        Outcome o = register_chain(session(), r.pair.pd, chain, length, NDK_MR_FLAG_ALLOW_REMOTE_WRITE);
+        Outcome o =
+            register_chain(session(), r.pair.pd, chain, length, NDK_MR_FLAG_ALLOW_REMOTE_WRITE);
         ASSERT_TRUE(o.mr);
         ASSERT_STATUS(STATUS_SUCCESS, o.done.final_status) << "Length " << length;
         // The region's last byte is reachable, the byte after it is not.
-        EXPECT_STATUS(STATUS_SUCCESS, r.peer_write(address_of(target, length - 1), session().remote_token(o.mr), 1));
+        EXPECT_STATUS(STATUS_SUCCESS, r.peer_write(address_of(target, length - 1),
+                                                   session().remote_token(o.mr), 1));
         EXPECT_EQ(target.data()[length - 1], r.source.data()[0]);
     }
 }
 
-NDKCT_TEST(RegisterMr, ZeroLengthIsRefusedOrEmptyCleanly, "ndk.mr.register.zero_length", "MODEL-RMR-LEN-02",
-           "RMR-LEN-03") {
+NDKCT_TEST(RegisterMr, ZeroLengthIsRefusedOrEmptyCleanly, "ndk.mr.register.zero_length",
+           "MODEL-RMR-LEN-02", "RMR-LEN-03") {
     auto pd = session().create_pd();
     ASSERT_TRUE(pd.object);
     auto buffer = session().buffer(PAGE_SIZE);
@@ -447,7 +483,8 @@ NDKCT_TEST(RegisterMr, ZeroLengthIsRefusedOrEmptyCleanly, "ndk.mr.register.zero_
         EXPECT_STATUS(STATUS_SUCCESS, session().deregister_mr(o.mr).final_status);
     } else {
         EXPECT_TRUE(NT_ERROR(o.done.final_status));
-        EXPECT_STATUS(STATUS_SUCCESS, session().register_mr(o.mr, chain.head(), PAGE_SIZE, 0).final_status);
+        EXPECT_STATUS(STATUS_SUCCESS,
+                      session().register_mr(o.mr, chain.head(), PAGE_SIZE, 0).final_status);
     }
 }
 
@@ -475,12 +512,19 @@ NDKCT_TEST(RegisterMr, RegisterAgainAfterDeregister, "ndk.mr.register.reregister
     auto made = session().create_mr(r.pair.pd, false);
     ASSERT_TRUE(made.object);
     auto c1 = platform::describe(first, 0, PAGE_SIZE);
-    ASSERT_STATUS(STATUS_SUCCESS, session().register_mr(made.object, c1.head(), PAGE_SIZE, NDK_MR_FLAG_ALLOW_REMOTE_WRITE).final_status);
+    ASSERT_STATUS(STATUS_SUCCESS, session()
+                                      .register_mr(made.object, c1.head(), PAGE_SIZE,
+                                                   NDK_MR_FLAG_ALLOW_REMOTE_WRITE)
+                                      .final_status);
     session().remote_token(made.object);
     ASSERT_STATUS(STATUS_SUCCESS, session().deregister_mr(made.object).final_status);
     auto c2 = platform::describe(second, 300, PAGE_SIZE);
-    ASSERT_STATUS(STATUS_SUCCESS, session().register_mr(made.object, c2.head(), PAGE_SIZE, NDK_MR_FLAG_ALLOW_REMOTE_WRITE).final_status);
-    ASSERT_STATUS(STATUS_SUCCESS, r.peer_write(address_of(second, 300), session().remote_token(made.object), 500));
+    ASSERT_STATUS(STATUS_SUCCESS, session()
+                                      .register_mr(made.object, c2.head(), PAGE_SIZE,
+                                                   NDK_MR_FLAG_ALLOW_REMOTE_WRITE)
+                                      .final_status);
+    ASSERT_STATUS(STATUS_SUCCESS,
+                  r.peer_write(address_of(second, 300), session().remote_token(made.object), 500));
     EXPECT_TRUE(same(second, 300, r.source, 0, 500));
     EXPECT_TRUE(seed::untouched(first, 0, PAGE_SIZE));
 }
@@ -492,12 +536,14 @@ NDKCT_TEST(RegisterMr, ManyRegistrationsInlineOrPendingAreEachUsable, "ndk.mr.re
     auto target = session().buffer(32 * PAGE_SIZE);
     std::vector<Registered> regions;
     for (size_t i = 0; i < 32; ++i) {
-        regions.push_back(session().register_buffer(r.pair.pd, target, NDK_MR_FLAG_ALLOW_REMOTE_WRITE,
+        regions.push_back(session().register_buffer(r.pair.pd, target,
+                                                    NDK_MR_FLAG_ALLOW_REMOTE_WRITE,
                                                     i * PAGE_SIZE + i, PAGE_SIZE - 2 * i));
         ASSERT_STATUS(STATUS_SUCCESS, regions.back().status) << "registration " << i;
     }
     for (size_t i = 0; i < regions.size(); ++i) {
-        ASSERT_STATUS(STATUS_SUCCESS, r.peer_write(address_of(target, i * PAGE_SIZE + i), regions[i].remote_token, 16))
+        ASSERT_STATUS(STATUS_SUCCESS, r.peer_write(address_of(target, i * PAGE_SIZE + i),
+                                                   regions[i].remote_token, 16))
             << "region " << i;
         EXPECT_TRUE(same(target, i * PAGE_SIZE + i, r.source, 0, 16)) << "region " << i;
     }
@@ -509,12 +555,14 @@ NDKCT_TEST(RegisterMr, LengthUpToMaxRegistrationSizeOnly, "ndk.mr.register.max_r
            "RMR-LEN-02", "RMR-LEN-03", "MODEL-RMR-LEN-01") {
     // The reference provider is given a 64 KiB MaxRegistrationSize; another provider keeps its
     // own, and the test needs one the harness's host memory can hold.
-    auto s = seed::session_with(GetParam(), {{"\"MaxRegistrationSize\": [0-9]+", "\"MaxRegistrationSize\": 65536"}});
+    auto s = seed::session_with(
+        GetParam(), {{"\"MaxRegistrationSize\": [0-9]+", "\"MaxRegistrationSize\": 65536"}});
     ASSERT_TRUE(s);
     SIZE_T max = s->info().MaxRegistrationSize;
     if (max > 32u * 1024 * 1024) {
         seed::finish(*s);
-        GTEST_SKIP() << "not_supported: MaxRegistrationSize " << max << " is more than the harness can register";
+        GTEST_SKIP() << "not_supported: MaxRegistrationSize " << max
+                     << " is more than the harness can register";
     }
     auto pd = s->create_pd();
     ASSERT_TRUE(pd.object);
@@ -523,7 +571,9 @@ NDKCT_TEST(RegisterMr, LengthUpToMaxRegistrationSizeOnly, "ndk.mr.register.max_r
     auto at = s->create_mr(pd.object, false);
     auto past = s->create_mr(pd.object, false);
     ASSERT_TRUE(at.object && past.object);
-    EXPECT_STATUS(STATUS_SUCCESS, s->register_mr(at.object, chain.head(), max, NDK_MR_FLAG_ALLOW_LOCAL_WRITE).final_status)
+    EXPECT_STATUS(
+        STATUS_SUCCESS,
+        s->register_mr(at.object, chain.head(), max, NDK_MR_FLAG_ALLOW_LOCAL_WRITE).final_status)
         << "Length = MaxRegistrationSize";
     Done d = s->register_mr(past.object, chain.head(), max + 1, NDK_MR_FLAG_ALLOW_LOCAL_WRITE);
     EXPECT_FALSE(d.ok()) << "Length = MaxRegistrationSize + 1 was registered";
@@ -531,8 +581,9 @@ NDKCT_TEST(RegisterMr, LengthUpToMaxRegistrationSizeOnly, "ndk.mr.register.max_r
     seed::finish(*s);
 }
 
-NDKCT_TEST(RegisterMr, ResourceFailuresInEitherFormLeaveTheMrUnregistered, "ndk.mr.register.insufficient_resources",
-           "RMR-ST-03", "RMR-ST-04", "RMR-ST-02", "GEN-ASYNC-02") {
+NDKCT_TEST(RegisterMr, ResourceFailuresInEitherFormLeaveTheMrUnregistered,
+           "ndk.mr.register.insufficient_resources", "RMR-ST-03", "RMR-ST-04", "RMR-ST-02",
+           "GEN-ASYNC-02") {
     // The reference provider fails 30% of the calls that may lack resources, inline or through
     // the callback; another provider fails only when it really lacks them.
     auto s = seed::session_with(GetParam(), seed::resource_pressure(30));
@@ -546,9 +597,11 @@ NDKCT_TEST(RegisterMr, ResourceFailuresInEitherFormLeaveTheMrUnregistered, "ndk.
         ASSERT_TRUE(mr.object);
         Done d = s->register_mr(mr.object, chain.head(), PAGE_SIZE, NDK_MR_FLAG_ALLOW_LOCAL_WRITE);
         if (!d.ok()) {
-            EXPECT_STATUS(STATUS_INSUFFICIENT_RESOURCES, d.final_status) << "a valid registration failed otherwise";
+            EXPECT_STATUS(STATUS_INSUFFICIENT_RESOURCES, d.final_status)
+                << "a valid registration failed otherwise";
             // Not registered: registering it (when resources allow) is a first registration.
-            d = seed::until_resources([&] { return s->register_mr(mr.object, chain.head(), PAGE_SIZE, 0); });
+            d = seed::until_resources(
+                [&] { return s->register_mr(mr.object, chain.head(), PAGE_SIZE, 0); });
             EXPECT_STATUS(STATUS_SUCCESS, d.final_status);
         }
         if (d.ok()) s->local_token(mr.object);

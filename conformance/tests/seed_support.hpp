@@ -26,7 +26,8 @@ inline std::byte pattern(size_t i, uint8_t seed) {
 }
 
 inline void fill(const platform::LockedBuffer& b, uint8_t seed) {
-    for (size_t i = 0; i < b.size(); ++i) b.data()[i] = pattern(i, seed);
+    for (size_t i = 0; i < b.size(); ++i)
+        b.data()[i] = pattern(i, seed);
 }
 
 // True when [offset, offset + length) of b is all zero (nothing landed there).
@@ -75,7 +76,7 @@ inline Mapping map_buffer(Session& s, const platform::LockedBuffer& b, size_t of
 // Releases mappings at the end of a test, after every object is closed (a fast-registered MR
 // must not outlive the logical addresses it maps: LAM-REL-03). Declare it first in a test body.
 class Mappings {
-public:
+  public:
     explicit Mappings(Session& s) : s_(s) {}
     ~Mappings() {
         s_.close_all();
@@ -89,7 +90,7 @@ public:
         return *held_.back();
     }
 
-private:
+  private:
     Session& s_;
     std::vector<std::unique_ptr<Mapping>> held_;
 };
@@ -103,7 +104,8 @@ inline NDK_MR* fast_register_mr(Session& s, NDK_PD* pd, ULONG pages, bool remote
 }
 
 // The first `n` pages of a mapping.
-inline std::vector<NDK_LOGICAL_ADDRESS> first(const std::vector<NDK_LOGICAL_ADDRESS>& pages, size_t n) {
+inline std::vector<NDK_LOGICAL_ADDRESS> first(const std::vector<NDK_LOGICAL_ADDRESS>& pages,
+                                              size_t n) {
     return {pages.begin(), pages.begin() + std::min(n, pages.size())};
 }
 
@@ -117,7 +119,8 @@ inline std::vector<NDK_RESULT_EX> settle(Session& s, NDK_CQ* cq, size_t count) {
     return results;
 }
 
-inline const NDK_RESULT_EX* find_result(const std::vector<NDK_RESULT_EX>& results, const void* context) {
+inline const NDK_RESULT_EX* find_result(const std::vector<NDK_RESULT_EX>& results,
+                                        const void* context) {
     for (const auto& r : results)
         if (r.RequestContext == context) return &r;
     return nullptr;
@@ -160,7 +163,8 @@ inline std::vector<NDK_RESULT_EX> after_marker(Session& s, NDK_QP* qp, NDK_CQ* c
 }
 
 // A request refused inline made no CQ entry: post a marker behind it and look.
-inline void expect_no_entry_for(Session& s, NDK_QP* qp, NDK_CQ* cq, Marker& m, const void* refused) {
+inline void expect_no_entry_for(Session& s, NDK_QP* qp, NDK_CQ* cq, Marker& m,
+                                const void* refused) {
     static int marker_context;
     auto results = after_marker(s, qp, cq, m, &marker_context);
     EXPECT_FALSE(find_result(results, refused)) << "a request refused inline made a CQ entry";
@@ -197,8 +201,8 @@ inline bool expect_not_registered(Session& s, NDK_QP* qp, NDK_CQ* cq, Marker& m,
 // another provider reports its own NDK_ADAPTER_INFO and ignores the reference_provider section,
 // so a test must read the limits from the session's info(). Returns nullptr (with a failure)
 // when the session cannot be opened.
-inline std::unique_ptr<Session> session_with(const ProviderSpec& spec,
-                                             const std::vector<std::pair<std::string, std::string>>& edits) {
+inline std::unique_ptr<Session> session_with(
+    const ProviderSpec& spec, const std::vector<std::pair<std::string, std::string>>& edits) {
     static std::atomic<int> counter{0};
     std::string json = spec::resolve_profile(spec.profile).json;
     for (const auto& [pattern, replacement] : edits) {
@@ -209,8 +213,9 @@ inline std::unique_ptr<Session> session_with(const ProviderSpec& spec,
         }
         json = std::move(edited);
     }
-    auto path = std::filesystem::temp_directory_path() /
-                ("ndkct-seed-" + std::to_string(getpid()) + "-" + std::to_string(counter++) + ".json");
+    auto path =
+        std::filesystem::temp_directory_path() /
+        ("ndkct-seed-" + std::to_string(getpid()) + "-" + std::to_string(counter++) + ".json");
     std::ofstream(path) << json;
     SessionOptions options;
     options.profile_override = path.string();
@@ -236,14 +241,16 @@ inline void finish(Session& s) {
 template <typename Call>
 auto until_resources(Call call, int attempts = 64) {
     auto result = call();
-    for (int i = 1; i < attempts && result.final_status == STATUS_INSUFFICIENT_RESOURCES; ++i) result = call();
+    for (int i = 1; i < attempts && result.final_status == STATUS_INSUFFICIENT_RESOURCES; ++i)
+        result = call();
     return result;
 }
 
 // The edit that makes the reference provider fail `percent`% of the calls that may lack
 // resources, half inline and half through the callback (GEN-ASYNC-02).
 inline std::vector<std::pair<std::string, std::string>> resource_pressure(int percent) {
-    return {{"\"resource_failure_percent\": [0-9]+", "\"resource_failure_percent\": " + std::to_string(percent)}};
+    return {{"\"resource_failure_percent\": [0-9]+",
+             "\"resource_failure_percent\": " + std::to_string(percent)}};
 }
 
 }  // namespace ndkct::conformance::seed

@@ -15,15 +15,19 @@ using detail::Json;
 
 std::string_view to_string(RuleLevel level) {
     switch (level) {
-        case RuleLevel::must: return "must";
-        case RuleLevel::consumer_duty: return "consumer-duty";
-        case RuleLevel::model_choice: return "model-choice";
+        case RuleLevel::must:
+            return "must";
+        case RuleLevel::consumer_duty:
+            return "consumer-duty";
+        case RuleLevel::model_choice:
+            return "model-choice";
     }
     return "?";
 }
 
 Catalog::Catalog(std::vector<Rule> rules) : rules_(std::move(rules)) {
-    for (size_t i = 0; i < rules_.size(); ++i) index_.emplace(rules_[i].id, i);
+    for (size_t i = 0; i < rules_.size(); ++i)
+        index_.emplace(rules_[i].id, i);
 }
 
 const Rule* Catalog::find(std::string_view id) const {
@@ -37,7 +41,8 @@ std::set<std::string, std::less<>> page_names(std::string_view pages) {
     std::set<std::string, std::less<>> names;
     std::istringstream in{std::string(pages)};
     for (std::string line; std::getline(in, line);) {
-        while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
+        while (!line.empty() && (line.back() == '\r' || line.back() == ' '))
+            line.pop_back();
         if (!line.empty() && line[0] != '#') names.insert(line);
     }
     return names;
@@ -97,7 +102,8 @@ CatalogLoad load_catalog(std::span<const CatalogSource> files, const CatalogCont
         std::vector<JsonProblem> file_problems;
         auto doc = detail::parse_json(file.text, file_problems);
         if (doc) detail::validate(catalog_schema->value, *doc, file_problems);
-        for (const auto& p : file_problems) problems.push_back(p.describe(file.name));
+        for (const auto& p : file_problems)
+            problems.push_back(p.describe(file.name));
         if (!doc || !doc->value.is_object()) continue;
 
         std::string stem = file.name.substr(file.name.find_last_of('/') + 1);
@@ -136,8 +142,8 @@ CatalogLoad load_catalog(std::span<const CatalogSource> files, const CatalogCont
             rule.line = doc->line_of(path);
             std::string where = file.name + ":" + std::to_string(rule.line) + ": " + rule.id;
 
-            if (auto [it, fresh] = first_seen.emplace(rule.id, file.name + ":" +
-                                                                   std::to_string(rule.line));
+            if (auto [it, fresh] =
+                    first_seen.emplace(rule.id, file.name + ":" + std::to_string(rule.line));
                 !fresh)
                 problems.push_back(where + ": duplicate rule ID (first at " + it->second + ")");
             for (const auto& page : rule.sources)
@@ -196,7 +202,8 @@ std::vector<CatalogSource> builtin_catalog_sources() {
 CatalogContext builtin_catalog_context() {
     auto need = [](std::string_view name) {
         auto text = embedded_spec_file(name);
-        if (!text) throw std::runtime_error("spec file missing from the build: " + std::string(name));
+        if (!text)
+            throw std::runtime_error("spec file missing from the build: " + std::string(name));
         return *text;
     };
     return {need("rules/pages.txt"), need("rules/catalog.schema.json"),
@@ -209,7 +216,8 @@ const Catalog& builtin_catalog() {
         auto load = load_catalog(sources, builtin_catalog_context());
         if (!load.problems.empty()) {
             std::string all = "the built-in rule catalog has problems:";
-            for (const auto& p : load.problems) all += "\n  " + p;
+            for (const auto& p : load.problems)
+                all += "\n  " + p;
             throw std::runtime_error(all);
         }
         return std::move(load.catalog);

@@ -80,7 +80,7 @@ struct TrackingIterator {
 };
 
 class LineRecorder : public nlohmann::json_sax<Json> {
-public:
+  public:
     LineRecorder(std::string_view text, const char** cursor) : text_(text), cursor_(cursor) {
         line_starts_.push_back(0);
         for (size_t i = 0; i < text.size(); ++i)
@@ -129,11 +129,12 @@ public:
         error_column = static_cast<int>(offset - line_starts_[error_line - 1]) + 1;
         error = ex.what();
         // nlohmann prefixes "[json.exception.parse_error.101] parse error at line 3, column 5: ".
-        if (auto colon = error.find(": "); colon != std::string::npos) error = error.substr(colon + 2);
+        if (auto colon = error.find(": "); colon != std::string::npos)
+            error = error.substr(colon + 2);
         return false;
     }
 
-private:
+  private:
     struct Frame {
         bool is_array;
         size_t next_index;
@@ -162,7 +163,8 @@ private:
     int current_line() const {
         // The lexer may have read one character past the token; step back over white space.
         size_t offset = static_cast<size_t>(*cursor_ - text_.data());
-        while (offset > 0 && std::isspace(static_cast<unsigned char>(text_[offset - 1]))) --offset;
+        while (offset > 0 && std::isspace(static_cast<unsigned char>(text_[offset - 1])))
+            --offset;
         offset = offset > 0 ? offset - 1 : 0;
         auto it = std::upper_bound(line_starts_.begin(), line_starts_.end(), offset);
         return static_cast<int>(it - line_starts_.begin());
@@ -232,7 +234,7 @@ std::string joined_names(const Json& list) {
 }
 
 class Validator {
-public:
+  public:
     Validator(const Json& root, const ParsedJson& doc, std::vector<JsonProblem>& problems)
         : root_(root), doc_(doc), problems_(problems) {}
 
@@ -245,7 +247,8 @@ public:
             if (type->is_string()) {
                 ok = has_type(value, type->get<std::string>());
             } else {
-                for (const auto& t : *type) ok = ok || has_type(value, t.get<std::string>());
+                for (const auto& t : *type)
+                    ok = ok || has_type(value, t.get<std::string>());
             }
             if (!ok) {
                 std::string expected =
@@ -268,7 +271,7 @@ public:
         if (value.is_array()) check_array(schema, value, path);
     }
 
-private:
+  private:
     void report(const std::string& path, std::string message) {
         problems_.push_back({path, doc_.line_of(path), std::move(message)});
     }
@@ -317,11 +320,11 @@ private:
 
     void check_array(const Json& schema, const Json& value, const std::string& path) {
         if (auto min = schema.find("minItems"); min != schema.end() && value.size() < *min)
-            report(path, "has " + std::to_string(value.size()) + " items, fewer than " +
-                             min->dump());
+            report(path,
+                   "has " + std::to_string(value.size()) + " items, fewer than " + min->dump());
         if (auto max = schema.find("maxItems"); max != schema.end() && value.size() > *max)
-            report(path, "has " + std::to_string(value.size()) + " items, more than " +
-                             max->dump());
+            report(path,
+                   "has " + std::to_string(value.size()) + " items, more than " + max->dump());
         if (auto unique = schema.find("uniqueItems");
             unique != schema.end() && unique->get<bool>()) {
             for (size_t i = 0; i < value.size(); ++i)
@@ -401,7 +404,8 @@ std::vector<JsonProblem> check_json(std::string_view schema_text, std::string_vi
     std::vector<JsonProblem> schema_problems;
     auto schema = detail::parse_json(schema_text, schema_problems);
     if (!schema) {
-        for (auto& p : schema_problems) p.message = "in the schema: " + p.message;
+        for (auto& p : schema_problems)
+            p.message = "in the schema: " + p.message;
         return schema_problems;
     }
     auto doc = detail::parse_json(document_text, problems);

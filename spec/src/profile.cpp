@@ -32,7 +32,7 @@ struct TechnologyName {
     NDK_RDMA_TECHNOLOGY value;
 };
 constexpr TechnologyName kTechnologies[] = {
-    {"Undefined", NdkUndefined}, {"iWarp", NdkiWarp}, {"InfiniBand", NdkInfiniBand},
+    {"Undefined", NdkUndefined}, {"iWarp", NdkiWarp},   {"InfiniBand", NdkInfiniBand},
     {"RoCE", NdkRoCE},           {"RoCEv2", NdkRoCEv2},
 };
 
@@ -48,7 +48,8 @@ const Json& profile_schema() {
 // Flattens every leaf except name/description/ndk_version/adapter_info into dotted settings.
 void flatten(const Json& node, const std::string& path, Profile& profile) {
     if (node.is_object()) {
-        for (const auto& [key, child] : node.items()) flatten(child, detail::child_path(path, key), profile);
+        for (const auto& [key, child] : node.items())
+            flatten(child, detail::child_path(path, key), profile);
     } else if (node.is_boolean()) {
         profile.settings[path] = node.get<bool>();
     } else if (node.is_number_integer()) {
@@ -70,7 +71,8 @@ T field(const Json& info, const char* name, std::vector<std::string>& missing) {
     return it->get<T>();
 }
 
-NDK_ADAPTER_INFO adapter_info_from(const Json& info, NDK_VERSION version, const std::string& origin) {
+NDK_ADAPTER_INFO adapter_info_from(const Json& info, NDK_VERSION version,
+                                   const std::string& origin) {
     NDK_ADAPTER_INFO out{};
     std::vector<std::string> missing;
     out.Version = version;
@@ -95,7 +97,8 @@ NDK_ADAPTER_INFO adapter_info_from(const Json& info, NDK_VERSION version, const 
     out.MaxCalleeData = field<ULONG>(info, "MaxCalleeData", missing);
     if (!missing.empty()) {
         std::string all;
-        for (const auto& name : missing) all += (all.empty() ? "" : ", ") + name;
+        for (const auto& name : missing)
+            all += (all.empty() ? "" : ", ") + name;
         throw ProfileError(origin + ": adapter_info lacks " + all +
                            " (the schema gives no default for it)");
     }
@@ -107,15 +110,16 @@ NDK_ADAPTER_INFO adapter_info_from(const Json& info, NDK_VERSION version, const 
     }
     if (auto tech = info.find("RdmaTechnology"); tech != info.end() && tech->is_string()) {
         for (const auto& t : kTechnologies)
-            if (*tech == t.name || *tech == std::string("Ndk") + t.name) out.RdmaTechnology = t.value;
+            if (*tech == t.name || *tech == std::string("Ndk") + t.name)
+                out.RdmaTechnology = t.value;
     }
     return out;
 }
 
 [[noreturn]] void wrong_setting(const Profile& profile, std::string_view path, const char* want) {
-    throw ProfileError(profile.origin + ": setting " + std::string(path) +
-                       (profile.has(path) ? std::string(" is not ") + want
-                                          : std::string(" does not exist")));
+    throw ProfileError(
+        profile.origin + ": setting " + std::string(path) +
+        (profile.has(path) ? std::string(" is not ") + want : std::string(" does not exist")));
 }
 
 }  // namespace
@@ -169,8 +173,8 @@ Profile load_profile(std::string_view json_text, std::string_view origin) {
     std::string version = value.value("ndk_version", "2.1");
     profile.version = NDKCT_MAKE_VERSION(static_cast<USHORT>(version[0] - '0'),
                                          static_cast<USHORT>(version[2] - '0'));
-    profile.adapter_info = adapter_info_from(value.value("adapter_info", Json::object()),
-                                             profile.version, where);
+    profile.adapter_info =
+        adapter_info_from(value.value("adapter_info", Json::object()), profile.version, where);
     for (const auto& [key, child] : value.items()) {
         if (key == "name" || key == "description" || key == "ndk_version" || key == "adapter_info")
             continue;
@@ -203,9 +207,10 @@ Profile builtin_profile(std::string_view name) {
     auto text = embedded_spec_file(file);
     if (!text) {
         std::string known;
-        for (const auto& n : builtin_profile_names()) known += (known.empty() ? "" : ", ") + n;
-        throw ProfileError("no built-in profile \"" + std::string(name) + "\" (there are: " +
-                           known + ")");
+        for (const auto& n : builtin_profile_names())
+            known += (known.empty() ? "" : ", ") + n;
+        throw ProfileError("no built-in profile \"" + std::string(name) +
+                           "\" (there are: " + known + ")");
     }
     return load_profile(*text, file);
 }

@@ -23,7 +23,8 @@ TEST(Arena, BytesWrittenThroughABufferAreInItsPages) {
     Arena arena(64, 7);
     LockedBuffer buffer = arena.allocate(3 * PAGE_SIZE + 10);
     ASSERT_EQ(buffer.pfns().size(), 4u);
-    for (size_t i = 0; i < buffer.size(); ++i) buffer.data()[i] = std::byte(i * 7 + 3);
+    for (size_t i = 0; i < buffer.size(); ++i)
+        buffer.data()[i] = std::byte(i * 7 + 3);
     for (size_t page = 0; page < 4; ++page) {
         std::byte* physical = arena.physical_page(buffer.pfns()[page]);
         for (size_t i = 0; i < PAGE_SIZE; i += 511)
@@ -38,7 +39,8 @@ TEST(Arena, ScatteredBuffersAreUsuallyNotPhysicallyContiguous) {
     Arena arena(1024, 42);
     LockedBuffer buffer = arena.allocate(16 * PAGE_SIZE, Placement::scattered);
     size_t consecutive = 0;
-    for (size_t i = 1; i < 16; ++i) consecutive += buffer.pfns()[i] == buffer.pfns()[i - 1] + 1;
+    for (size_t i = 1; i < 16; ++i)
+        consecutive += buffer.pfns()[i] == buffer.pfns()[i - 1] + 1;
     EXPECT_LT(consecutive, 15u);
     std::set<PFN_NUMBER> distinct(buffer.pfns().begin(), buffer.pfns().end());
     EXPECT_EQ(distinct.size(), 16u);
@@ -47,7 +49,8 @@ TEST(Arena, ScatteredBuffersAreUsuallyNotPhysicallyContiguous) {
 TEST(Arena, ContiguousPlacementGivesConsecutivePages) {
     Arena arena(64);
     LockedBuffer buffer = arena.allocate(8 * PAGE_SIZE, Placement::contiguous);
-    for (size_t i = 1; i < 8; ++i) EXPECT_EQ(buffer.pfns()[i], buffer.pfns()[0] + i);
+    for (size_t i = 1; i < 8; ++i)
+        EXPECT_EQ(buffer.pfns()[i], buffer.pfns()[0] + i);
 }
 
 TEST(Arena, PagesComeBackWhenABufferDies) {
@@ -74,7 +77,8 @@ TEST(Arena, NewBuffersAreZeroed) {
         std::memset(dirty.data(), 0xFF, dirty.size());
     }
     LockedBuffer clean = arena.allocate(8 * PAGE_SIZE);
-    for (size_t i = 0; i < clean.size(); i += 97) ASSERT_EQ(clean.data()[i], std::byte{0});
+    for (size_t i = 0; i < clean.size(); i += 97)
+        ASSERT_EQ(clean.data()[i], std::byte{0});
 }
 
 TEST(Arena, AnAliasSeesTheSameBytesInItsOwnOrder) {

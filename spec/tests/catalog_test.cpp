@@ -12,7 +12,8 @@ namespace {
 
 std::string joined(const std::vector<std::string>& lines) {
     std::string all;
-    for (const auto& line : lines) all += line + "\n";
+    for (const auto& line : lines)
+        all += line + "\n";
     return all;
 }
 
@@ -98,7 +99,8 @@ TEST(Catalog, SchemaViolationsAreProblemsWithTheirLine) {
     auto problems = problems_with_extra(R"({
         "id": "lowercase-id", "function": "NdkFastRegister", "object": "QP", "level": "sometimes",
         "summary": "A rule with a bad ID and level.", "source": ["ddi/nc-ndkpi-ndk_fn_fast_register"]})");
-    EXPECT_TRUE(mentions(problems, "extra.json:2", "does not match the pattern")) << joined(problems);
+    EXPECT_TRUE(mentions(problems, "extra.json:2", "does not match the pattern"))
+        << joined(problems);
     EXPECT_TRUE(mentions(problems, "extra.json:2", "is not one of")) << joined(problems);
 }
 
@@ -111,8 +113,8 @@ TEST(Catalog, EveryAmbiguityOfTheDigestIsAModelChoiceWithAKnob) {
         const Rule* rule = catalog.find(id);
         ASSERT_NE(rule, nullptr) << id << " is missing";
         EXPECT_EQ(rule->level, RuleLevel::model_choice) << id;
-        EXPECT_TRUE(profile.has(rule->knob)) << id << ": knob " << rule->knob
-                                             << " is not a setting of the default profile";
+        EXPECT_TRUE(profile.has(rule->knob))
+            << id << ": knob " << rule->knob << " is not a setting of the default profile";
     }
 }
 
@@ -136,7 +138,9 @@ TEST(Catalog, TheFiveSeedFunctionsAreCoveredInFull) {
         {"NdkInitializeFastRegisterMr", 8, {"IFR-APC-01", "IFR-APC-02", "IFR-RA-01"}},
         {"NdkRegisterMr", 10, {"RMR-MDL-01", "RMR-FLG-01", "RMR-SINK-02"}},
         {"NdkCreateQp", 10, {"CQP-LIM-01", "CQP-LIM-05", "CQP-LIM-06", "CQP-ST-01"}},
-        {"NdkFastRegister", 15, {"FR-ALIGN-01", "FR-ALIGN-02", "FR-LEN-01", "FR-ACC-01", "FR-ACC-02"}},
+        {"NdkFastRegister",
+         15,
+         {"FR-ALIGN-01", "FR-ALIGN-02", "FR-LEN-01", "FR-ACC-01", "FR-ACC-02"}},
         {"NdkBuildLam", 10, {"LAM-MDL-01", "LAM-SIZE-01", "LAM-OUT-03", "LAM-ERR-01"}},
     };
     const auto& catalog = builtin_catalog();

@@ -7,7 +7,7 @@ namespace ndkct::platform {
 namespace {
 
 class Mdl : public ::testing::Test {
-protected:
+  protected:
     Arena arena{256, 3};
     LockedBuffer buffer = arena.allocate(8 * PAGE_SIZE);
 };
@@ -23,7 +23,8 @@ TEST_F(Mdl, OneMdlHasTheWindowsFieldMeanings) {
     EXPECT_EQ(MmGetMdlPageCount(mdl), 3u);
     EXPECT_EQ(static_cast<size_t>(mdl->Size), sizeof(MDL) + 3 * sizeof(PFN_NUMBER));
     EXPECT_TRUE(mdl->MdlFlags & MDL_PAGES_LOCKED);
-    for (int i = 0; i < 3; ++i) EXPECT_EQ(MmGetMdlPfnArray(mdl)[i], buffer.pfns()[i]);
+    for (int i = 0; i < 3; ++i)
+        EXPECT_EQ(MmGetMdlPfnArray(mdl)[i], buffer.pfns()[i]);
 }
 
 TEST_F(Mdl, ContiguousSplitChainReadsBackAsItsPages) {
@@ -37,7 +38,8 @@ TEST_F(Mdl, ContiguousSplitChainReadsBackAsItsPages) {
     EXPECT_EQ(pages.virtual_address, buffer.data() + 200);
     size_t spanned = (200 + length + PAGE_SIZE - 1) / PAGE_SIZE;
     ASSERT_EQ(pages.pfns.size(), spanned);
-    for (size_t i = 0; i < spanned; ++i) EXPECT_EQ(pages.pfns[i], buffer.pfns()[i]);
+    for (size_t i = 0; i < spanned; ++i)
+        EXPECT_EQ(pages.pfns[i], buffer.pfns()[i]);
 }
 
 TEST_F(Mdl, PageAlignedJointsAlsoReadBack) {

@@ -84,9 +84,11 @@ TEST(Profile, WrongTypeIsNamed) {
 }
 
 TEST(Profile, FrmrPageCountBelowTheDocumentedMinimumIsRefused) {
-    auto message = refusal("{\n \"name\": \"x\",\n \"adapter_info\": {\n  \"FRMRPageCount\": 8\n }\n}");
-    EXPECT_NE(message.find("test.json:4: adapter_info.FRMRPageCount: value 8 is below the minimum 16"),
-              std::string::npos)
+    auto message =
+        refusal("{\n \"name\": \"x\",\n \"adapter_info\": {\n  \"FRMRPageCount\": 8\n }\n}");
+    EXPECT_NE(
+        message.find("test.json:4: adapter_info.FRMRPageCount: value 8 is below the minimum 16"),
+        std::string::npos)
         << message;
 }
 
@@ -98,8 +100,7 @@ TEST(Profile, UnknownAdapterFlagIsRefused) {
 TEST(Profile, UnknownPolicyReadingIsRefused) {
     std::string knob = some_policy();
     ASSERT_FALSE(knob.empty());
-    auto message =
-        refusal(R"({"name": "x", "policies": {")" + knob + R"(": "no_such_reading"}})");
+    auto message = refusal(R"({"name": "x", "policies": {")" + knob + R"(": "no_such_reading"}})");
     EXPECT_NE(message.find("policies." + knob + ": \"no_such_reading\" is not one of"),
               std::string::npos)
         << message;

@@ -11,13 +11,14 @@
 namespace {
 
 int usage() {
-    std::cerr << "usage: ndkct-spec COMMAND\n"
-                 "  profiles                 list the built-in profiles\n"
-                 "  profile NAME|FILE        check a profile and print it with defaults applied\n"
-                 "  rules [LEVEL]            list the catalog's rules (LEVEL: must, consumer-duty,\n"
-                 "                           model-choice)\n"
-                 "  check-catalog DIR        check catalog files in DIR against the built-in\n"
-                 "                           page list and schemas (for editing the catalog)\n";
+    std::cerr
+        << "usage: ndkct-spec COMMAND\n"
+           "  profiles                 list the built-in profiles\n"
+           "  profile NAME|FILE        check a profile and print it with defaults applied\n"
+           "  rules [LEVEL]            list the catalog's rules (LEVEL: must, consumer-duty,\n"
+           "                           model-choice)\n"
+           "  check-catalog DIR        check catalog files in DIR against the built-in\n"
+           "                           page list and schemas (for editing the catalog)\n";
     return 2;
 }
 
@@ -60,12 +61,14 @@ int main(int argc, char** argv) {
             for (const auto& entry : std::filesystem::directory_iterator(argv[2]))
                 if (entry.path().extension() == ".json") paths.push_back(entry.path());
             std::sort(paths.begin(), paths.end());
-            for (const auto& path : paths) texts.push_back(read_file(path));
+            for (const auto& path : paths)
+                texts.push_back(read_file(path));
             std::vector<ndkct::spec::CatalogSource> sources;
             for (size_t i = 0; i < paths.size(); ++i)
                 sources.push_back({paths[i].filename().string(), texts[i]});
             auto load = ndkct::spec::load_catalog(sources, ndkct::spec::builtin_catalog_context());
-            for (const auto& problem : load.problems) std::cout << problem << "\n";
+            for (const auto& problem : load.problems)
+                std::cout << problem << "\n";
             std::cout << load.catalog.size() << " rules in " << paths.size() << " files, "
                       << load.problems.size() << " problems\n";
             return load.problems.empty() ? 0 : 1;

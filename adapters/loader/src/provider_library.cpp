@@ -32,7 +32,8 @@ ProviderLibrary ProviderLibrary::open(const std::string& path) {
         resolve(NDKCT_SYMBOL_GET_PROVIDER_IDENTITY));
     if (!missing.empty()) {
         std::string names;
-        for (const auto& name : missing) names += (names.empty() ? "" : ", ") + name;
+        for (const auto& name : missing)
+            names += (names.empty() ? "" : ", ") + name;
         throw ProviderLoadError("provider library " + path + " does not export " + names +
                                 " (a provider exports NdkctOpenAdapter, NdkctCloseAdapter and "
                                 "NdkctGetProviderIdentity with C linkage; see spec/PROVIDER.md)");

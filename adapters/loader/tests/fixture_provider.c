@@ -9,8 +9,8 @@
 
 #define EXPORT __attribute__((visibility("default")))
 
-EXPORT NTSTATUS NdkctOpenAdapter(const NDKCT_HOST_MEMORY* Memory,
-                                 const NDKCT_OPEN_OPTIONS* Options, NDK_ADAPTER** ppAdapter) {
+EXPORT NTSTATUS NdkctOpenAdapter(const NDKCT_HOST_MEMORY* Memory, const NDKCT_OPEN_OPTIONS* Options,
+                                 NDK_ADAPTER** ppAdapter) {
     (void)Memory;
     (void)ppAdapter;
     if (Options && Options->ErrorMessage && Options->ErrorMessageSize > 0) {
@@ -22,12 +22,17 @@ EXPORT NTSTATUS NdkctOpenAdapter(const NDKCT_HOST_MEMORY* Memory,
 }
 
 #ifndef FIXTURE_WITHOUT_CLOSE
-EXPORT VOID NdkctCloseAdapter(NDK_ADAPTER* pAdapter) { (void)pAdapter; }
+EXPORT VOID NdkctCloseAdapter(NDK_ADAPTER* pAdapter) {
+    (void)pAdapter;
+}
 #endif
 
 EXPORT const NDKCT_PROVIDER_IDENTITY* NdkctGetProviderIdentity(VOID) {
-    static const NDKCT_PROVIDER_IDENTITY identity = {
-        sizeof(NDKCT_PROVIDER_IDENTITY), NDKCT_PROVIDER_ABI_VERSION, "loader-fixture", "0",
-        {1, 2}, "loader test fixture"};
+    static const NDKCT_PROVIDER_IDENTITY identity = {sizeof(NDKCT_PROVIDER_IDENTITY),
+                                                     NDKCT_PROVIDER_ABI_VERSION,
+                                                     "loader-fixture",
+                                                     "0",
+                                                     {1, 2},
+                                                     "loader test fixture"};
     return &identity;
 }

@@ -25,9 +25,13 @@ Provider* provider_of(const void* ndk_object) {
     return static_cast<const Object<NDK_PD>*>(ndk_object)->provider;
 }
 
-Provider* adapter_of(NDK_ADAPTER* adapter) { return reinterpret_cast<Provider*>(adapter); }
+Provider* adapter_of(NDK_ADAPTER* adapter) {
+    return reinterpret_cast<Provider*>(adapter);
+}
 
-ObjectId id_in(Provider* p, const void* ndk_object) { return p->id_of(ndk_object); }
+ObjectId id_in(Provider* p, const void* ndk_object) {
+    return p->id_of(ndk_object);
+}
 
 PendingRequest request(NDK_FN_REQUEST_COMPLETION* completion, void* context) {
     PendingRequest pend;
@@ -77,9 +81,8 @@ NTSTATUS model_close_object(NDK_OBJECT_HEADER* object, NDK_FN_CLOSE_COMPLETION* 
 
 NTSTATUS model_query_extension(NDK_OBJECT_HEADER* object, GUID*, NDK_VERSION,
                                NDK_EXTENSION_INTERFACE*) {
-    Provider* p = object->ObjectType == NdkObjectTypeAdapter
-                      ? reinterpret_cast<Provider*>(object)
-                      : provider_of(object);
+    Provider* p = object->ObjectType == NdkObjectTypeAdapter ? reinterpret_cast<Provider*>(object)
+                                                             : provider_of(object);
     return p->run(calls::QueryExtensionInterface{p->id_of(object)}, nullptr, {});  // EXT-01
 }
 
@@ -91,12 +94,14 @@ NTSTATUS model_query_adapter_info(NDK_ADAPTER* adapter, NDK_ADAPTER_INFO* info, 
     ULONG given = *size;
     return p->run(calls::QueryAdapterInfo{p->adapter_id, given, info != nullptr},
                   [&](Observed& o) {
-                      const NDK_ADAPTER_INFO& full = p->model.state_of<model::AdapterState>(p->adapter_id)->info;
+                      const NDK_ADAPTER_INFO& full =
+                          p->model.state_of<model::AdapterState>(p->adapter_id)->info;
                       if (o.status == STATUS_BUFFER_TOO_SMALL) {
                           *size = sizeof(NDK_ADAPTER_INFO);  // AI-05
                       } else if (o.status == STATUS_SUCCESS) {
-                          ULONG written = given >= sizeof(NDK_ADAPTER_INFO) ? sizeof(NDK_ADAPTER_INFO)
-                                                                            : NDK_ADAPTER_INFO_V1_SIZE;
+                          ULONG written = given >= sizeof(NDK_ADAPTER_INFO)
+                                              ? sizeof(NDK_ADAPTER_INFO)
+                                              : NDK_ADAPTER_INFO_V1_SIZE;
                           std::memcpy(info, &full, written);  // AI-06, AMB-23
                           *size = written;
                           o.adapter_info = full;
@@ -111,14 +116,15 @@ NTSTATUS model_create_cq(NDK_ADAPTER* adapter, ULONG depth, NDK_FN_CQ_NOTIFICATI
                          NDK_FN_CREATE_COMPLETION* completion, PVOID context, NDK_CQ** out) {
     Provider* p = adapter_of(adapter);
     ObjectId created = 0;
-    NTSTATUS s = p->run(calls::CreateCq{p->adapter_id, depth, notify != nullptr, affinity != nullptr},
-                        nullptr,
-                        create(completion, context, [=](void* o) {
-                            auto* cq = static_cast<CqObject*>(o);
-                            cq->notify = notify;  // CQ-NOT-12
-                            cq->notify_context = notify_context;
-                        }),
-                        &created);
+    NTSTATUS s = p->run(
+        calls::CreateCq{p->adapter_id, depth, notify != nullptr, affinity != nullptr}, nullptr,
+        create(completion, context,
+               [=](void* o) {
+                   auto* cq = static_cast<CqObject*>(o);
+                   cq->notify = notify;  // CQ-NOT-12
+                   cq->notify_context = notify_context;
+               }),
+        &created);
     return finish_create(p, s, created, out);
 }
 
@@ -126,7 +132,8 @@ NTSTATUS model_create_pd(NDK_ADAPTER* adapter, NDK_FN_CREATE_COMPLETION* complet
                          NDK_PD** out) {
     Provider* p = adapter_of(adapter);
     ObjectId created = 0;
-    NTSTATUS s = p->run(calls::CreatePd{p->adapter_id}, nullptr, create(completion, context), &created);
+    NTSTATUS s =
+        p->run(calls::CreatePd{p->adapter_id}, nullptr, create(completion, context), &created);
     return finish_create(p, s, created, out);
 }
 
@@ -135,8 +142,9 @@ NTSTATUS model_create_shared_endpoint(NDK_ADAPTER* adapter, const PSOCKADDR addr
                                       NDK_SHARED_ENDPOINT** out) {
     Provider* p = adapter_of(adapter);
     ObjectId created = 0;
-    NTSTATUS s = p->run(calls::CreateSharedEndpoint{p->adapter_id, model::view_address(address, length)},
-                        nullptr, create(completion, context), &created);
+    NTSTATUS s =
+        p->run(calls::CreateSharedEndpoint{p->adapter_id, model::view_address(address, length)},
+               nullptr, create(completion, context), &created);
     return finish_create(p, s, created, out);
 }
 
@@ -144,7 +152,8 @@ NTSTATUS model_create_connector(NDK_ADAPTER* adapter, NDK_FN_CREATE_COMPLETION* 
                                 PVOID context, NDK_CONNECTOR** out) {
     Provider* p = adapter_of(adapter);
     ObjectId created = 0;
-    NTSTATUS s = p->run(calls::CreateConnector{p->adapter_id}, nullptr, create(completion, context), &created);
+    NTSTATUS s = p->run(calls::CreateConnector{p->adapter_id}, nullptr, create(completion, context),
+                        &created);
     return finish_create(p, s, created, out);
 }
 
@@ -154,11 +163,12 @@ NTSTATUS model_create_listener(NDK_ADAPTER* adapter, NDK_FN_CONNECT_EVENT_CALLBA
     Provider* p = adapter_of(adapter);
     ObjectId created = 0;
     NTSTATUS s = p->run(calls::CreateListener{p->adapter_id, event != nullptr}, nullptr,
-                        create(completion, context, [=](void* o) {
-                            auto* l = static_cast<ListenerObject*>(o);
-                            l->connect_event = event;
-                            l->connect_event_context = event_context;
-                        }),
+                        create(completion, context,
+                               [=](void* o) {
+                                   auto* l = static_cast<ListenerObject*>(o);
+                                   l->connect_event = event;
+                                   l->connect_event_context = event_context;
+                               }),
                         &created);
     return finish_create(p, s, created, out);
 }
@@ -168,7 +178,8 @@ NTSTATUS model_build_lam(NDK_ADAPTER* adapter, MDL* mdl, SIZE_T length,
                          NDK_LOGICAL_ADDRESS_MAPPING* lam, ULONG* lam_size, ULONG* fbo) {
     Provider* p = adapter_of(adapter);
     if (!lam_size) return STATUS_INVALID_PARAMETER;
-    calls::BuildLam call{p->adapter_id, model::view_mdl(mdl, length), length, completion != nullptr,
+    calls::BuildLam call{p->adapter_id,  model::view_mdl(mdl, length),
+                         length,         completion != nullptr,
                          lam != nullptr, *lam_size};
     uint64_t pages = call.mdl.pfns.size();
     ULONG required = static_cast<ULONG>(NDK_LOGICAL_ADDRESS_MAPPING_SIZE(pages));
@@ -185,10 +196,11 @@ NTSTATUS model_build_lam(NDK_ADAPTER* adapter, MDL* mdl, SIZE_T length,
         lam->AdapterContext = nullptr;
         lam->AdapterPageCount = static_cast<ULONG>(pages);
         for (uint64_t i = 0; i < pages; ++i) {
-            lam->AdapterPageArray[i].QuadPart = static_cast<LONG64>(p->logical_address(call.mdl.pfns[i]));
+            lam->AdapterPageArray[i].QuadPart =
+                static_cast<LONG64>(p->logical_address(call.mdl.pfns[i]));
             o.lam_pages.push_back(static_cast<uint64_t>(lam->AdapterPageArray[i].QuadPart));
         }
-        *lam_size = required;  // LAM-OUT-02
+        *lam_size = required;                        // LAM-OUT-02
         if (fbo) *fbo = call.mdl.first_byte_offset;  // LAM-OUT-03
         o.size_out = required;
         o.fbo_out = call.mdl.first_byte_offset;
@@ -221,7 +233,8 @@ VOID model_release_lam(NDK_ADAPTER* adapter, NDK_LOGICAL_ADDRESS_MAPPING* lam) {
 
 // ---- NDK_CQ_DISPATCH ----
 
-NTSTATUS model_resize_cq(NDK_CQ* cq, ULONG depth, NDK_FN_REQUEST_COMPLETION* completion, PVOID context) {
+NTSTATUS model_resize_cq(NDK_CQ* cq, ULONG depth, NDK_FN_REQUEST_COMPLETION* completion,
+                         PVOID context) {
     Provider* p = provider_of(cq);
     return p->run(calls::ResizeCq{id_in(p, cq), depth}, nullptr, request(completion, context));
 }
@@ -243,13 +256,14 @@ ULONG get_results(NDK_CQ* cq, Result* results, ULONG count, bool ex) {
             Result& r = results[i];
             r = Result{};
             r.Status = c.outcome == model::Completion::Outcome::success ? STATUS_SUCCESS : c.status;
-            r.BytesTransferred = c.bytes_transferred;  // CQ-RES-01
-            r.QPContext = model::pointer_of(c.qp_context);           // CQ-RES-02
+            r.BytesTransferred = c.bytes_transferred;                 // CQ-RES-01
+            r.QPContext = model::pointer_of(c.qp_context);            // CQ-RES-02
             r.RequestContext = model::pointer_of(c.request_context);  // CQ-RES-05
             if constexpr (std::is_same_v<Result, NDK_RESULT_EX>) {
-                r.Type = c.type;  // CQ-RES-03
+                r.Type = c.type;          // CQ-RES-03
                 r.ProviderErrorCode = 0;  // CQ-RES-04
-                r.TypeSpecificCompletionOutput = c.invalidated ? c.invalidated_token : 0;  // CQ-RES-07
+                r.TypeSpecificCompletionOutput =
+                    c.invalidated ? c.invalidated_token : 0;  // CQ-RES-07
             }
         }
         out.value = n;
@@ -303,18 +317,26 @@ UINT32 mr_token(NDK_MR* mr, bool remote) {
     return p->run_void(calls::GetLocalTokenFromMr{id}, fill).value;
 }
 
-UINT32 model_get_remote_token_from_mr(NDK_MR* mr) { return mr_token(mr, true); }
-UINT32 model_get_local_token_from_mr(NDK_MR* mr) { return mr_token(mr, false); }
+UINT32 model_get_remote_token_from_mr(NDK_MR* mr) {
+    return mr_token(mr, true);
+}
+UINT32 model_get_local_token_from_mr(NDK_MR* mr) {
+    return mr_token(mr, false);
+}
 
 // ---- NDK_MW_DISPATCH ----
 
 UINT32 model_get_remote_token_from_mw(NDK_MW* mw) {
     Provider* p = provider_of(mw);
     ObjectId id = id_in(p, mw);
-    return p->run_void(calls::GetRemoteTokenFromMw{id}, [&](Observed& o) {
-                 const auto* state = p->model.state_of<model::MwState>(id);
-                 o.value = state->remote_token ? *state->remote_token : p->new_token();  // MW-02
-             }).value;
+    return p
+        ->run_void(calls::GetRemoteTokenFromMw{id},
+                   [&](Observed& o) {
+                       const auto* state = p->model.state_of<model::MwState>(id);
+                       o.value =
+                           state->remote_token ? *state->remote_token : p->new_token();  // MW-02
+                   })
+        .value;
 }
 
 // ---- NDK_SRQ_DISPATCH ----
@@ -322,13 +344,15 @@ UINT32 model_get_remote_token_from_mw(NDK_MW* mw) {
 NTSTATUS model_modify_srq(NDK_SRQ* srq, ULONG depth, ULONG threshold,
                           NDK_FN_REQUEST_COMPLETION* completion, PVOID context) {
     Provider* p = provider_of(srq);
-    return p->run(calls::ModifySrq{id_in(p, srq), depth, threshold}, nullptr, request(completion, context));
+    return p->run(calls::ModifySrq{id_in(p, srq), depth, threshold}, nullptr,
+                  request(completion, context));
 }
 
 NTSTATUS model_srq_receive(NDK_SRQ* srq, PVOID context, const NDK_SGE* sgl, ULONG count) {
     Provider* p = provider_of(srq);
-    return p->run(calls::SrqReceive{id_in(p, srq), context_of(context), model::view_sgl(sgl, count)},
-                  nullptr, {});
+    return p->run(
+        calls::SrqReceive{id_in(p, srq), context_of(context), model::view_sgl(sgl, count)}, nullptr,
+        {});
 }
 
 // ---- NDK_QP_DISPATCH ----
@@ -339,7 +363,8 @@ VOID model_flush(NDK_QP* qp) {
 }
 
 std::vector<std::byte> payload_if_inline(const NDK_SGE* sgl, ULONG count, ULONG flags) {
-    return flags & NDK_OP_FLAG_INLINE ? model::inline_payload(sgl, count) : std::vector<std::byte>{};
+    return flags & NDK_OP_FLAG_INLINE ? model::inline_payload(sgl, count)
+                                      : std::vector<std::byte>{};
 }
 
 NTSTATUS model_send(NDK_QP* qp, PVOID context, const NDK_SGE* sgl, ULONG count, ULONG flags) {
@@ -351,7 +376,8 @@ NTSTATUS model_send(NDK_QP* qp, PVOID context, const NDK_SGE* sgl, ULONG count, 
 
 NTSTATUS model_receive(NDK_QP* qp, PVOID context, const NDK_SGE* sgl, ULONG count) {
     Provider* p = provider_of(qp);
-    return p->run(calls::Receive{id_in(p, qp), context_of(context), model::view_sgl(sgl, count)}, nullptr, {});
+    return p->run(calls::Receive{id_in(p, qp), context_of(context), model::view_sgl(sgl, count)},
+                  nullptr, {});
 }
 
 NTSTATUS model_bind(NDK_QP* qp, PVOID context, NDK_MR* mr, NDK_MW* mw, PVOID va, SIZE_T length,
@@ -363,43 +389,46 @@ NTSTATUS model_bind(NDK_QP* qp, PVOID context, NDK_MR* mr, NDK_MW* mw, PVOID va,
 }
 
 NTSTATUS model_fast_register(NDK_QP* qp, PVOID context, NDK_MR* mr, ULONG count,
-                             const NDK_LOGICAL_ADDRESS* pages, ULONG fbo, SIZE_T length,
-                             PVOID base, ULONG flags) {
+                             const NDK_LOGICAL_ADDRESS* pages, ULONG fbo, SIZE_T length, PVOID base,
+                             ULONG flags) {
     Provider* p = provider_of(qp);
-    calls::FastRegister call{id_in(p, qp), context_of(context), id_in(p, mr), {}, fbo, length,
-                             context_of(base), flags};
+    calls::FastRegister call{id_in(p, qp), context_of(context), id_in(p, mr), {}, fbo,
+                             length,       context_of(base),    flags};
     if (pages)
-        for (ULONG i = 0; i < count; ++i) call.adapter_pages.push_back(static_cast<uint64_t>(pages[i].QuadPart));
+        for (ULONG i = 0; i < count; ++i)
+            call.adapter_pages.push_back(static_cast<uint64_t>(pages[i].QuadPart));
     return p->run(call, nullptr, {});
 }
 
 NTSTATUS model_invalidate(NDK_QP* qp, PVOID context, NDK_OBJECT_HEADER* target, ULONG flags) {
     Provider* p = provider_of(qp);
-    return p->run(calls::Invalidate{id_in(p, qp), context_of(context), id_in(p, target), flags}, nullptr, {});
+    return p->run(calls::Invalidate{id_in(p, qp), context_of(context), id_in(p, target), flags},
+                  nullptr, {});
 }
 
 NTSTATUS model_read(NDK_QP* qp, PVOID context, const NDK_SGE* sgl, ULONG count, UINT64 address,
                     UINT32 token, ULONG flags) {
     Provider* p = provider_of(qp);
-    return p->run(calls::Read{id_in(p, qp), context_of(context), model::view_sgl(sgl, count), address,
-                              token, flags},
+    return p->run(calls::Read{id_in(p, qp), context_of(context), model::view_sgl(sgl, count),
+                              address, token, flags},
                   nullptr, {});
 }
 
 NTSTATUS model_write(NDK_QP* qp, PVOID context, const NDK_SGE* sgl, ULONG count, UINT64 address,
                      UINT32 token, ULONG flags) {
     Provider* p = provider_of(qp);
-    return p->run(calls::Write{id_in(p, qp), context_of(context), model::view_sgl(sgl, count), address,
-                               token, flags, payload_if_inline(sgl, count, flags)},
+    return p->run(calls::Write{id_in(p, qp), context_of(context), model::view_sgl(sgl, count),
+                               address, token, flags, payload_if_inline(sgl, count, flags)},
                   nullptr, {});
 }
 
 NTSTATUS model_send_and_invalidate(NDK_QP* qp, PVOID context, const NDK_SGE* sgl, ULONG count,
                                    ULONG flags, UINT32 token) {
     Provider* p = provider_of(qp);
-    return p->run(calls::SendAndInvalidate{id_in(p, qp), context_of(context), model::view_sgl(sgl, count),
-                                           flags, token, payload_if_inline(sgl, count, flags)},
-                  nullptr, {});
+    return p->run(
+        calls::SendAndInvalidate{id_in(p, qp), context_of(context), model::view_sgl(sgl, count),
+                                 flags, token, payload_if_inline(sgl, count, flags)},
+        nullptr, {});
 }
 
 // ---- NDK_PD_DISPATCH ----
@@ -413,10 +442,12 @@ NTSTATUS model_create_mr(NDK_PD* pd, BOOLEAN fast_register, NDK_FN_CREATE_COMPLE
     return finish_create(p, s, created, out);
 }
 
-NTSTATUS model_create_mw(NDK_PD* pd, NDK_FN_CREATE_COMPLETION* completion, PVOID context, NDK_MW** out) {
+NTSTATUS model_create_mw(NDK_PD* pd, NDK_FN_CREATE_COMPLETION* completion, PVOID context,
+                         NDK_MW** out) {
     Provider* p = provider_of(pd);
     ObjectId created = 0;
-    NTSTATUS s = p->run(calls::CreateMw{id_in(p, pd)}, nullptr, create(completion, context), &created);
+    NTSTATUS s =
+        p->run(calls::CreateMw{id_in(p, pd)}, nullptr, create(completion, context), &created);
     return finish_create(p, s, created, out);
 }
 
@@ -426,14 +457,15 @@ NTSTATUS model_create_srq(NDK_PD* pd, ULONG depth, ULONG max_sge, ULONG threshol
                           NDK_SRQ** out) {
     Provider* p = provider_of(pd);
     ObjectId created = 0;
-    NTSTATUS s = p->run(calls::CreateSrq{id_in(p, pd), depth, max_sge, threshold, notify != nullptr},
-                        nullptr,
-                        create(completion, context, [=](void* o) {
-                            auto* srq = static_cast<SrqObject*>(o);
-                            srq->notify = notify;
-                            srq->notify_context = notify_context;
-                        }),
-                        &created);
+    NTSTATUS s = p->run(
+        calls::CreateSrq{id_in(p, pd), depth, max_sge, threshold, notify != nullptr}, nullptr,
+        create(completion, context,
+               [=](void* o) {
+                   auto* srq = static_cast<SrqObject*>(o);
+                   srq->notify = notify;
+                   srq->notify_context = notify_context;
+               }),
+        &created);
     return finish_create(p, s, created, out);
 }
 
@@ -450,16 +482,18 @@ NTSTATUS model_create_qp(NDK_PD* pd, NDK_CQ* receive_cq, NDK_CQ* initiator_cq, P
     return finish_create(p, s, created, out);
 }
 
-NTSTATUS model_create_qp_with_srq(NDK_PD* pd, NDK_CQ* receive_cq, NDK_CQ* initiator_cq, NDK_SRQ* srq,
-                                  PVOID qp_context, ULONG initiator_depth, ULONG max_initiator_sge,
-                                  ULONG inline_size, NDK_FN_CREATE_COMPLETION* completion,
-                                  PVOID context, NDK_QP** out) {
+NTSTATUS model_create_qp_with_srq(NDK_PD* pd, NDK_CQ* receive_cq, NDK_CQ* initiator_cq,
+                                  NDK_SRQ* srq, PVOID qp_context, ULONG initiator_depth,
+                                  ULONG max_initiator_sge, ULONG inline_size,
+                                  NDK_FN_CREATE_COMPLETION* completion, PVOID context,
+                                  NDK_QP** out) {
     Provider* p = provider_of(pd);
     ObjectId created = 0;
-    NTSTATUS s = p->run(calls::CreateQpWithSrq{id_in(p, pd), id_in(p, receive_cq), id_in(p, initiator_cq),
-                                               id_in(p, srq), context_of(qp_context), initiator_depth,
-                                               max_initiator_sge, inline_size},
-                        nullptr, create(completion, context), &created);
+    NTSTATUS s =
+        p->run(calls::CreateQpWithSrq{id_in(p, pd), id_in(p, receive_cq), id_in(p, initiator_cq),
+                                      id_in(p, srq), context_of(qp_context), initiator_depth,
+                                      max_initiator_sge, inline_size},
+               nullptr, create(completion, context), &created);
     return finish_create(p, s, created, out);
 }
 
@@ -531,9 +565,12 @@ NTSTATUS model_get_peer_address(NDK_CONNECTOR* connector, PSOCKADDR address, ULO
     Provider* p = provider_of(connector);
     ObjectId id = id_in(p, connector);
     if (!length) return STATUS_INVALID_PARAMETER;
-    return p->run(calls::GetPeerAddress{id, *length}, [&](Observed& o) {
-        write_address(p->model.state_of<model::ConnectorState>(id)->remote, address, length, o);
-    }, {});
+    return p->run(calls::GetPeerAddress{id, *length},
+                  [&](Observed& o) {
+                      write_address(p->model.state_of<model::ConnectorState>(id)->remote, address,
+                                    length, o);
+                  },
+                  {});
 }
 
 // ---- NDK_CONNECTOR_DISPATCH ----
@@ -543,33 +580,36 @@ void keep_private_data(ConnectorObject* c, const void* data, ULONG length) {
     c->private_data.assign(bytes, bytes ? bytes + length : bytes);
 }
 
-NTSTATUS model_connect(NDK_CONNECTOR* connector, NDK_QP* qp, const PSOCKADDR source, ULONG source_length,
-                       const PSOCKADDR destination, ULONG destination_length, ULONG ird, ULONG ord,
-                       const PVOID private_data, ULONG private_length,
+NTSTATUS model_connect(NDK_CONNECTOR* connector, NDK_QP* qp, const PSOCKADDR source,
+                       ULONG source_length, const PSOCKADDR destination, ULONG destination_length,
+                       ULONG ird, ULONG ord, const PVOID private_data, ULONG private_length,
                        NDK_FN_REQUEST_COMPLETION* completion, PVOID context) {
     Provider* p = provider_of(connector);
     keep_private_data(self<ConnectorObject>(connector), private_data, private_length);
     PendingRequest pend = request(completion, context);
     pend.event_driven = true;  // completes when the peer accepts or rejects
-    return p->run(calls::Connect{id_in(p, connector), id_in(p, qp), model::view_address(source, source_length),
+    return p->run(calls::Connect{id_in(p, connector), id_in(p, qp),
+                                 model::view_address(source, source_length),
                                  model::view_address(destination, destination_length), ird, ord,
                                  private_length},
                   nullptr, std::move(pend), nullptr, true);
 }
 
 NTSTATUS model_connect_with_shared_endpoint(NDK_CONNECTOR* connector, NDK_QP* qp,
-                                            NDK_SHARED_ENDPOINT* endpoint, const PSOCKADDR destination,
-                                            ULONG destination_length, ULONG ird, ULONG ord,
-                                            const PVOID private_data, ULONG private_length,
+                                            NDK_SHARED_ENDPOINT* endpoint,
+                                            const PSOCKADDR destination, ULONG destination_length,
+                                            ULONG ird, ULONG ord, const PVOID private_data,
+                                            ULONG private_length,
                                             NDK_FN_REQUEST_COMPLETION* completion, PVOID context) {
     Provider* p = provider_of(connector);
     keep_private_data(self<ConnectorObject>(connector), private_data, private_length);
     PendingRequest pend = request(completion, context);
     pend.event_driven = true;
-    return p->run(calls::ConnectWithSharedEndpoint{id_in(p, connector), id_in(p, qp), id_in(p, endpoint),
-                                                   model::view_address(destination, destination_length),
-                                                   ird, ord, private_length},
-                  nullptr, std::move(pend), nullptr, true);
+    return p->run(
+        calls::ConnectWithSharedEndpoint{id_in(p, connector), id_in(p, qp), id_in(p, endpoint),
+                                         model::view_address(destination, destination_length), ird,
+                                         ord, private_length},
+        nullptr, std::move(pend), nullptr, true);
 }
 
 NTSTATUS complete_connect(NDK_CONNECTOR* connector, NDK_FN_DISCONNECT_EVENT_CALLBACK* event,
@@ -589,8 +629,8 @@ NTSTATUS model_complete_connect(NDK_CONNECTOR* c, NDK_FN_DISCONNECT_EVENT_CALLBA
     return complete_connect(c, e, nullptr, ec, r, rc, false);
 }
 
-NTSTATUS model_complete_connect_ex(NDK_CONNECTOR* c, NDK_FN_DISCONNECT_EVENT_CALLBACK_EX* e, PVOID ec,
-                                   NDK_FN_REQUEST_COMPLETION* r, PVOID rc) {
+NTSTATUS model_complete_connect_ex(NDK_CONNECTOR* c, NDK_FN_DISCONNECT_EVENT_CALLBACK_EX* e,
+                                   PVOID ec, NDK_FN_REQUEST_COMPLETION* r, PVOID rc) {
     return complete_connect(c, nullptr, e, ec, r, rc, true);
 }
 
@@ -608,22 +648,25 @@ NTSTATUS accept(NDK_CONNECTOR* connector, NDK_QP* qp, ULONG ird, ULONG ord, cons
         std::lock_guard lock(p->mutex);
         const auto* state = p->model.state_of<model::ConnectorState>(c->id);
         if (state)
-            if (auto* active = p->object<ConnectorObject>(state->peer)) active->peer_private_data = c->private_data;
+            if (auto* active = p->object<ConnectorObject>(state->peer))
+                active->peer_private_data = c->private_data;
     }
     PendingRequest pend = request(completion, context);
     pend.event_driven = true;  // completes when the active side completes the connection
-    return p->run(calls::Accept{id_in(p, connector), id_in(p, qp), ird, ord, length, ex, event || event_ex},
-                  nullptr, std::move(pend), nullptr, true);
+    return p->run(
+        calls::Accept{id_in(p, connector), id_in(p, qp), ird, ord, length, ex, event || event_ex},
+        nullptr, std::move(pend), nullptr, true);
 }
 
 NTSTATUS model_accept(NDK_CONNECTOR* c, NDK_QP* q, ULONG ird, ULONG ord, const PVOID d, ULONG l,
-                      NDK_FN_DISCONNECT_EVENT_CALLBACK* e, PVOID ec, NDK_FN_REQUEST_COMPLETION* r, PVOID rc) {
+                      NDK_FN_DISCONNECT_EVENT_CALLBACK* e, PVOID ec, NDK_FN_REQUEST_COMPLETION* r,
+                      PVOID rc) {
     return accept(c, q, ird, ord, d, l, e, nullptr, ec, r, rc, false);
 }
 
 NTSTATUS model_accept_ex(NDK_CONNECTOR* c, NDK_QP* q, ULONG ird, ULONG ord, const PVOID d, ULONG l,
-                         NDK_FN_DISCONNECT_EVENT_CALLBACK_EX* e, PVOID ec, NDK_FN_REQUEST_COMPLETION* r,
-                         PVOID rc) {
+                         NDK_FN_DISCONNECT_EVENT_CALLBACK_EX* e, PVOID ec,
+                         NDK_FN_REQUEST_COMPLETION* r, PVOID rc) {
     return accept(c, q, ird, ord, d, l, nullptr, e, ec, r, rc, true);
 }
 
@@ -639,23 +682,31 @@ NTSTATUS model_get_connection_data(NDK_CONNECTOR* connector, ULONG* ird, ULONG* 
     auto* c = self<ConnectorObject>(connector);
     if (!length) return STATUS_INVALID_PARAMETER;
     ULONG given = *length;
-    return p->run(calls::GetConnectionData{c->id, data != nullptr, given}, [&](Observed& o) {
-        ULONG rds = static_cast<ULONG>(c->peer_private_data.size());
-        if (data) std::memcpy(data, c->peer_private_data.data(), std::min(given, rds));  // CONN-PD-03
-        *length = rds;  // CONN-PD-05
-        o.size_out = rds;
-        const auto* state = p->model.state_of<model::ConnectorState>(c->id);
-        const NDK_ADAPTER_INFO& info = p->model.state_of<model::AdapterState>(p->adapter_id)->info;
-        ULONG in = std::min<ULONG>(state ? state->inbound_read_limit : 0, info.MaxInboundReadLimit);  // CONN-RL-01
-        ULONG out = std::min<ULONG>(state ? state->outbound_read_limit : 0, info.MaxOutboundReadLimit);
-        if (ird) *ird = in;
-        if (ord) *ord = out;
-        o.inbound_read_limit = in;
-        o.outbound_read_limit = out;
-    }, {});
+    return p->run(
+        calls::GetConnectionData{c->id, data != nullptr, given},
+        [&](Observed& o) {
+            ULONG rds = static_cast<ULONG>(c->peer_private_data.size());
+            if (data)
+                std::memcpy(data, c->peer_private_data.data(), std::min(given, rds));  // CONN-PD-03
+            *length = rds;                                                             // CONN-PD-05
+            o.size_out = rds;
+            const auto* state = p->model.state_of<model::ConnectorState>(c->id);
+            const NDK_ADAPTER_INFO& info =
+                p->model.state_of<model::AdapterState>(p->adapter_id)->info;
+            ULONG in = std::min<ULONG>(state ? state->inbound_read_limit : 0,
+                                       info.MaxInboundReadLimit);  // CONN-RL-01
+            ULONG out =
+                std::min<ULONG>(state ? state->outbound_read_limit : 0, info.MaxOutboundReadLimit);
+            if (ird) *ird = in;
+            if (ord) *ord = out;
+            o.inbound_read_limit = in;
+            o.outbound_read_limit = out;
+        },
+        {});
 }
 
-NTSTATUS model_disconnect(NDK_CONNECTOR* connector, NDK_FN_REQUEST_COMPLETION* completion, PVOID context) {
+NTSTATUS model_disconnect(NDK_CONNECTOR* connector, NDK_FN_REQUEST_COMPLETION* completion,
+                          PVOID context) {
     Provider* p = provider_of(connector);
     return p->run(calls::Disconnect{id_in(p, connector)}, nullptr, request(completion, context));
 }

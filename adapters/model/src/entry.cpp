@@ -21,8 +21,12 @@ VOID close_adapter(NDK_ADAPTER* adapter) {
 
 const NDKCT_PROVIDER_IDENTITY* identity() {
     static const NDKCT_PROVIDER_IDENTITY id = {
-        sizeof(NDKCT_PROVIDER_IDENTITY), NDKCT_PROVIDER_ABI_VERSION, "ndkct-model", "0.1.0",
-        {2, 1}, "ndkct reference provider: the reference model made executable (simulated DMA)"};
+        sizeof(NDKCT_PROVIDER_IDENTITY),
+        NDKCT_PROVIDER_ABI_VERSION,
+        "ndkct-model",
+        "0.1.0",
+        {2, 1},
+        "ndkct reference provider: the reference model made executable (simulated DMA)"};
     return &id;
 }
 

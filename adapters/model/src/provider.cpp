@@ -17,21 +17,22 @@ uint64_t Rng::next() {  // splitmix64
     return z ^ (z >> 31);
 }
 
-Worker::Worker() : thread_([this] {
-    std::unique_lock lock(mutex_);
-    for (;;) {
-        wake_.wait(lock, [this] { return stop_ || !tasks_.empty(); });
-        if (tasks_.empty() && stop_) return;
-        auto task = std::move(tasks_.front());
-        tasks_.pop_front();
-        running_ = true;
-        lock.unlock();
-        task();
-        lock.lock();
-        running_ = false;
-        if (tasks_.empty()) done_.notify_all();
-    }
-}) {}
+Worker::Worker()
+    : thread_([this] {
+          std::unique_lock lock(mutex_);
+          for (;;) {
+              wake_.wait(lock, [this] { return stop_ || !tasks_.empty(); });
+              if (tasks_.empty() && stop_) return;
+              auto task = std::move(tasks_.front());
+              tasks_.pop_front();
+              running_ = true;
+              lock.unlock();
+              task();
+              lock.lock();
+              running_ = false;
+              if (tasks_.empty()) done_.notify_all();
+          }
+      }) {}
 
 Worker::~Worker() {
     {
@@ -63,8 +64,7 @@ bool Worker::idle() {
 // ---- Opening and closing ----
 
 Provider::Provider(model::Readings readings, const NDKCT_HOST_MEMORY& memory)
-    : model(std::move(readings),
-            {static_cast<std::byte*>(memory.PhysicalBase), memory.PageCount},
+    : model(std::move(readings), {static_cast<std::byte*>(memory.PhysicalBase), memory.PageCount},
             model::Mode::simulate),
       memory_(memory),
       rng_(model.readings().reference.seed) {
@@ -96,9 +96,10 @@ NTSTATUS Provider::open(const NDKCT_HOST_MEMORY* memory, const NDKCT_OPEN_OPTION
     }
     spec::Profile profile;
     try {
-        profile = options && options->ProfileJson
-                      ? spec::load_profile(options->ProfileJson, "the profile given to NdkctOpenAdapter")
-                      : spec::builtin_profile("default");
+        profile =
+            options && options->ProfileJson
+                ? spec::load_profile(options->ProfileJson, "the profile given to NdkctOpenAdapter")
+                : spec::builtin_profile("default");
     } catch (const std::exception& error) {
         explain(options, error.what());
         return STATUS_INVALID_PARAMETER;
@@ -244,23 +245,43 @@ void Provider::free_object(ObjectId id) {
     void* p = by_id_[id];
     by_id_[id] = nullptr;
     switch (o ? o->kind : model::Kind::lam) {
-        case model::Kind::cq: delete static_cast<CqObject*>(p); break;
-        case model::Kind::srq: delete static_cast<SrqObject*>(p); break;
-        case model::Kind::listener: delete static_cast<ListenerObject*>(p); break;
-        case model::Kind::connector: delete static_cast<ConnectorObject*>(p); break;
-        case model::Kind::pd: delete static_cast<PdObject*>(p); break;
-        case model::Kind::mr: delete static_cast<MrObject*>(p); break;
-        case model::Kind::mw: delete static_cast<MwObject*>(p); break;
-        case model::Kind::qp: delete static_cast<QpObject*>(p); break;
-        case model::Kind::shared_endpoint: delete static_cast<SharedEndpointObject*>(p); break;
-        default: break;
+        case model::Kind::cq:
+            delete static_cast<CqObject*>(p);
+            break;
+        case model::Kind::srq:
+            delete static_cast<SrqObject*>(p);
+            break;
+        case model::Kind::listener:
+            delete static_cast<ListenerObject*>(p);
+            break;
+        case model::Kind::connector:
+            delete static_cast<ConnectorObject*>(p);
+            break;
+        case model::Kind::pd:
+            delete static_cast<PdObject*>(p);
+            break;
+        case model::Kind::mr:
+            delete static_cast<MrObject*>(p);
+            break;
+        case model::Kind::mw:
+            delete static_cast<MwObject*>(p);
+            break;
+        case model::Kind::qp:
+            delete static_cast<QpObject*>(p);
+            break;
+        case model::Kind::shared_endpoint:
+            delete static_cast<SharedEndpointObject*>(p);
+            break;
+        default:
+            break;
     }
 }
 
 uint32_t Provider::new_token() {
     for (;;) {
-        uint32_t token = readings().reference.sequential_tokens ? next_token_++
-                                                                : static_cast<uint32_t>(rng_.next());
+        uint32_t token = readings().reference.sequential_tokens
+                             ? next_token_++
+                             : static_cast<uint32_t>(rng_.next());
         if (token != 0 && tokens_.insert(token).second) return token;
     }
 }
@@ -290,7 +311,8 @@ NTSTATUS Provider::run(const model::Call& call,
                   rng_.percent(ref.resource_failure_percent);  // GEN-ASYNC-02
     bool pend_it = false;
     if (e.may_pend && (status == STATUS_SUCCESS || inject)) {
-        pend_it = force_pend || e.must_pend || pend.event_driven || rng_.percent(ref.pending_percent);
+        pend_it =
+            force_pend || e.must_pend || pend.event_driven || rng_.percent(ref.pending_percent);
         if (inject) pend_it = rng_.percent(ref.resource_failure_async_percent);
     }
     if (e.must_pend) pend_it = true;
@@ -387,11 +409,13 @@ void Provider::deliver_events(std::unique_lock<std::mutex>&) {
         switch (event.kind) {
             case model::Event::Kind::cq_notification:
                 if (auto* cq = object<CqObject>(event.object); cq && cq->notify)
-                    worker_.post([f = cq->notify, c = cq->notify_context, s = event.status] { f(c, s); });
+                    worker_.post(
+                        [f = cq->notify, c = cq->notify_context, s = event.status] { f(c, s); });
                 break;
             case model::Event::Kind::srq_notification:
                 if (auto* srq = object<SrqObject>(event.object); srq && srq->notify)
-                    worker_.post([f = srq->notify, c = srq->notify_context, s = event.status] { f(c, s); });
+                    worker_.post(
+                        [f = srq->notify, c = srq->notify_context, s = event.status] { f(c, s); });
                 break;
             case model::Event::Kind::connect_request: {
                 auto* listener = object<ListenerObject>(event.object);
@@ -408,9 +432,11 @@ void Provider::deliver_events(std::unique_lock<std::mutex>&) {
             case model::Event::Kind::disconnect:
                 if (auto* connector = object<ConnectorObject>(event.object)) {
                     if (connector->disconnect_ex)
-                        worker_.post([f = connector->disconnect_ex, c = connector->disconnect_context] { f(c, 0); });
+                        worker_.post([f = connector->disconnect_ex,
+                                      c = connector->disconnect_context] { f(c, 0); });
                     else if (connector->disconnect)
-                        worker_.post([f = connector->disconnect, c = connector->disconnect_context] { f(c); });
+                        worker_.post([f = connector->disconnect,
+                                      c = connector->disconnect_context] { f(c); });
                 }
                 break;
             case model::Event::Kind::request_complete:

@@ -58,18 +58,18 @@ using SharedEndpointObject = Object<NDK_SHARED_ENDPOINT>;
 
 // A small deterministic generator (the run is reproducible from the seed).
 class Rng {
-public:
+  public:
     explicit Rng(uint64_t seed) : state_(seed ^ 0x6E646B6374ull) {}
     uint64_t next();
     bool percent(uint32_t p) { return p > 0 && next() % 100 < p; }
 
-private:
+  private:
     uint64_t state_;
 };
 
 // Runs callbacks in order on one thread (CQ-NOT-03: notifications of a CQ never overlap).
 class Worker {
-public:
+  public:
     Worker();
     ~Worker();
     void post(std::function<void()> task);
@@ -77,7 +77,7 @@ public:
     bool idle();
     bool on_worker_thread() const { return std::this_thread::get_id() == thread_.get_id(); }
 
-private:
+  private:
     std::mutex mutex_;
     std::condition_variable wake_, done_;
     std::deque<std::function<void()>> tasks_;
@@ -96,12 +96,12 @@ struct PendingRequest {
     std::function<void(model::Observed&)> outputs;  // fills out-parameters at completion
     std::function<void(void*)> init;  // completes a created object (callbacks, contexts)
     ObjectId object = 0;              // close: the object being closed
-    bool event_driven = false;  // finished by a model event (close, connect, accept)
+    bool event_driven = false;        // finished by a model event (close, connect, accept)
     NTSTATUS final_status = STATUS_SUCCESS;
 };
 
 class Provider {
-public:
+  public:
     NDK_ADAPTER ndk;  // first: the consumer's NDK_ADAPTER* is this Provider
 
     static NTSTATUS open(const NDKCT_HOST_MEMORY* memory, const NDKCT_OPEN_OPTIONS* options,
@@ -127,12 +127,12 @@ public:
     bool callbacks_idle() { return worker_.idle(); }
     uint64_t logical_address(PFN_NUMBER pfn) const;
 
-    std::mutex mutex;       // guards the model and the object table
+    std::mutex mutex;  // guards the model and the object table
     model::Model model;
     ObjectId adapter_id = 0;
     const model::Readings& readings() const { return model.readings(); }
 
-private:
+  private:
     Provider(model::Readings readings, const NDKCT_HOST_MEMORY& memory);
     void deliver_events(std::unique_lock<std::mutex>& lock);
     void finish(uint64_t pending, NTSTATUS status);

@@ -1,9 +1,9 @@
 // The adapter: opening a device, NdkQueryAdapterInfo, logical address mappings, the worker and
 // event threads, and the object lifetime rules shared by every kind.
 #include <fcntl.h>
-#include <sys/mman.h>
 #include <poll.h>
 #include <sys/eventfd.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -104,7 +104,8 @@ Registration* register_pages(Adapter* a, ibv_pd* pd, const PFN_NUMBER* pfns, siz
     r->length = length;
     // Reserve a contiguous range, then map each run of consecutive PFNs over it from the arena's
     // memfd: the device sees one virtually contiguous buffer over scattered pages (RMR-VA-03).
-    void* base = mmap(nullptr, r->alias_bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    void* base = mmap(nullptr, r->alias_bytes, PROT_NONE,
+                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (base == MAP_FAILED) {
         int e = errno;
         delete r;
@@ -114,7 +115,8 @@ Registration* register_pages(Adapter* a, ibv_pd* pd, const PFN_NUMBER* pfns, siz
     r->alias = base;
     for (size_t i = 0; i < count;) {
         size_t run = 1;
-        while (i + run < count && pfns[i + run] == pfns[i] + run) ++run;
+        while (i + run < count && pfns[i + run] == pfns[i] + run)
+            ++run;
         void* at = static_cast<char*>(base) + i * PAGE_SIZE;
         void* got = mmap(at, run * PAGE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
                          a->memory.MemFd, static_cast<off_t>(pfns[i]) << PAGE_SHIFT);
@@ -144,52 +146,81 @@ Registration* register_pages(Adapter* a, ibv_pd* pd, const PFN_NUMBER* pfns, siz
 // (MODEL-CQ-ERR-01) where verbs tells enough. ProviderErrorCode (2.1) carries the verbs status.
 NTSTATUS wc_status_to_ntstatus(ibv_wc_status status) {
     switch (status) {
-        case IBV_WC_SUCCESS: return STATUS_SUCCESS;
-        case IBV_WC_WR_FLUSH_ERR: return STATUS_CANCELLED;          // FLS-02, CQ-CST-02
-        case IBV_WC_LOC_LEN_ERR: return STATUS_BUFFER_TOO_SMALL;     // receive buffer too short
-        case IBV_WC_LOC_QP_OP_ERR: return STATUS_ACCESS_VIOLATION;   // rxe: bad lkey, short receive
-        case IBV_WC_LOC_PROT_ERR: return STATUS_ACCESS_VIOLATION;    // local protection
-        case IBV_WC_LOC_ACCESS_ERR: return STATUS_ACCESS_VIOLATION;
-        case IBV_WC_MW_BIND_ERR: return STATUS_ACCESS_VIOLATION;
-        case IBV_WC_REM_ACCESS_ERR: return STATUS_ACCESS_VIOLATION;  // remote key, right or bounds
-        case IBV_WC_REM_INV_REQ_ERR: return STATUS_INVALID_BUFFER_SIZE;
-        case IBV_WC_REM_OP_ERR: return STATUS_INVALID_BUFFER_SIZE;   // rxe: the peer's receive too short
-        case IBV_WC_RNR_RETRY_EXC_ERR: return STATUS_REMOTE_RESOURCES;  // no receive at the peer
-        case IBV_WC_RETRY_EXC_ERR: return STATUS_IO_TIMEOUT;
-        case IBV_WC_RESP_TIMEOUT_ERR: return STATUS_IO_TIMEOUT;
-        case IBV_WC_BAD_RESP_ERR: return STATUS_CONNECTION_ABORTED;
-        case IBV_WC_REM_ABORT_ERR: return STATUS_CONNECTION_ABORTED;
-        case IBV_WC_REM_INV_RD_REQ_ERR: return STATUS_CONNECTION_ABORTED;
-        case IBV_WC_LOC_RDD_VIOL_ERR: return STATUS_ACCESS_VIOLATION;
+        case IBV_WC_SUCCESS:
+            return STATUS_SUCCESS;
+        case IBV_WC_WR_FLUSH_ERR:
+            return STATUS_CANCELLED;  // FLS-02, CQ-CST-02
+        case IBV_WC_LOC_LEN_ERR:
+            return STATUS_BUFFER_TOO_SMALL;  // receive buffer too short
+        case IBV_WC_LOC_QP_OP_ERR:
+            return STATUS_ACCESS_VIOLATION;  // rxe: bad lkey, short receive
+        case IBV_WC_LOC_PROT_ERR:
+            return STATUS_ACCESS_VIOLATION;  // local protection
+        case IBV_WC_LOC_ACCESS_ERR:
+            return STATUS_ACCESS_VIOLATION;
+        case IBV_WC_MW_BIND_ERR:
+            return STATUS_ACCESS_VIOLATION;
+        case IBV_WC_REM_ACCESS_ERR:
+            return STATUS_ACCESS_VIOLATION;  // remote key, right or bounds
+        case IBV_WC_REM_INV_REQ_ERR:
+            return STATUS_INVALID_BUFFER_SIZE;
+        case IBV_WC_REM_OP_ERR:
+            return STATUS_INVALID_BUFFER_SIZE;  // rxe: the peer's receive too short
+        case IBV_WC_RNR_RETRY_EXC_ERR:
+            return STATUS_REMOTE_RESOURCES;  // no receive at the peer
+        case IBV_WC_RETRY_EXC_ERR:
+            return STATUS_IO_TIMEOUT;
+        case IBV_WC_RESP_TIMEOUT_ERR:
+            return STATUS_IO_TIMEOUT;
+        case IBV_WC_BAD_RESP_ERR:
+            return STATUS_CONNECTION_ABORTED;
+        case IBV_WC_REM_ABORT_ERR:
+            return STATUS_CONNECTION_ABORTED;
+        case IBV_WC_REM_INV_RD_REQ_ERR:
+            return STATUS_CONNECTION_ABORTED;
+        case IBV_WC_LOC_RDD_VIOL_ERR:
+            return STATUS_ACCESS_VIOLATION;
         case IBV_WC_LOC_EEC_OP_ERR:
         case IBV_WC_INV_EECN_ERR:
         case IBV_WC_INV_EEC_STATE_ERR:
         case IBV_WC_FATAL_ERR:
         case IBV_WC_GENERAL_ERR:
-        default: return STATUS_INTERNAL_ERROR;
+        default:
+            return STATUS_INTERNAL_ERROR;
     }
 }
 
 NTSTATUS errno_to_ntstatus(int error) {
     switch (error) {
-        case 0: return STATUS_SUCCESS;
+        case 0:
+            return STATUS_SUCCESS;
         case ENOMEM:
         case ENOSPC:
         case EAGAIN:
         case EMFILE:
-        case ENFILE: return STATUS_INSUFFICIENT_RESOURCES;
-        case EADDRINUSE: return STATUS_SHARING_VIOLATION;
+        case ENFILE:
+            return STATUS_INSUFFICIENT_RESOURCES;
+        case EADDRINUSE:
+            return STATUS_SHARING_VIOLATION;
         case EADDRNOTAVAIL:
         case EAFNOSUPPORT:
-        case ENODEV: return STATUS_INVALID_ADDRESS;
-        case ENETUNREACH: return STATUS_NETWORK_UNREACHABLE;
-        case EHOSTUNREACH: return STATUS_HOST_UNREACHABLE;
-        case ECONNREFUSED: return STATUS_CONNECTION_REFUSED;
-        case ETIMEDOUT: return STATUS_IO_TIMEOUT;
+        case ENODEV:
+            return STATUS_INVALID_ADDRESS;
+        case ENETUNREACH:
+            return STATUS_NETWORK_UNREACHABLE;
+        case EHOSTUNREACH:
+            return STATUS_HOST_UNREACHABLE;
+        case ECONNREFUSED:
+            return STATUS_CONNECTION_REFUSED;
+        case ETIMEDOUT:
+            return STATUS_IO_TIMEOUT;
         case ECONNABORTED:
-        case ECONNRESET: return STATUS_CONNECTION_ABORTED;
-        case EINVAL: return STATUS_INVALID_PARAMETER;
-        default: return STATUS_INTERNAL_ERROR;
+        case ECONNRESET:
+            return STATUS_CONNECTION_ABORTED;
+        case EINVAL:
+            return STATUS_INVALID_PARAMETER;
+        default:
+            return STATUS_INTERNAL_ERROR;
     }
 }
 
@@ -201,7 +232,8 @@ int mr_access(uint32_t flags, bool mw_bind) {
     int access = 0;
     if (flags & NDK_MR_FLAG_ALLOW_LOCAL_WRITE) access |= IBV_ACCESS_LOCAL_WRITE;
     if (flags & NDK_MR_FLAG_ALLOW_REMOTE_READ) access |= IBV_ACCESS_REMOTE_READ;
-    if (flags & NDKCT_MR_FLAG_REMOTE_WRITE_BIT) access |= IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_LOCAL_WRITE;
+    if (flags & NDKCT_MR_FLAG_REMOTE_WRITE_BIT)
+        access |= IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_LOCAL_WRITE;
     if (mw_bind) access |= IBV_ACCESS_MW_BIND;
     return access;
 }
@@ -212,7 +244,8 @@ int op_access(uint32_t flags, bool mw_bind) {
     int access = 0;
     if (flags & NDK_OP_FLAG_ALLOW_LOCAL_WRITE) access |= IBV_ACCESS_LOCAL_WRITE;
     if (flags & NDK_OP_FLAG_ALLOW_REMOTE_READ) access |= IBV_ACCESS_REMOTE_READ;
-    if (flags & NDKCT_OP_FLAG_REMOTE_WRITE_BIT) access |= IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_LOCAL_WRITE;
+    if (flags & NDKCT_OP_FLAG_REMOTE_WRITE_BIT)
+        access |= IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_LOCAL_WRITE;
     if (mw_bind) access |= IBV_ACCESS_MW_BIND;
     return access;
 }
@@ -314,15 +347,19 @@ void fill_info(Adapter* a) {
     uint32_t sge = std::min<uint32_t>(static_cast<uint32_t>(d.max_sge), 32);
     i.MaxInitiatorRequestSge = sge;
     // A receive may go to an SRQ as well, whose SGE limit can be lower (rxe: 27).
-    i.MaxReceiveRequestSge = d.max_srq ? std::min<uint32_t>(sge, static_cast<uint32_t>(d.max_srq_sge)) : sge;
-    i.MaxReadRequestSge = std::min<uint32_t>(sge, d.max_sge_rd ? static_cast<uint32_t>(d.max_sge_rd) : sge);
+    i.MaxReceiveRequestSge =
+        d.max_srq ? std::min<uint32_t>(sge, static_cast<uint32_t>(d.max_srq_sge)) : sge;
+    i.MaxReadRequestSge =
+        std::min<uint32_t>(sge, d.max_sge_rd ? static_cast<uint32_t>(d.max_sge_rd) : sge);
     i.MaxTransferLength = static_cast<ULONG>(std::min<uint64_t>(a->port.max_msg_sz, 1u << 30));
     i.MaxInlineDataSize = a->probe.max_inline;
     i.MaxInboundReadLimit = static_cast<ULONG>(std::min(d.max_qp_rd_atom, 255));
     i.MaxOutboundReadLimit = static_cast<ULONG>(std::min(d.max_qp_init_rd_atom, 255));
     i.MaxReceiveQueueDepth = a->probe.max_queue_depth;
     i.MaxInitiatorQueueDepth = a->probe.max_queue_depth;
-    i.MaxSrqDepth = d.max_srq ? std::min<uint32_t>(a->probe.max_queue_depth, static_cast<uint32_t>(d.max_srq_wr)) : 0;
+    i.MaxSrqDepth = d.max_srq ? std::min<uint32_t>(a->probe.max_queue_depth,
+                                                   static_cast<uint32_t>(d.max_srq_wr))
+                              : 0;
     // The device CQ is twice the NDK depth plus room for hidden entries (see create_cq).
     i.MaxCqDepth = static_cast<ULONG>(std::max(0, d.max_cqe - 64) / 2);
     i.LargeRequestThreshold = 8192;
@@ -330,8 +367,9 @@ void fill_info(Adapter* a) {
     // and one limit covers both accept and reject.
     i.MaxCallerData = 56;
     i.MaxCalleeData = 148;
-    i.AdapterFlags = NDK_ADAPTER_FLAG_RDMA_READ_SINK_NOT_REQUIRED |  // read sinks need local write only
-                     NDK_ADAPTER_FLAG_LOOPBACK_CONNECTIONS_SUPPORTED;
+    i.AdapterFlags =
+        NDK_ADAPTER_FLAG_RDMA_READ_SINK_NOT_REQUIRED |  // read sinks need local write only
+        NDK_ADAPTER_FLAG_LOOPBACK_CONNECTIONS_SUPPORTED;
     if (a->probe.cq_resize) i.AdapterFlags |= NDK_ADAPTER_FLAG_CQ_RESIZE_SUPPORTED;
     i.RdmaTechnology = technology_of(a->context, a->port);
 }
@@ -363,7 +401,8 @@ NTSTATUS open_adapter(const NDKCT_HOST_MEMORY* memory, const NDKCT_OPEN_OPTIONS*
         }
         version = NDKCT_MAKE_VERSION(1, 2);
     } else {
-        explain(options, "NDKPI %u.%u is not implemented (1.1, 1.2, 2.1 are)", want.Major, want.Minor);
+        explain(options, "NDKPI %u.%u is not implemented (1.1, 1.2, 2.1 are)", want.Major,
+                want.Minor);
         return NDIS_STATUS_BAD_VERSION;
     }
 
@@ -372,11 +411,13 @@ NTSTATUS open_adapter(const NDKCT_HOST_MEMORY* memory, const NDKCT_OPEN_OPTIONS*
     ibv_device** list = ibv_get_device_list(&count);
     if (!list || count == 0) {
         if (list) ibv_free_device_list(list);
-        explain(options, "no RDMA device: ibv_get_device_list found none (is rdma_rxe loaded and a "
-                         "link added, e.g. 'rdma link add rxe0 type rxe netdev lo'?)");
+        explain(options,
+                "no RDMA device: ibv_get_device_list found none (is rdma_rxe loaded and a "
+                "link added, e.g. 'rdma link add rxe0 type rxe netdev lo'?)");
         return NDIS_STATUS_ADAPTER_NOT_READY;  // ADP-OPEN-02
     }
-    const char* wanted = options->DeviceName && options->DeviceName[0] ? options->DeviceName : nullptr;
+    const char* wanted =
+        options->DeviceName && options->DeviceName[0] ? options->DeviceName : nullptr;
     ibv_device* device = nullptr;
     std::string names;
     for (int k = 0; k < count; ++k) {
@@ -385,7 +426,8 @@ NTSTATUS open_adapter(const NDKCT_HOST_MEMORY* memory, const NDKCT_OPEN_OPTIONS*
         if (!device && (!wanted || std::strcmp(name, wanted) == 0)) device = list[k];
     }
     if (!device) {
-        explain(options, "no RDMA device: '%s' is not among the devices (%s)", wanted, names.c_str());
+        explain(options, "no RDMA device: '%s' is not among the devices (%s)", wanted,
+                names.c_str());
         ibv_free_device_list(list);
         return NDIS_STATUS_ADAPTER_NOT_READY;
     }
@@ -412,20 +454,25 @@ NTSTATUS open_adapter(const NDKCT_HOST_MEMORY* memory, const NDKCT_OPEN_OPTIONS*
     }
     if (ibv_query_device_ex(a->context, nullptr, &a->attr) != 0 &&
         ibv_query_device(a->context, &a->attr.orig_attr) != 0) {
-        explain(options, "ibv_query_device(%s) failed: %s", a->device_name.c_str(), std::strerror(errno));
+        explain(options, "ibv_query_device(%s) failed: %s", a->device_name.c_str(),
+                std::strerror(errno));
         return fail(NDIS_STATUS_ADAPTER_NOT_READY);
     }
-    if (ibv_query_port(a->context, a->port_num, &a->port) != 0 || a->port.state != IBV_PORT_ACTIVE) {
-        explain(options, "no RDMA device: port %u of %s is not active", a->port_num, a->device_name.c_str());
+    if (ibv_query_port(a->context, a->port_num, &a->port) != 0 ||
+        a->port.state != IBV_PORT_ACTIVE) {
+        explain(options, "no RDMA device: port %u of %s is not active", a->port_num,
+                a->device_name.c_str());
         return fail(NDIS_STATUS_ADAPTER_NOT_READY);
     }
-    a->mw_type2 = a->attr.orig_attr.device_cap_flags & (IBV_DEVICE_MEM_WINDOW_TYPE_2A | IBV_DEVICE_MEM_WINDOW_TYPE_2B);
+    a->mw_type2 = a->attr.orig_attr.device_cap_flags &
+                  (IBV_DEVICE_MEM_WINDOW_TYPE_2A | IBV_DEVICE_MEM_WINDOW_TYPE_2B);
     a->version = version;
     a->memory = *memory;
     {
         std::lock_guard lock(g_probe_mutex);
         auto it = g_probes.find(a->device_name);
-        if (it == g_probes.end()) it = g_probes.emplace(a->device_name, probe_device(a->context, a->attr)).first;
+        if (it == g_probes.end())
+            it = g_probes.emplace(a->device_name, probe_device(a->context, a->attr)).first;
         a->probe = it->second;
     }
     if (a->probe.max_queue_depth == 0) {
@@ -521,7 +568,7 @@ NTSTATUS verbs_query_adapter_info(NDK_ADAPTER* ndk, NDK_ADAPTER_INFO* info, ULON
     if (!size) return STATUS_INVALID_PARAMETER;
     // AI-05, AMB-23: a buffer of the older 96-byte layout is accepted (without RdmaTechnology).
     ULONG given = *size;
-    ULONG written = given >= sizeof(NDK_ADAPTER_INFO) ? ULONG{sizeof(NDK_ADAPTER_INFO)}
+    ULONG written = given >= sizeof(NDK_ADAPTER_INFO)   ? ULONG{sizeof(NDK_ADAPTER_INFO)}
                     : given >= NDK_ADAPTER_INFO_V1_SIZE ? NDK_ADAPTER_INFO_V1_SIZE
                                                         : 0;
     if (written == 0 || !info) {
@@ -539,9 +586,10 @@ NTSTATUS verbs_query_adapter_info(NDK_ADAPTER* ndk, NDK_ADAPTER_INFO* info, ULON
 NTSTATUS verbs_build_lam(NDK_ADAPTER* ndk, MDL* mdl, SIZE_T length, NDK_FN_REQUEST_COMPLETION*,
                          PVOID, NDK_LOGICAL_ADDRESS_MAPPING* lam, ULONG* lam_size, ULONG* fbo) {
     auto* a = reinterpret_cast<Adapter*>(ndk);
-    if (!lam_size || !mdl || length == 0) return STATUS_INVALID_PARAMETER;  // AMB: zero length rejected
+    if (!lam_size || !mdl || length == 0)
+        return STATUS_INVALID_PARAMETER;                              // AMB: zero length rejected
     platform::ChainPages pages = platform::chain_pages(mdl, length);  // reads the MDL, never its VA
-    if (!pages.contiguous) return STATUS_INVALID_PARAMETER;             // LAM-MDL-01
+    if (!pages.contiguous) return STATUS_INVALID_PARAMETER;           // LAM-MDL-01
     for (PFN_NUMBER pfn : pages.pfns)
         if (pfn >= a->memory.PageCount) return STATUS_INVALID_PARAMETER;  // not host memory
     SIZE_T needed = NDK_LOGICAL_ADDRESS_MAPPING_SIZE(pages.pfns.size());  // LAM-SIZE-02
@@ -554,9 +602,10 @@ NTSTATUS verbs_build_lam(NDK_ADAPTER* ndk, MDL* mdl, SIZE_T length, NDK_FN_REQUE
     lam->AdapterContext = a;  // ours (LAM-OUT-01)
     lam->AdapterPageCount = static_cast<ULONG>(pages.pfns.size());
     for (size_t k = 0; k < pages.pfns.size(); ++k)
-        lam->AdapterPageArray[k].QuadPart = static_cast<LONG64>(a->logical_of(pages.pfns[k]));  // LAM-PAGE-02
-    *lam_size = static_cast<ULONG>(needed);  // LAM-OUT-02
-    if (fbo) *fbo = pages.first_byte_offset;  // LAM-OUT-03
+        lam->AdapterPageArray[k].QuadPart =
+            static_cast<LONG64>(a->logical_of(pages.pfns[k]));  // LAM-PAGE-02
+    *lam_size = static_cast<ULONG>(needed);                     // LAM-OUT-02
+    if (fbo) *fbo = pages.first_byte_offset;                    // LAM-OUT-03
     a->live_lams.fetch_add(1, std::memory_order_relaxed);
     return STATUS_SUCCESS;  // LAM-ST-01: inline, the callback is never called
 }
@@ -619,8 +668,10 @@ bool Adapter::schedule(Life* o, std::function<void()> callback, bool even_when_c
 namespace {
 
 void unlink_from_list(Adapter* a, Life* o) {
-    if (o->prev) o->prev->next = o->next;
-    else if (a->objects == o) a->objects = o->next;
+    if (o->prev)
+        o->prev->next = o->next;
+    else if (a->objects == o)
+        a->objects = o->next;
     if (o->next) o->next->prev = o->prev;
     o->prev = o->next = nullptr;
 }
@@ -657,8 +708,8 @@ NTSTATUS Adapter::close(Life* o, NDK_FN_CLOSE_COMPLETION* completion, void* cont
     begin_close_connection(o);  // CLOSE-08: cancel what would otherwise never finish
     // Objects that need no worker to close (no successor, nothing pending, no callbacks that may
     // still run for them) close inline: STATUS_SUCCESS, and no NdkCloseCompletion (CLOSE-01).
-    bool has_events = o->kind == Kind::connector || o->kind == Kind::listener ||
-                      o->kind == Kind::shared_endpoint;
+    bool has_events =
+        o->kind == Kind::connector || o->kind == Kind::listener || o->kind == Kind::shared_endpoint;
     if (o->successors == 0 && o->busy == 0 && !has_events) {
         o->busy = 1 << 20;
         unlink_from_list(this, o);
@@ -680,17 +731,37 @@ NTSTATUS Adapter::close(Life* o, NDK_FN_CLOSE_COMPLETION* completion, void* cont
 
 void Adapter::destroy(Life* o) {
     switch (o->kind) {
-        case Kind::pd: destroy_pd(reinterpret_cast<Pd*>(reinterpret_cast<char*>(o) - offsetof(Object<NDK_PD>, life))); break;
-        case Kind::cq: destroy_cq(reinterpret_cast<Cq*>(reinterpret_cast<char*>(o) - offsetof(Object<NDK_CQ>, life))); break;
-        case Kind::mr: destroy_mr(reinterpret_cast<Mr*>(reinterpret_cast<char*>(o) - offsetof(Object<NDK_MR>, life))); break;
-        case Kind::mw: destroy_mw(reinterpret_cast<Mw*>(reinterpret_cast<char*>(o) - offsetof(Object<NDK_MW>, life))); break;
-        case Kind::qp: destroy_qp(reinterpret_cast<Qp*>(reinterpret_cast<char*>(o) - offsetof(Object<NDK_QP>, life))); break;
-        case Kind::srq: destroy_srq(reinterpret_cast<Srq*>(reinterpret_cast<char*>(o) - offsetof(Object<NDK_SRQ>, life))); break;
+        case Kind::pd:
+            destroy_pd(
+                reinterpret_cast<Pd*>(reinterpret_cast<char*>(o) - offsetof(Object<NDK_PD>, life)));
+            break;
+        case Kind::cq:
+            destroy_cq(
+                reinterpret_cast<Cq*>(reinterpret_cast<char*>(o) - offsetof(Object<NDK_CQ>, life)));
+            break;
+        case Kind::mr:
+            destroy_mr(
+                reinterpret_cast<Mr*>(reinterpret_cast<char*>(o) - offsetof(Object<NDK_MR>, life)));
+            break;
+        case Kind::mw:
+            destroy_mw(
+                reinterpret_cast<Mw*>(reinterpret_cast<char*>(o) - offsetof(Object<NDK_MW>, life)));
+            break;
+        case Kind::qp:
+            destroy_qp(
+                reinterpret_cast<Qp*>(reinterpret_cast<char*>(o) - offsetof(Object<NDK_QP>, life)));
+            break;
+        case Kind::srq:
+            destroy_srq(reinterpret_cast<Srq*>(reinterpret_cast<char*>(o) -
+                                               offsetof(Object<NDK_SRQ>, life)));
+            break;
         case Kind::connector:
-            destroy_connector(reinterpret_cast<Connector*>(reinterpret_cast<char*>(o) - offsetof(Object<NDK_CONNECTOR>, life)));
+            destroy_connector(reinterpret_cast<Connector*>(reinterpret_cast<char*>(o) -
+                                                           offsetof(Object<NDK_CONNECTOR>, life)));
             break;
         case Kind::listener:
-            destroy_listener(reinterpret_cast<Listener*>(reinterpret_cast<char*>(o) - offsetof(Object<NDK_LISTENER>, life)));
+            destroy_listener(reinterpret_cast<Listener*>(reinterpret_cast<char*>(o) -
+                                                         offsetof(Object<NDK_LISTENER>, life)));
             break;
         case Kind::shared_endpoint:
             destroy_shared_endpoint(reinterpret_cast<SharedEndpoint*>(
@@ -701,9 +772,9 @@ void Adapter::destroy(Life* o) {
 
 // NdkctCloseAdapter with objects still open: destroy them, successors first, without callbacks.
 void Adapter::force_close_all() {
-    static constexpr Kind order[] = {Kind::connector, Kind::listener, Kind::shared_endpoint, Kind::qp,
-                                     Kind::srq,       Kind::mw,       Kind::mr,              Kind::cq,
-                                     Kind::pd};
+    static constexpr Kind order[] = {Kind::connector, Kind::listener, Kind::shared_endpoint,
+                                     Kind::qp,        Kind::srq,      Kind::mw,
+                                     Kind::mr,        Kind::cq,       Kind::pd};
     for (Kind kind : order) {
         for (;;) {
             Life* victim = nullptr;
@@ -722,7 +793,8 @@ void Adapter::force_close_all() {
     }
 }
 
-NTSTATUS verbs_close_object(NDK_OBJECT_HEADER* header, NDK_FN_CLOSE_COMPLETION* completion, PVOID context) {
+NTSTATUS verbs_close_object(NDK_OBJECT_HEADER* header, NDK_FN_CLOSE_COMPLETION* completion,
+                            PVOID context) {
     Life* life = life_of(header);
     return life->adapter->close(life, completion, context);  // CLOSE-01: SUCCESS or PENDING
 }
@@ -764,7 +836,8 @@ void Adapter::event_loop() {
         }
         if (fds[3].revents && cm_channel) {
             rdma_cm_event* event = nullptr;
-            while (rdma_get_cm_event(cm_channel, &event) == 0) on_cm_event(event);  // acks it
+            while (rdma_get_cm_event(cm_channel, &event) == 0)
+                on_cm_event(event);  // acks it
         }
     }
 }

@@ -21,7 +21,9 @@
 
 namespace ndkct::adapters::verbs {
 
-static bool same_adapter_ok(Adapter* a, const Life* life) { return life->adapter == a; }
+static bool same_adapter_ok(Adapter* a, const Life* life) {
+    return life->adapter == a;
+}
 
 namespace {
 
@@ -45,13 +47,16 @@ uint16_t port_of(const sockaddr* a) {
 }
 
 bool any_address(const sockaddr* a) {
-    if (a->sa_family == AF_INET) return reinterpret_cast<const sockaddr_in*>(a)->sin_addr.s_addr == htonl(INADDR_ANY);
+    if (a->sa_family == AF_INET)
+        return reinterpret_cast<const sockaddr_in*>(a)->sin_addr.s_addr == htonl(INADDR_ANY);
     return IN6_IS_ADDR_UNSPECIFIED(&reinterpret_cast<const sockaddr_in6*>(a)->sin6_addr);
 }
 
 void set_port(sockaddr* a, uint16_t port) {
-    if (a->sa_family == AF_INET) reinterpret_cast<sockaddr_in*>(a)->sin_port = htons(port);
-    else reinterpret_cast<sockaddr_in6*>(a)->sin6_port = htons(port);
+    if (a->sa_family == AF_INET)
+        reinterpret_cast<sockaddr_in*>(a)->sin_port = htons(port);
+    else
+        reinterpret_cast<sockaddr_in6*>(a)->sin6_port = htons(port);
 }
 
 bool is_loopback(const sockaddr* a) {
@@ -71,10 +76,14 @@ bool to_device(Adapter* a, const sockaddr* in, sockaddr_storage& out) {
     std::memcpy(&out, in, address_length(in));
     if (!is_loopback(in)) return false;
     uint16_t port = port_of(in);
-    if (in->sa_family == AF_INET6 && a->has_ipv6) std::memcpy(&out, &a->ipv6, sizeof a->ipv6);
-    else if (a->has_ipv4) std::memcpy(&out, &a->ipv4, sizeof a->ipv4);
-    else if (a->has_ipv6) std::memcpy(&out, &a->ipv6, sizeof a->ipv6);
-    else return false;
+    if (in->sa_family == AF_INET6 && a->has_ipv6)
+        std::memcpy(&out, &a->ipv6, sizeof a->ipv6);
+    else if (a->has_ipv4)
+        std::memcpy(&out, &a->ipv4, sizeof a->ipv4);
+    else if (a->has_ipv6)
+        std::memcpy(&out, &a->ipv6, sizeof a->ipv6);
+    else
+        return false;
     set_port(reinterpret_cast<sockaddr*>(&out), port);
     return true;
 }
@@ -84,10 +93,12 @@ void to_consumer(Adapter* a, const sockaddr* real, int alias_family, sockaddr_st
     std::memset(&out, 0, sizeof out);
     std::memcpy(&out, real, address_length(real));
     if (!alias_family) return;
-    bool ours = (real->sa_family == AF_INET && a->has_ipv4 &&
-                 reinterpret_cast<const sockaddr_in*>(real)->sin_addr.s_addr == a->ipv4.sin_addr.s_addr) ||
-                (real->sa_family == AF_INET6 && a->has_ipv6 &&
-                 std::memcmp(&reinterpret_cast<const sockaddr_in6*>(real)->sin6_addr, &a->ipv6.sin6_addr, 16) == 0);
+    bool ours =
+        (real->sa_family == AF_INET && a->has_ipv4 &&
+         reinterpret_cast<const sockaddr_in*>(real)->sin_addr.s_addr == a->ipv4.sin_addr.s_addr) ||
+        (real->sa_family == AF_INET6 && a->has_ipv6 &&
+         std::memcmp(&reinterpret_cast<const sockaddr_in6*>(real)->sin6_addr, &a->ipv6.sin6_addr,
+                     16) == 0);
     if (!ours) return;
     uint16_t port = port_of(real);
     std::memset(&out, 0, sizeof out);
@@ -105,7 +116,8 @@ void to_consumer(Adapter* a, const sockaddr* real, int alias_family, sockaddr_st
 }
 
 // CONN-ADDR-01/02: the size, then the bytes.
-NTSTATUS copy_address(Adapter* a, const sockaddr* real, int alias_family, PSOCKADDR to, ULONG* length) {
+NTSTATUS copy_address(Adapter* a, const sockaddr* real, int alias_family, PSOCKADDR to,
+                      ULONG* length) {
     if (!length) return STATUS_INVALID_PARAMETER;
     if (!real || address_length(real) == 0) return STATUS_INVALID_DEVICE_STATE;  // no address yet
     sockaddr_storage shown;
@@ -128,12 +140,14 @@ NTSTATUS copy_address(Adapter* a, const sockaddr* real, int alias_family, PSOCKA
 int bind_address(rdma_cm_id* id, const sockaddr* address) {
     sockaddr_storage a{};
     std::memcpy(&a, address, address_length(address));
-    if (port_of(address) != 0) return rdma_bind_addr(id, reinterpret_cast<sockaddr*>(&a)) == 0 ? 0 : errno;
+    if (port_of(address) != 0)
+        return rdma_bind_addr(id, reinterpret_cast<sockaddr*>(&a)) == 0 ? 0 : errno;
     static thread_local std::minstd_rand random(std::random_device{}());
     constexpr uint32_t first = 49152, count = 65536 - 49152;
     uint32_t start = random() % count;
     for (uint32_t k = 0; k < count; ++k) {
-        set_port(reinterpret_cast<sockaddr*>(&a), static_cast<uint16_t>(first + (start + k) % count));
+        set_port(reinterpret_cast<sockaddr*>(&a),
+                 static_cast<uint16_t>(first + (start + k) % count));
         if (rdma_bind_addr(id, reinterpret_cast<sockaddr*>(&a)) == 0) return 0;
         if (errno != EADDRINUSE && errno != EADDRNOTAVAIL) return errno;
         if (errno == EADDRNOTAVAIL && k > 0) return errno;  // the address itself is not ours
@@ -143,7 +157,8 @@ int bind_address(rdma_cm_id* id, const sockaddr* address) {
 
 NTSTATUS bind_status(int error, bool port_given) {
     if (error == EMFILE) return STATUS_TOO_MANY_ADDRESSES;  // CONN-07, CONN-11, CONN-25
-    if (error == EADDRINUSE) return port_given ? STATUS_SHARING_VIOLATION : STATUS_TOO_MANY_ADDRESSES;
+    if (error == EADDRINUSE)
+        return port_given ? STATUS_SHARING_VIOLATION : STATUS_TOO_MANY_ADDRESSES;
     if (error == EADDRNOTAVAIL || error == ENODEV || error == EINVAL || error == EAFNOSUPPORT)
         return STATUS_INVALID_ADDRESS;  // CONN-10
     return errno_to_ntstatus(error);
@@ -156,7 +171,8 @@ bool on_our_device(Adapter* a, rdma_cm_id* id) {
 
 rdma_cm_id* new_id(Adapter* a, void* context) {
     rdma_cm_id* id = nullptr;
-    if (!a->cm_channel || rdma_create_id(a->cm_channel, &id, context, RDMA_PS_TCP) != 0) return nullptr;
+    if (!a->cm_channel || rdma_create_id(a->cm_channel, &id, context, RDMA_PS_TCP) != 0)
+        return nullptr;
     return id;
 }
 
@@ -168,8 +184,8 @@ int modify_qp(Qp* qp, rdma_cm_id* id, ibv_qp_state state, uint32_t inbound, uint
     // The QP admits every remote operation; the memory keys decide what reaches memory (rdma_cm
     // gives an active QP no remote access at INIT, so a peer's writes would be refused).
     if (state == IBV_QPS_INIT || (mask & IBV_QP_ACCESS_FLAGS)) {
-        attr.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
-                               IBV_ACCESS_REMOTE_ATOMIC;
+        attr.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+                               IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
         mask |= IBV_QP_ACCESS_FLAGS;
     }
     if (state == IBV_QPS_RTR) attr.max_dest_rd_atomic = static_cast<uint8_t>(inbound);
@@ -189,11 +205,14 @@ void complete(Adapter* a, Connector* c, NTSTATUS status) {
     c->pending = Connector::Pending::none;
     NDK_FN_REQUEST_COMPLETION* callback = c->completion;
     void* context = c->completion_context;
-    if (callback) a->schedule(&c->life, [callback, context, status] { callback(context, status); }, true);
+    if (callback)
+        a->schedule(
+            &c->life, [callback, context, status] { callback(context, status); }, true);
     --c->life.busy;  // the request itself is finished
 }
 
-void start_request(Connector* c, Connector::Pending kind, NDK_FN_REQUEST_COMPLETION* completion, void* context) {
+void start_request(Connector* c, Connector::Pending kind, NDK_FN_REQUEST_COMPLETION* completion,
+                   void* context) {
     c->pending = kind;
     c->completion = completion;
     c->completion_context = context;
@@ -209,7 +228,8 @@ void link_qp(Adapter* a, Connector* c, Qp* qp) {  // LIFE-TREE-06
 }
 
 void fail_connect(Adapter* a, Connector* c, NTSTATUS status) {
-    VERBS_TRACE("connector %p fails with 0x%08x (errno %d)", static_cast<void*>(c), static_cast<unsigned>(status), errno);
+    VERBS_TRACE("connector %p fails with 0x%08x (errno %d)", static_cast<void*>(c),
+                static_cast<unsigned>(status), errno);
     c->phase = Connector::Phase::failed;
     if (c->qp && c->qp->conn.load() == Conn::connecting) c->qp->conn.store(Conn::idle);
     if (c->id) {
@@ -229,9 +249,10 @@ void copy_private_data(std::vector<uint8_t>& to, const rdma_conn_param& p, ULONG
     to.assign(data, data + length);
 }
 
-NTSTATUS start_connect(Adapter* a, Connector* c, Qp* qp, const sockaddr* source, const sockaddr* destination,
-                       SharedEndpoint* endpoint, ULONG inbound, ULONG outbound, const void* data,
-                       ULONG data_length, NDK_FN_REQUEST_COMPLETION* completion, void* context) {
+NTSTATUS start_connect(Adapter* a, Connector* c, Qp* qp, const sockaddr* source,
+                       const sockaddr* destination, SharedEndpoint* endpoint, ULONG inbound,
+                       ULONG outbound, const void* data, ULONG data_length,
+                       NDK_FN_REQUEST_COMPLETION* completion, void* context) {
     if (!qp || !same_adapter_ok(a, &qp->life)) return STATUS_INVALID_PARAMETER;
     if (data_length > a->info.MaxCallerData || (data_length && !data))
         return STATUS_INVALID_PARAMETER;  // CONN-27 (profile: private_data_over_limit)
@@ -242,7 +263,8 @@ NTSTATUS start_connect(Adapter* a, Connector* c, Qp* qp, const sockaddr* source,
     rdma_cm_id* id = new_id(a, c);
     if (!id) return STATUS_INSUFFICIENT_RESOURCES;
     auto drop = [&](NTSTATUS status) {
-        VERBS_TRACE("connect refused inline: 0x%08x (errno %d)", static_cast<unsigned>(status), errno);
+        VERBS_TRACE("connect refused inline: 0x%08x (errno %d)", static_cast<unsigned>(status),
+                    errno);
         c->stale_ids.push_back(id);
         return status;
     };
@@ -251,7 +273,8 @@ NTSTATUS start_connect(Adapter* a, Connector* c, Qp* qp, const sockaddr* source,
         int reuse = 1;
         rdma_set_option(id, RDMA_OPTION_ID, RDMA_OPTION_ID_REUSEADDR, &reuse, sizeof reuse);
         if (rdma_bind_addr(id, reinterpret_cast<sockaddr*>(&endpoint->address)) != 0)
-            return drop(errno == EADDRINUSE ? STATUS_ADDRESS_ALREADY_EXISTS : errno_to_ntstatus(errno));
+            return drop(errno == EADDRINUSE ? STATUS_ADDRESS_ALREADY_EXISTS
+                                            : errno_to_ntstatus(errno));
     } else if (!any_address(source) || port_of(source) != 0) {
         sockaddr_storage local;
         to_device(a, source, local);
@@ -269,7 +292,7 @@ NTSTATUS start_connect(Adapter* a, Connector* c, Qp* qp, const sockaddr* source,
     c->id = id;
     c->passive = false;
     c->alias_family = endpoint ? endpoint->alias_family : aliased ? destination->sa_family : 0;
-    c->ird = std::min<uint32_t>(inbound, a->info.MaxInboundReadLimit);    // CONN-RL-01
+    c->ird = std::min<uint32_t>(inbound, a->info.MaxInboundReadLimit);  // CONN-RL-01
     c->ord = std::min<uint32_t>(outbound, a->info.MaxOutboundReadLimit);
     const auto* bytes = static_cast<const uint8_t*>(data);
     c->private_data.assign(bytes, bytes + data_length);
@@ -290,19 +313,23 @@ NTSTATUS start_connect(Adapter* a, Connector* c, Qp* qp, const sockaddr* source,
 
 // ================================================================ creation
 
-NTSTATUS verbs_create_connector(NDK_ADAPTER* ndk, NDK_FN_CREATE_COMPLETION*, PVOID, NDK_CONNECTOR** out) {
+NTSTATUS verbs_create_connector(NDK_ADAPTER* ndk, NDK_FN_CREATE_COMPLETION*, PVOID,
+                                NDK_CONNECTOR** out) {
     auto* a = reinterpret_cast<Adapter*>(ndk);
-    Connector* c = new_object<Connector>(a, Kind::connector, NdkObjectTypeConnector, &kConnectorDispatch);
+    Connector* c =
+        new_object<Connector>(a, Kind::connector, NdkObjectTypeConnector, &kConnectorDispatch);
     if (!c) return STATUS_INSUFFICIENT_RESOURCES;
     a->adopt(&c->life, {});  // LIFE-TREE-01
     *out = &c->ndk;
     return STATUS_SUCCESS;  // CONN-01
 }
 
-NTSTATUS verbs_create_listener(NDK_ADAPTER* ndk, NDK_FN_CONNECT_EVENT_CALLBACK* event, PVOID event_context,
-                               NDK_FN_CREATE_COMPLETION*, PVOID, NDK_LISTENER** out) {
+NTSTATUS verbs_create_listener(NDK_ADAPTER* ndk, NDK_FN_CONNECT_EVENT_CALLBACK* event,
+                               PVOID event_context, NDK_FN_CREATE_COMPLETION*, PVOID,
+                               NDK_LISTENER** out) {
     auto* a = reinterpret_cast<Adapter*>(ndk);
-    Listener* l = new_object<Listener>(a, Kind::listener, NdkObjectTypeListener, &kListenerDispatch);
+    Listener* l =
+        new_object<Listener>(a, Kind::listener, NdkObjectTypeListener, &kListenerDispatch);
     if (!l) return STATUS_INSUFFICIENT_RESOURCES;
     l->connect_event = event;  // GEN-CB-05
     l->connect_event_context = event_context;
@@ -315,8 +342,8 @@ NTSTATUS verbs_create_shared_endpoint(NDK_ADAPTER* ndk, const PSOCKADDR address,
                                       NDK_FN_CREATE_COMPLETION*, PVOID, NDK_SHARED_ENDPOINT** out) {
     auto* a = reinterpret_cast<Adapter*>(ndk);
     if (!valid(address, length)) return STATUS_INVALID_ADDRESS;
-    SharedEndpoint* e = new_object<SharedEndpoint>(a, Kind::shared_endpoint, NdkObjectTypeSharedEndpoint,
-                                                   &kSharedEndpointDispatch);
+    SharedEndpoint* e = new_object<SharedEndpoint>(
+        a, Kind::shared_endpoint, NdkObjectTypeSharedEndpoint, &kSharedEndpointDispatch);
     if (!e) return STATUS_INSUFFICIENT_RESOURCES;
     e->id = new_id(a, e);
     if (!e->id) {
@@ -327,12 +354,15 @@ NTSTATUS verbs_create_shared_endpoint(NDK_ADAPTER* ndk, const PSOCKADDR address,
     rdma_set_option(e->id, RDMA_OPTION_ID, RDMA_OPTION_ID_REUSEADDR, &reuse, sizeof reuse);
     sockaddr_storage local;
     if (to_device(a, address, local)) e->alias_family = address->sa_family;
-    if (int error = bind_address(e->id, reinterpret_cast<sockaddr*>(&local)); error != 0 || !on_our_device(a, e->id)) {
+    if (int error = bind_address(e->id, reinterpret_cast<sockaddr*>(&local));
+        error != 0 || !on_our_device(a, e->id)) {
         rdma_destroy_id(e->id);
         delete e;
-        return error ? bind_status(error, port_of(address) != 0) : STATUS_INVALID_ADDRESS;  // CONN-06, CONN-07
+        return error ? bind_status(error, port_of(address) != 0)
+                     : STATUS_INVALID_ADDRESS;  // CONN-06, CONN-07
     }
-    std::memcpy(&e->address, rdma_get_local_addr(e->id), address_length(rdma_get_local_addr(e->id)));
+    std::memcpy(&e->address, rdma_get_local_addr(e->id),
+                address_length(rdma_get_local_addr(e->id)));
     a->adopt(&e->life, {});
     *out = &e->ndk;
     return STATUS_SUCCESS;
@@ -344,7 +374,8 @@ void destroy_connector(Connector* c) {
         if (c->qp && c->qp->connector == c) c->qp->connector = nullptr;
     }
     if (c->id) rdma_destroy_id(c->id);
-    for (rdma_cm_id* id : c->stale_ids) rdma_destroy_id(id);
+    for (rdma_cm_id* id : c->stale_ids)
+        rdma_destroy_id(id);
     delete c;
 }
 
@@ -362,12 +393,14 @@ void destroy_shared_endpoint(SharedEndpoint* e) {
 void begin_close_connection(Life* o) {
     Adapter* a = o->adapter;
     if (o->kind == Kind::listener) {
-        auto* l = reinterpret_cast<Listener*>(reinterpret_cast<char*>(o) - offsetof(Object<NDK_LISTENER>, life));
+        auto* l = reinterpret_cast<Listener*>(reinterpret_cast<char*>(o) -
+                                              offsetof(Object<NDK_LISTENER>, life));
         l->listening = false;  // no connection is accepted once the close was asked for
         return;
     }
     if (o->kind != Kind::connector) return;
-    auto* c = reinterpret_cast<Connector*>(reinterpret_cast<char*>(o) - offsetof(Object<NDK_CONNECTOR>, life));
+    auto* c = reinterpret_cast<Connector*>(reinterpret_cast<char*>(o) -
+                                           offsetof(Object<NDK_CONNECTOR>, life));
     switch (c->phase) {
         case Connector::Phase::resolving:
         case Connector::Phase::connecting:
@@ -375,7 +408,8 @@ void begin_close_connection(Life* o) {
             fail_connect(a, c, STATUS_CANCELLED);
             break;
         case Connector::Phase::incoming:
-            if (c->id) rdma_reject(c->id, nullptr, 0);  // closing an unanswered request turns it down
+            if (c->id)
+                rdma_reject(c->id, nullptr, 0);  // closing an unanswered request turns it down
             c->phase = Connector::Phase::failed;
             break;
         case Connector::Phase::connected_pending_complete:  // the accept is turned down
@@ -403,8 +437,9 @@ void begin_close_connection(Life* o) {
 // ================================================================ active side
 
 NTSTATUS verbs_connect(NDK_CONNECTOR* ndk, NDK_QP* qp, const PSOCKADDR source, ULONG source_length,
-                       const PSOCKADDR destination, ULONG destination_length, ULONG inbound, ULONG outbound,
-                       const PVOID data, ULONG data_length, NDK_FN_REQUEST_COMPLETION* completion, PVOID context) {
+                       const PSOCKADDR destination, ULONG destination_length, ULONG inbound,
+                       ULONG outbound, const PVOID data, ULONG data_length,
+                       NDK_FN_REQUEST_COMPLETION* completion, PVOID context) {
     Connector* c = self<Connector>(ndk);
     Adapter* a = c->life.adapter;
     if (!valid(destination, destination_length)) return STATUS_INVALID_ADDRESS;
@@ -418,21 +453,23 @@ NTSTATUS verbs_connect(NDK_CONNECTOR* ndk, NDK_QP* qp, const PSOCKADDR source, U
     }
     if (!valid(from, source_length) || from->sa_family != destination->sa_family)
         return STATUS_INVALID_ADDRESS;  // CONN-IP-01: IPv4 and IPv6, not mixed
-    return start_connect(a, c, self<Qp>(qp), from, destination, nullptr, inbound, outbound, data, data_length,
-                         completion, context);
+    return start_connect(a, c, self<Qp>(qp), from, destination, nullptr, inbound, outbound, data,
+                         data_length, completion, context);
 }
 
-NTSTATUS verbs_connect_with_shared_endpoint(NDK_CONNECTOR* ndk, NDK_QP* qp, NDK_SHARED_ENDPOINT* endpoint,
+NTSTATUS verbs_connect_with_shared_endpoint(NDK_CONNECTOR* ndk, NDK_QP* qp,
+                                            NDK_SHARED_ENDPOINT* endpoint,
                                             const PSOCKADDR destination, ULONG destination_length,
-                                            ULONG inbound, ULONG outbound, const PVOID data, ULONG data_length,
+                                            ULONG inbound, ULONG outbound, const PVOID data,
+                                            ULONG data_length,
                                             NDK_FN_REQUEST_COMPLETION* completion, PVOID context) {
     Connector* c = self<Connector>(ndk);
     Adapter* a = c->life.adapter;
     SharedEndpoint* e = self<SharedEndpoint>(endpoint);
     if (!e || !same_adapter_ok(a, &e->life)) return STATUS_INVALID_PARAMETER;
     if (!valid(destination, destination_length)) return STATUS_INVALID_ADDRESS;
-    return start_connect(a, c, self<Qp>(qp), nullptr, destination, e, inbound, outbound, data, data_length,
-                         completion, context);
+    return start_connect(a, c, self<Qp>(qp), nullptr, destination, e, inbound, outbound, data,
+                         data_length, completion, context);
 }
 
 namespace {
@@ -442,11 +479,14 @@ NTSTATUS complete_connect(Connector* c, NDK_FN_DISCONNECT_EVENT_CALLBACK* event,
     Adapter* a = c->life.adapter;
     std::lock_guard lock(a->mutex);
     if (c->passive || c->phase != Connector::Phase::connected_pending_complete || !c->qp || !c->id)
-        return STATUS_CONNECTION_INVALID;  // CONN-16
+        return STATUS_CONNECTION_INVALID;                        // CONN-16
     if (c->peer_disconnected) return STATUS_CONNECTION_ABORTED;  // CONN-17: the acceptor gave up
-    uint32_t inbound = std::min(c->ird, c->peer_ord), outbound = std::min(c->ord, c->peer_ird);  // CONN-RL-02
-    if (int e = modify_qp(c->qp, c->id, IBV_QPS_RTR, inbound, outbound); e != 0) return errno_to_ntstatus(e);
-    if (int e = modify_qp(c->qp, c->id, IBV_QPS_RTS, inbound, outbound); e != 0) return errno_to_ntstatus(e);
+    uint32_t inbound = std::min(c->ird, c->peer_ord),
+             outbound = std::min(c->ord, c->peer_ird);  // CONN-RL-02
+    if (int e = modify_qp(c->qp, c->id, IBV_QPS_RTR, inbound, outbound); e != 0)
+        return errno_to_ntstatus(e);
+    if (int e = modify_qp(c->qp, c->id, IBV_QPS_RTS, inbound, outbound); e != 0)
+        return errno_to_ntstatus(e);
     if (rdma_establish(c->id) != 0) return errno_to_ntstatus(errno);
     c->disconnect_event = event;  // CONN-DISC-02/03
     c->disconnect_event_ex = event_ex;
@@ -458,8 +498,8 @@ NTSTATUS complete_connect(Connector* c, NDK_FN_DISCONNECT_EVENT_CALLBACK* event,
 
 }  // namespace
 
-NTSTATUS verbs_complete_connect(NDK_CONNECTOR* ndk, NDK_FN_DISCONNECT_EVENT_CALLBACK* event, PVOID event_context,
-                                NDK_FN_REQUEST_COMPLETION*, PVOID) {
+NTSTATUS verbs_complete_connect(NDK_CONNECTOR* ndk, NDK_FN_DISCONNECT_EVENT_CALLBACK* event,
+                                PVOID event_context, NDK_FN_REQUEST_COMPLETION*, PVOID) {
     return complete_connect(self<Connector>(ndk), event, nullptr, event_context);
 }
 
@@ -470,7 +510,8 @@ NTSTATUS verbs_complete_connect_ex(NDK_CONNECTOR* ndk, NDK_FN_DISCONNECT_EVENT_C
 
 // ================================================================ passive side
 
-NTSTATUS verbs_listen(NDK_LISTENER* ndk, const PSOCKADDR address, ULONG length, NDK_FN_REQUEST_COMPLETION*, PVOID) {
+NTSTATUS verbs_listen(NDK_LISTENER* ndk, const PSOCKADDR address, ULONG length,
+                      NDK_FN_REQUEST_COMPLETION*, PVOID) {
     Listener* l = self<Listener>(ndk);
     Adapter* a = l->life.adapter;
     if (!valid(address, length)) return STATUS_INVALID_ADDRESS;
@@ -481,11 +522,13 @@ NTSTATUS verbs_listen(NDK_LISTENER* ndk, const PSOCKADDR address, ULONG length, 
     sockaddr_storage local;
     bool aliased = to_device(a, address, local);
     int error = bind_address(id, reinterpret_cast<sockaddr*>(&local));
-    NTSTATUS status = error ? bind_status(error, port_of(address) != 0) : STATUS_SUCCESS;  // CONN-04, CONN-25
+    NTSTATUS status =
+        error ? bind_status(error, port_of(address) != 0) : STATUS_SUCCESS;  // CONN-04, CONN-25
     if (status == STATUS_SUCCESS && !on_our_device(a, id)) status = STATUS_INVALID_ADDRESS;
     if (status == STATUS_SUCCESS && rdma_listen(id, 64) != 0) status = errno_to_ntstatus(errno);
     if (status != STATUS_SUCCESS) {
-        VERBS_TRACE("listen refused: 0x%08x (errno %d)", static_cast<unsigned>(status), error ? error : errno);
+        VERBS_TRACE("listen refused: 0x%08x (errno %d)", static_cast<unsigned>(status),
+                    error ? error : errno);
         rdma_destroy_id(id);  // no event can be outstanding for an id that never listened
         return status;
     }
@@ -509,25 +552,29 @@ void verbs_control_connect_events(NDK_LISTENER* ndk, BOOLEAN pause) {
     l->paused = pause != 0;  // CONN-CTL-01/02
 }
 
-NTSTATUS verbs_get_shared_endpoint_local_address(NDK_SHARED_ENDPOINT* ndk, PSOCKADDR address, ULONG* length) {
+NTSTATUS verbs_get_shared_endpoint_local_address(NDK_SHARED_ENDPOINT* ndk, PSOCKADDR address,
+                                                 ULONG* length) {
     SharedEndpoint* e = self<SharedEndpoint>(ndk);
-    return copy_address(e->life.adapter, reinterpret_cast<sockaddr*>(&e->address), e->alias_family, address,
+    return copy_address(e->life.adapter, reinterpret_cast<sockaddr*>(&e->address), e->alias_family,
+                        address,
                         length);  // CONN-26
 }
 
 namespace {
 
-NTSTATUS accept(Connector* c, Qp* qp, ULONG inbound, ULONG outbound, const void* data, ULONG data_length,
-                NDK_FN_DISCONNECT_EVENT_CALLBACK* event, NDK_FN_DISCONNECT_EVENT_CALLBACK_EX* event_ex,
-                void* event_context, NDK_FN_REQUEST_COMPLETION* completion, void* context) {
+NTSTATUS accept(Connector* c, Qp* qp, ULONG inbound, ULONG outbound, const void* data,
+                ULONG data_length, NDK_FN_DISCONNECT_EVENT_CALLBACK* event,
+                NDK_FN_DISCONNECT_EVENT_CALLBACK_EX* event_ex, void* event_context,
+                NDK_FN_REQUEST_COMPLETION* completion, void* context) {
     Adapter* a = c->life.adapter;
     if (!qp || !same_adapter_ok(a, &qp->life)) return STATUS_INVALID_PARAMETER;
-    if (data_length > a->info.MaxCalleeData || (data_length && !data)) return STATUS_INVALID_PARAMETER;
+    if (data_length > a->info.MaxCalleeData || (data_length && !data))
+        return STATUS_INVALID_PARAMETER;
     std::lock_guard lock(a->mutex);
     if (!c->passive || c->phase != Connector::Phase::incoming || !c->id) {
         // CONN-21: the requester gave up meanwhile
         return c->passive && c->phase == Connector::Phase::failed ? STATUS_CONNECTION_ABORTED
-                                                                   : STATUS_INVALID_DEVICE_STATE;
+                                                                  : STATUS_INVALID_DEVICE_STATE;
     }
     if (qp->conn.load() != Conn::idle) return STATUS_INVALID_DEVICE_STATE;
     c->ird = std::min<uint32_t>(inbound, a->info.MaxInboundReadLimit);  // CONN-RL-01
@@ -562,30 +609,33 @@ NTSTATUS accept(Connector* c, Qp* qp, ULONG inbound, ULONG outbound, const void*
 
 }  // namespace
 
-NTSTATUS verbs_accept(NDK_CONNECTOR* ndk, NDK_QP* qp, ULONG inbound, ULONG outbound, const PVOID data,
-                      ULONG data_length, NDK_FN_DISCONNECT_EVENT_CALLBACK* event, PVOID event_context,
-                      NDK_FN_REQUEST_COMPLETION* completion, PVOID context) {
-    return accept(self<Connector>(ndk), self<Qp>(qp), inbound, outbound, data, data_length, event, nullptr,
-                  event_context, completion, context);
+NTSTATUS verbs_accept(NDK_CONNECTOR* ndk, NDK_QP* qp, ULONG inbound, ULONG outbound,
+                      const PVOID data, ULONG data_length, NDK_FN_DISCONNECT_EVENT_CALLBACK* event,
+                      PVOID event_context, NDK_FN_REQUEST_COMPLETION* completion, PVOID context) {
+    return accept(self<Connector>(ndk), self<Qp>(qp), inbound, outbound, data, data_length, event,
+                  nullptr, event_context, completion, context);
 }
 
-NTSTATUS verbs_accept_ex(NDK_CONNECTOR* ndk, NDK_QP* qp, ULONG inbound, ULONG outbound, const PVOID data,
-                         ULONG data_length, NDK_FN_DISCONNECT_EVENT_CALLBACK_EX* event, PVOID event_context,
+NTSTATUS verbs_accept_ex(NDK_CONNECTOR* ndk, NDK_QP* qp, ULONG inbound, ULONG outbound,
+                         const PVOID data, ULONG data_length,
+                         NDK_FN_DISCONNECT_EVENT_CALLBACK_EX* event, PVOID event_context,
                          NDK_FN_REQUEST_COMPLETION* completion, PVOID context) {
-    return accept(self<Connector>(ndk), self<Qp>(qp), inbound, outbound, data, data_length, nullptr, event,
-                  event_context, completion, context);  // CONN-22
+    return accept(self<Connector>(ndk), self<Qp>(qp), inbound, outbound, data, data_length, nullptr,
+                  event, event_context, completion, context);  // CONN-22
 }
 
 // CONN-23, CONN-24: the passive side turns down a request, or the active side the accept.
 NTSTATUS verbs_reject(NDK_CONNECTOR* ndk, const PVOID data, ULONG data_length) {
     Connector* c = self<Connector>(ndk);
     Adapter* a = c->life.adapter;
-    if (data_length > a->info.MaxCalleeData || (data_length && !data)) return STATUS_INVALID_PARAMETER;
+    if (data_length > a->info.MaxCalleeData || (data_length && !data))
+        return STATUS_INVALID_PARAMETER;
     std::lock_guard lock(a->mutex);
     bool passive_request = c->passive && c->phase == Connector::Phase::incoming;
     bool active_answer = !c->passive && c->phase == Connector::Phase::connected_pending_complete;
     if (!passive_request && !active_answer) {
-        return c->phase == Connector::Phase::failed ? STATUS_CONNECTION_ABORTED : STATUS_INVALID_DEVICE_STATE;
+        return c->phase == Connector::Phase::failed ? STATUS_CONNECTION_ABORTED
+                                                    : STATUS_INVALID_DEVICE_STATE;
     }
     if (!c->id || rdma_reject(c->id, data, static_cast<uint8_t>(data_length)) != 0)
         return STATUS_CONNECTION_ABORTED;
@@ -595,14 +645,17 @@ NTSTATUS verbs_reject(NDK_CONNECTOR* ndk, const PVOID data, ULONG data_length) {
 }
 
 // CONN-PD-01..05, CONN-RL-03.
-NTSTATUS verbs_get_connection_data(NDK_CONNECTOR* ndk, ULONG* inbound, ULONG* outbound, PVOID data, ULONG* length) {
+NTSTATUS verbs_get_connection_data(NDK_CONNECTOR* ndk, ULONG* inbound, ULONG* outbound, PVOID data,
+                                   ULONG* length) {
     Connector* c = self<Connector>(ndk);
     std::lock_guard lock(c->life.adapter->mutex);
     if (!c->have_connection_data) return STATUS_INVALID_DEVICE_STATE;  // CONN-PD-08
     if (c->passive && c->phase == Connector::Phase::incoming) {
         // Before NdkAccept: what the requester offers (its outbound is our inbound).
-        if (inbound) *inbound = std::min<uint32_t>(c->peer_ord, c->life.adapter->info.MaxInboundReadLimit);
-        if (outbound) *outbound = std::min<uint32_t>(c->peer_ird, c->life.adapter->info.MaxOutboundReadLimit);
+        if (inbound)
+            *inbound = std::min<uint32_t>(c->peer_ord, c->life.adapter->info.MaxInboundReadLimit);
+        if (outbound)
+            *outbound = std::min<uint32_t>(c->peer_ird, c->life.adapter->info.MaxOutboundReadLimit);
     } else {
         if (inbound) *inbound = std::min(c->ird, c->peer_ord);
         if (outbound) *outbound = std::min(c->ord, c->peer_ird);
@@ -624,18 +677,21 @@ NTSTATUS verbs_get_local_address(NDK_CONNECTOR* ndk, PSOCKADDR address, ULONG* l
     Connector* c = self<Connector>(ndk);
     std::lock_guard lock(c->life.adapter->mutex);
     if (!c->id) return STATUS_INVALID_DEVICE_STATE;
-    return copy_address(c->life.adapter, rdma_get_local_addr(c->id), c->alias_family, address, length);
+    return copy_address(c->life.adapter, rdma_get_local_addr(c->id), c->alias_family, address,
+                        length);
 }
 
 NTSTATUS verbs_get_peer_address(NDK_CONNECTOR* ndk, PSOCKADDR address, ULONG* length) {
     Connector* c = self<Connector>(ndk);
     std::lock_guard lock(c->life.adapter->mutex);
     if (!c->id) return STATUS_INVALID_DEVICE_STATE;
-    return copy_address(c->life.adapter, rdma_get_peer_addr(c->id), c->alias_family, address, length);
+    return copy_address(c->life.adapter, rdma_get_peer_addr(c->id), c->alias_family, address,
+                        length);
 }
 
 // CONN-DISC-01, DISC-FLUSH-01: graceful; the QP is flushed.
-NTSTATUS verbs_disconnect(NDK_CONNECTOR* ndk, NDK_FN_REQUEST_COMPLETION* completion, PVOID context) {
+NTSTATUS verbs_disconnect(NDK_CONNECTOR* ndk, NDK_FN_REQUEST_COMPLETION* completion,
+                          PVOID context) {
     Connector* c = self<Connector>(ndk);
     Adapter* a = c->life.adapter;
     std::lock_guard lock(a->mutex);
@@ -671,11 +727,14 @@ void deliver_disconnect(Adapter* a, Connector* c) {  // CONN-DISC-02/03: once
     if (c->disconnect_delivered) return;
     c->disconnect_delivered = true;
     void* context = c->disconnect_context;
-    if (auto* ex = c->disconnect_event_ex) a->schedule(&c->life, [ex, context] { ex(context, 0); });
-    else if (auto* plain = c->disconnect_event) a->schedule(&c->life, [plain, context] { plain(context); });
+    if (auto* ex = c->disconnect_event_ex)
+        a->schedule(&c->life, [ex, context] { ex(context, 0); });
+    else if (auto* plain = c->disconnect_event)
+        a->schedule(&c->life, [plain, context] { plain(context); });
 }
 
-void on_connect_request(Adapter* a, Listener* l, rdma_cm_event* event, std::vector<rdma_cm_id*>& destroy) {
+void on_connect_request(Adapter* a, Listener* l, rdma_cm_event* event,
+                        std::vector<rdma_cm_id*>& destroy) {
     rdma_cm_id* child = event->id;
     // CONN-LST-03, CONN-CTL-01: closing or paused: as if nobody listened.
     if (!l || !l->listening || l->paused || l->life.closing || a->closing || !l->connect_event) {
@@ -683,7 +742,8 @@ void on_connect_request(Adapter* a, Listener* l, rdma_cm_event* event, std::vect
         destroy.push_back(child);
         return;
     }
-    Connector* c = new_object<Connector>(a, Kind::connector, NdkObjectTypeConnector, &kConnectorDispatch);
+    Connector* c =
+        new_object<Connector>(a, Kind::connector, NdkObjectTypeConnector, &kConnectorDispatch);
     if (!c) {
         rdma_reject(child, nullptr, 0);
         destroy.push_back(child);
@@ -695,7 +755,8 @@ void on_connect_request(Adapter* a, Listener* l, rdma_cm_event* event, std::vect
     c->listener = l;
     c->alias_family = l->alias_family;
     c->phase = Connector::Phase::incoming;
-    copy_private_data(c->peer_private_data, event->param.conn, a->info.MaxCallerData);  // CONN-27, CONN-PD-08
+    copy_private_data(c->peer_private_data, event->param.conn,
+                      a->info.MaxCallerData);  // CONN-27, CONN-PD-08
     c->peer_ird = event->param.conn.responder_resources;
     c->peer_ord = event->param.conn.initiator_depth;
     c->have_connection_data = true;
@@ -703,20 +764,24 @@ void on_connect_request(Adapter* a, Listener* l, rdma_cm_event* event, std::vect
     auto* callback = l->connect_event;
     void* context = l->connect_event_context;
     NDK_CONNECTOR* connector = &c->ndk;
-    a->schedule(&l->life, [callback, context, connector] { callback(context, connector); });  // CONN-20
+    a->schedule(&l->life,
+                [callback, context, connector] { callback(context, connector); });  // CONN-20
 }
 
 }  // namespace
 
 void Adapter::on_cm_event(rdma_cm_event* event) {
-    VERBS_TRACE("cm event %s (status %d) id %p context %p", rdma_event_str(event->event), event->status,
-                static_cast<void*>(event->id), event->id ? event->id->context : nullptr);
+    VERBS_TRACE("cm event %s (status %d) id %p context %p", rdma_event_str(event->event),
+                event->status, static_cast<void*>(event->id),
+                event->id ? event->id->context : nullptr);
     std::vector<rdma_cm_id*> destroy;
     {
         std::lock_guard lock(mutex);
         if (event->event == RDMA_CM_EVENT_CONNECT_REQUEST) {
             void* context = event->listen_id ? event->listen_id->context : nullptr;
-            Listener* l = context && life_of(context)->kind == Kind::listener ? static_cast<Listener*>(context) : nullptr;
+            Listener* l = context && life_of(context)->kind == Kind::listener
+                              ? static_cast<Listener*>(context)
+                              : nullptr;
             on_connect_request(this, l, event, destroy);
         } else if (void* context = event->id ? event->id->context : nullptr;
                    context && life_of(context)->kind == Kind::connector) {
@@ -725,7 +790,8 @@ void Adapter::on_cm_event(rdma_cm_event* event) {
                 switch (event->event) {
                     case RDMA_CM_EVENT_ADDR_RESOLVED:
                         if (c->phase != Connector::Phase::resolving) break;
-                        if (!on_our_device(this, c->id)) fail_connect(this, c, STATUS_INVALID_ADDRESS);
+                        if (!on_our_device(this, c->id))
+                            fail_connect(this, c, STATUS_INVALID_ADDRESS);
                         else if (rdma_resolve_route(c->id, kResolveTimeoutMs) != 0)
                             fail_connect(this, c, errno_to_ntstatus(errno));
                         break;
@@ -736,20 +802,24 @@ void Adapter::on_cm_event(rdma_cm_event* event) {
                             break;
                         }
                         rdma_conn_param param{};
-                        param.private_data = c->private_data.empty() ? nullptr : c->private_data.data();
+                        param.private_data =
+                            c->private_data.empty() ? nullptr : c->private_data.data();
                         param.private_data_len = static_cast<uint8_t>(c->private_data.size());
                         param.responder_resources = static_cast<uint8_t>(c->ird);
                         param.initiator_depth = static_cast<uint8_t>(c->ord);
                         param.retry_count = 7;
                         param.rnr_retry_count = 7;
                         param.qp_num = c->qp->qp->qp_num;
-                        if (rdma_connect(c->id, &param) != 0) fail_connect(this, c, errno_to_ntstatus(errno));
-                        else c->phase = Connector::Phase::connecting;
+                        if (rdma_connect(c->id, &param) != 0)
+                            fail_connect(this, c, errno_to_ntstatus(errno));
+                        else
+                            c->phase = Connector::Phase::connecting;
                         break;
                     }
                     case RDMA_CM_EVENT_CONNECT_RESPONSE:  // CONN-15: the peer accepted
                         if (c->phase != Connector::Phase::connecting) break;
-                        copy_private_data(c->peer_private_data, event->param.conn, info.MaxCalleeData);
+                        copy_private_data(c->peer_private_data, event->param.conn,
+                                          info.MaxCalleeData);
                         c->peer_ird = event->param.conn.responder_resources;
                         c->peer_ord = event->param.conn.initiator_depth;
                         c->have_connection_data = true;
@@ -759,23 +829,29 @@ void Adapter::on_cm_event(rdma_cm_event* event) {
                     case RDMA_CM_EVENT_ESTABLISHED:
                         if (c->passive && c->phase == Connector::Phase::accepting) {
                             c->phase = Connector::Phase::established;
-                            if (c->qp) c->qp->conn.store(Conn::connected, std::memory_order_release);
+                            if (c->qp)
+                                c->qp->conn.store(Conn::connected, std::memory_order_release);
                             complete(this, c, STATUS_SUCCESS);  // CONN-21
                         }
                         break;
                     case RDMA_CM_EVENT_REJECTED:
                         if (c->phase == Connector::Phase::connecting) {
-                            copy_private_data(c->peer_private_data, event->param.conn, info.MaxCalleeData);  // CONN-27
+                            copy_private_data(c->peer_private_data, event->param.conn,
+                                              info.MaxCalleeData);  // CONN-27
                             c->have_connection_data = true;
                             fail_connect(this, c, STATUS_CONNECTION_REFUSED);  // CONN-08
                         } else if (c->phase == Connector::Phase::accepting) {
-                            fail_connect(this, c, STATUS_CONNECTION_ABORTED);  // CONN-21: the requester said no
+                            fail_connect(
+                                this, c,
+                                STATUS_CONNECTION_ABORTED);  // CONN-21: the requester said no
                         } else if (c->phase == Connector::Phase::incoming) {
-                            c->phase = Connector::Phase::failed;  // CONN-21, CONN-23: the requester gave up
+                            c->phase = Connector::Phase::failed;  // CONN-21, CONN-23: the requester
+                                                                  // gave up
                         }
                         break;
                     case RDMA_CM_EVENT_ADDR_ERROR:
-                        fail_connect(this, c, event_status(event, STATUS_HOST_UNREACHABLE));  // CONN-13
+                        fail_connect(this, c,
+                                     event_status(event, STATUS_HOST_UNREACHABLE));  // CONN-13
                         break;
                     case RDMA_CM_EVENT_ROUTE_ERROR:
                         fail_connect(this, c, event_status(event, STATUS_NETWORK_UNREACHABLE));
@@ -786,7 +862,8 @@ void Adapter::on_cm_event(rdma_cm_event* event) {
                             c->phase = Connector::Phase::failed;
                         else if (c->phase == Connector::Phase::accepting)
                             fail_connect(this, c, event_status(event, STATUS_IO_TIMEOUT));
-                        else if (c->phase == Connector::Phase::resolving || c->phase == Connector::Phase::connecting)
+                        else if (c->phase == Connector::Phase::resolving ||
+                                 c->phase == Connector::Phase::connecting)
                             fail_connect(this, c, event_status(event, STATUS_IO_TIMEOUT));
                         else if (c->phase == Connector::Phase::connected_pending_complete)
                             c->peer_disconnected = true;
@@ -818,7 +895,8 @@ void Adapter::on_cm_event(rdma_cm_event* event) {
         }
     }
     rdma_ack_cm_event(event);
-    for (rdma_cm_id* id : destroy) rdma_destroy_id(id);
+    for (rdma_cm_id* id : destroy)
+        rdma_destroy_id(id);
 }
 
 }  // namespace ndkct::adapters::verbs

@@ -10,8 +10,11 @@ namespace {
 
 // The shared fallback (spec/PROVIDER.md explains the cast). Every entry is implemented today;
 // keep it for bring-up of future entries.
-[[maybe_unused]] NTSTATUS not_implemented() { return STATUS_NOT_IMPLEMENTED; }
-#define NDKCT_VERBS_TODO(FnType) (reinterpret_cast<FnType*>(reinterpret_cast<void (*)()>(not_implemented)))
+[[maybe_unused]] NTSTATUS not_implemented() {
+    return STATUS_NOT_IMPLEMENTED;
+}
+#define NDKCT_VERBS_TODO(FnType) \
+    (reinterpret_cast<FnType*>(reinterpret_cast<void (*)()>(not_implemented)))
 
 }  // namespace
 

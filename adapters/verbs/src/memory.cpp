@@ -38,8 +38,9 @@ void verbs_get_privileged_memory_region_token(NDK_PD* ndk, UINT32* token) {
     Pd* pd = self<Pd>(ndk);
     Adapter* a = pd->life.adapter;
     std::call_once(pd->arena_once, [&] {
-        pd->arena_mr = ibv_reg_mr_iova(pd->pd, a->memory.PhysicalBase, a->memory.PageCount * PAGE_SIZE,
-                                       Adapter::kLogicalBase, IBV_ACCESS_LOCAL_WRITE);
+        pd->arena_mr =
+            ibv_reg_mr_iova(pd->pd, a->memory.PhysicalBase, a->memory.PageCount * PAGE_SIZE,
+                            Adapter::kLogicalBase, IBV_ACCESS_LOCAL_WRITE);
     });
     if (token) *token = pd->arena_mr ? pd->arena_mr->lkey : 0;
 }
@@ -54,7 +55,7 @@ NTSTATUS verbs_create_mr(NDK_PD* ndk, BOOLEAN fast_register, NDK_FN_CREATE_COMPL
     if (!mr) return STATUS_INSUFFICIENT_RESOURCES;
     mr->pd = pd;
     mr->fast_register = fast_register != 0;  // CMR-01
-    a->adopt(&mr->life, {&pd->life});          // LIFE-TREE-03
+    a->adopt(&mr->life, {&pd->life});        // LIFE-TREE-03
     *out = &mr->ndk;
     return STATUS_SUCCESS;  // CMR-02
 }
@@ -71,8 +72,9 @@ NTSTATUS verbs_register_mr(NDK_MR* ndk, MDL* mdl, SIZE_T length, ULONG flags,
     Adapter* a = mr->life.adapter;
     // AMB-16: NdkRegisterMr on a fast-register MR or on a registered one is the consumer's
     // error; refused with the profile's default code, STATUS_INVALID_DEVICE_STATE (ours).
-    if (mr->fast_register || mr->phase.load() != Mr::Phase::created) return STATUS_INVALID_DEVICE_STATE;
-    if (!mdl || length == 0) return STATUS_INVALID_PARAMETER;          // MODEL-RMR-LEN-02
+    if (mr->fast_register || mr->phase.load() != Mr::Phase::created)
+        return STATUS_INVALID_DEVICE_STATE;
+    if (!mdl || length == 0) return STATUS_INVALID_PARAMETER;                   // MODEL-RMR-LEN-02
     if (length > a->info.MaxRegistrationSize) return STATUS_INVALID_PARAMETER;  // RMR-LEN-02
     // RMR-MDL-01/04/05: the first Length bytes must be virtually contiguous (also: the chain
     // holds at least Length bytes, RMR-LEN-01). Only the PFNs are read (RMR-VA-03).
@@ -82,10 +84,12 @@ NTSTATUS verbs_register_mr(NDK_MR* ndk, MDL* mdl, SIZE_T length, ULONG flags,
         if (pfn >= a->memory.PageCount) return STATUS_INVALID_PARAMETER;
     // RMR-VA-01/02: the region is [VA, VA + Length), addressed by VA (iova = VA), never by offset.
     uint64_t va = reinterpret_cast<uint64_t>(pages.virtual_address);
-    Registration* r = register_pages(a, mr->pd->pd, pages.pfns.data(), pages.pfns.size(),
-                                     pages.first_byte_offset, length, va,
-                                     mr_access(flags, a->attr.orig_attr.device_cap_flags & IBV_DEVICE_MEM_WINDOW));
-    if (!r) return errno == EINVAL ? STATUS_INVALID_PARAMETER : STATUS_INSUFFICIENT_RESOURCES;  // RMR-ST-03
+    Registration* r = register_pages(
+        a, mr->pd->pd, pages.pfns.data(), pages.pfns.size(), pages.first_byte_offset, length, va,
+        mr_access(flags, a->attr.orig_attr.device_cap_flags & IBV_DEVICE_MEM_WINDOW));
+    if (!r)
+        return errno == EINVAL ? STATUS_INVALID_PARAMETER
+                               : STATUS_INSUFFICIENT_RESOURCES;  // RMR-ST-03
     mr->flags = flags;
     mr->current.store(r);
     mr->lkey.store(r->mr->lkey);  // RMR-TOK-01
@@ -96,7 +100,8 @@ NTSTATUS verbs_register_mr(NDK_MR* ndk, MDL* mdl, SIZE_T length, ULONG flags,
 
 NTSTATUS verbs_deregister_mr(NDK_MR* ndk, NDK_FN_REQUEST_COMPLETION*, PVOID) {
     Mr* mr = self<Mr>(ndk);
-    if (mr->fast_register || mr->phase.load() != Mr::Phase::registered) return STATUS_INVALID_DEVICE_STATE;  // DMR-02, AMB-16
+    if (mr->fast_register || mr->phase.load() != Mr::Phase::registered)
+        return STATUS_INVALID_DEVICE_STATE;  // DMR-02, AMB-16
     // AMB-31 (allowed): windows bound to the MR stay bound in NDK terms but reach nothing. The
     // device refuses to deregister a region with bound windows, so they are reallocated first.
     unbind_windows_of(mr);
@@ -117,7 +122,8 @@ NTSTATUS verbs_initialize_fast_register_mr(NDK_MR* ndk, ULONG pages, BOOLEAN rem
     if (pages == 0) return STATUS_INVALID_PARAMETER;  // AMB-09 (profile: reject)
     // IFR-APC-02: beyond what can be registered at all. Every count up to that works
     // (IFR-APC-04: FRMRPageCount is far below it).
-    if (uint64_t{pages} * PAGE_SIZE > a->info.MaxRegistrationSize) return STATUS_IMPLEMENTATION_LIMIT;
+    if (uint64_t{pages} * PAGE_SIZE > a->info.MaxRegistrationSize)
+        return STATUS_IMPLEMENTATION_LIMIT;
     mr->max_pages = pages;
     mr->remote_access = remote_access != 0;  // IFR-RA-01/02
     mr->phase.store(Mr::Phase::initialized);
@@ -126,8 +132,12 @@ NTSTATUS verbs_initialize_fast_register_mr(NDK_MR* ndk, ULONG pages, BOOLEAN rem
 
 // TOK-01/02, FR-TOK-01: the keys of the registration in force. A fast-register MR gets new keys
 // with every NdkFastRegister (AMB-07: read after the call returned).
-UINT32 verbs_get_local_token_from_mr(NDK_MR* ndk) { return self<Mr>(ndk)->lkey.load(); }
-UINT32 verbs_get_remote_token_from_mr(NDK_MR* ndk) { return self<Mr>(ndk)->rkey.load(); }
+UINT32 verbs_get_local_token_from_mr(NDK_MR* ndk) {
+    return self<Mr>(ndk)->lkey.load();
+}
+UINT32 verbs_get_remote_token_from_mr(NDK_MR* ndk) {
+    return self<Mr>(ndk)->rkey.load();
+}
 
 // ================================================================ MW
 
@@ -165,7 +175,9 @@ void destroy_mw(Mw* mw) {
     delete mw;
 }
 
-UINT32 verbs_get_remote_token_from_mw(NDK_MW* ndk) { return self<Mw>(ndk)->rkey.load(); }  // MW-02
+UINT32 verbs_get_remote_token_from_mw(NDK_MW* ndk) {
+    return self<Mw>(ndk)->rkey.load();
+}  // MW-02
 
 namespace {
 

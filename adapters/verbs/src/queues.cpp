@@ -16,7 +16,8 @@
 namespace ndkct::adapters::verbs {
 
 static_assert(sizeof(NDK_SGE) == sizeof(ibv_sge), "NDK_SGE must have ibv_sge's layout");
-static_assert(offsetof(NDK_SGE, Length) == offsetof(ibv_sge, length), "NDK_SGE.Length is ibv_sge.length");
+static_assert(offsetof(NDK_SGE, Length) == offsetof(ibv_sge, length),
+              "NDK_SGE.Length is ibv_sge.length");
 static_assert(offsetof(NDK_SGE, MemoryRegionToken) == offsetof(ibv_sge, lkey),
               "NDK_SGE.MemoryRegionToken is ibv_sge.lkey");
 
@@ -26,7 +27,9 @@ inline ibv_sge* as_ibv(const NDK_SGE* sgl) {
     return reinterpret_cast<ibv_sge*>(const_cast<NDK_SGE*>(sgl));
 }
 
-bool same_adapter(const Life* a, const Life* b) { return a->adapter == b->adapter; }
+bool same_adapter(const Life* a, const Life* b) {
+    return a->adapter == b->adapter;
+}
 
 void notify_srq(Srq* srq, NTSTATUS status);
 
@@ -52,7 +55,8 @@ NTSTATUS verbs_create_cq(NDK_ADAPTER* ndk, ULONG depth, NDK_FN_CQ_NOTIFICATION_C
     // Twice the NDK depth plus room: entries of silent requests that are hidden from the
     // consumer (a signaled request now and then, see Qp::signal_every) share the device CQ
     // (CQ-CREATE-04: CqDepth visible entries fit without an overrun).
-    int cqe = static_cast<int>(std::min<uint64_t>(2 * uint64_t{depth} + 64, a->attr.orig_attr.max_cqe));
+    int cqe =
+        static_cast<int>(std::min<uint64_t>(2 * uint64_t{depth} + 64, a->attr.orig_attr.max_cqe));
     cq->cq = ibv_create_cq(a->context, cqe, cq, a->channel, 0);
     if (!cq->cq) {
         delete cq;
@@ -75,7 +79,8 @@ NTSTATUS verbs_resize_cq(NDK_CQ* ndk, ULONG depth, NDK_FN_REQUEST_COMPLETION*, P
     // CQ-RESIZE-01: only with NDK_ADAPTER_FLAG_CQ_RESIZE_SUPPORTED (profile: STATUS_NOT_SUPPORTED).
     if (!a->probe.cq_resize) return STATUS_NOT_SUPPORTED;
     if (depth == 0 || depth > a->info.MaxCqDepth) return STATUS_INVALID_PARAMETER;  // CQ-RESIZE-02
-    int cqe = static_cast<int>(std::min<uint64_t>(2 * uint64_t{depth} + 64, a->attr.orig_attr.max_cqe));
+    int cqe =
+        static_cast<int>(std::min<uint64_t>(2 * uint64_t{depth} + 64, a->attr.orig_attr.max_cqe));
     if (int rc = ibv_resize_cq(cq->cq, cqe); rc != 0)
         return rc == EINVAL ? STATUS_INVALID_PARAMETER : STATUS_INSUFFICIENT_RESOURCES;  // AMB-25
     cq->depth = depth;  // CQ-RESIZE-04
@@ -111,13 +116,17 @@ bool visible(const ibv_wc& wc) {
 
 void verbs_arm_cq(NDK_CQ* ndk, ULONG type) {
     Cq* cq = self<Cq>(ndk);
-    if (!cq->notify || type > NDK_CQ_NOTIFY_SOLICITED) return;  // CQ-NOT-12: no callback, no notification
+    if (!cq->notify || type > NDK_CQ_NOTIFY_SOLICITED)
+        return;  // CQ-NOT-12: no callback, no notification
     // CQ-NOT-04: combine with an outstanding arm, ANY > SOLICITED > ERRORS.
-    auto rank = [](int t) { return t == NDK_CQ_NOTIFY_ANY ? 3 : t == NDK_CQ_NOTIFY_SOLICITED ? 2 : t == 0 ? 1 : 0; };
+    auto rank = [](int t) {
+        return t == NDK_CQ_NOTIFY_ANY ? 3 : t == NDK_CQ_NOTIFY_SOLICITED ? 2 : t == 0 ? 1 : 0;
+    };
     int current = cq->armed.load();
     int want = rank(static_cast<int>(type)) >= rank(current) ? static_cast<int>(type) : current;
     cq->armed.store(want);
-    // CQ-NOT-09/10/11: the device notifies the next completion, or the next solicited or failed one.
+    // CQ-NOT-09/10/11: the device notifies the next completion, or the next solicited or failed
+    // one.
     if (want != NDK_CQ_NOTIFY_ERRORS) ibv_req_notify_cq(cq->cq, want == NDK_CQ_NOTIFY_SOLICITED);
     // CQ-STATUS-02, CQ-NOT-05: an overrun reported by the device satisfies any arm.
     if (cq->overrun.load() && !cq->overrun_reported.exchange(true)) {
@@ -145,7 +154,8 @@ void verbs_arm_cq(NDK_CQ* ndk, ULONG type) {
 
 void Adapter::on_cq_event(Cq* cq) {
     int armed = cq->armed.load();
-    if (armed == NDK_CQ_NOTIFY_ANY || armed == NDK_CQ_NOTIFY_SOLICITED) fire(cq, STATUS_SUCCESS);  // CQ-NOT-07
+    if (armed == NDK_CQ_NOTIFY_ANY || armed == NDK_CQ_NOTIFY_SOLICITED)
+        fire(cq, STATUS_SUCCESS);  // CQ-NOT-07
 }
 
 // Device events: CQ overrun (CQ-STATUS-02), SRQ threshold (SRQ-10/12) and SRQ failure (SRQ-15).
@@ -154,7 +164,8 @@ void Adapter::on_async_event(const ibv_async_event& event) {
         case IBV_EVENT_CQ_ERR: {
             auto* cq = static_cast<Cq*>(event.element.cq->cq_context);
             cq->overrun.store(true);
-            if (cq->armed.load() != -1 && !cq->overrun_reported.exchange(true)) fire(cq, STATUS_BUFFER_OVERFLOW);
+            if (cq->armed.load() != -1 && !cq->overrun_reported.exchange(true))
+                fire(cq, STATUS_BUFFER_OVERFLOW);
             break;
         }
         case IBV_EVENT_SRQ_LIMIT_REACHED: {
@@ -190,7 +201,8 @@ namespace {
 // The rare path of a receive that invalidated one of our tokens (SAI-01, CQ-RI-02): the window
 // is no longer bound.
 void note_remote_invalidation(Adapter* a, Rings* r, Qp* srq_qp_alive, uint32_t token) {
-    std::lock_guard lock(a->mutex);  // bury_rings marks rings dead under it: the QP lives while we hold it
+    std::lock_guard lock(
+        a->mutex);  // bury_rings marks rings dead under it: the QP lives while we hold it
     Qp* qp = r->srq ? srq_qp_alive : r->qp;
     if (r->dead.load() || !qp) return;
     for (Mw* mw : qp->pd->windows)
@@ -211,8 +223,8 @@ Qp* srq_qp(const Srq* srq, uint32_t qp_num) {
 template <typename Result>
 void fill(Result& out, NTSTATUS status, uint32_t bytes, void* qp_context, void* request_context) {
     out.Status = status;
-    out.BytesTransferred = bytes;  // CQ-RES-01: meaningful for receives
-    out.QPContext = qp_context;    // CQ-RES-02, CQP-CTX-01
+    out.BytesTransferred = bytes;          // CQ-RES-01: meaningful for receives
+    out.QPContext = qp_context;            // CQ-RES-02, CQP-CTX-01
     out.RequestContext = request_context;  // CQ-RES-05
 }
 
@@ -223,7 +235,8 @@ bool translate(Adapter* a, const ibv_wc& wc, Result& out) {
     Slot* s = reinterpret_cast<Slot*>(wc.wr_id);
     Rings* r = s->rings;
     if (r->dead.load(std::memory_order_acquire)) return false;  // a destroyed QP's leftovers
-    NTSTATUS status = wc.status == IBV_WC_SUCCESS ? s->override_status : wc_status_to_ntstatus(wc.status);
+    NTSTATUS status =
+        wc.status == IBV_WC_SUCCESS ? s->override_status : wc_status_to_ntstatus(wc.status);
     NDK_OPERATION_TYPE type = static_cast<NDK_OPERATION_TYPE>(s->type);
     void* request_context = s->request_context;
     void* qp_context = r->qp_context;
@@ -277,7 +290,8 @@ bool translate(Adapter* a, const ibv_wc& wc, Result& out) {
 template <typename Result>
 ULONG get_results(Cq* cq, Result* results, ULONG count) {
     Adapter* a = cq->life.adapter;
-    cq->poll_calls.fetch_add(1, std::memory_order_acq_rel);  // this call's number (see sweep_graveyard)
+    cq->poll_calls.fetch_add(
+        1, std::memory_order_acq_rel);  // this call's number (see sweep_graveyard)
     ULONG got = 0;
     while (got < count && cq->carry_at < cq->carry_count) {
         const ibv_wc& wc = cq->carry[cq->carry_at++];
@@ -326,8 +340,10 @@ void attach_to_srq(Srq* srq, Qp* qp, bool attach) {  // caller holds the adapter
     const Srq::Attached* old = srq->attached.load();
     auto* t = new Srq::Attached{};
     if (old) *t = *old;
-    if (attach) t->qps.emplace_back(qp->qp->qp_num, qp);
-    else std::erase_if(t->qps, [&](const auto& e) { return e.second == qp; });
+    if (attach)
+        t->qps.emplace_back(qp->qp->qp_num, qp);
+    else
+        std::erase_if(t->qps, [&](const auto& e) { return e.second == qp; });
     srq->attached.store(t, std::memory_order_release);
     if (old) srq->retired_tables.push_back(const_cast<Srq::Attached*>(old));
 }
@@ -401,15 +417,17 @@ void destroy_srq(Srq* srq) {
     if (srq->srq) ibv_destroy_srq(srq->srq);
     delete srq->rings;
     delete srq->attached.load();
-    for (auto* t : srq->retired_tables) delete t;
+    for (auto* t : srq->retired_tables)
+        delete t;
     delete srq;
 }
 
-NTSTATUS verbs_modify_srq(NDK_SRQ* ndk, ULONG depth, ULONG threshold, NDK_FN_REQUEST_COMPLETION*, PVOID) {
+NTSTATUS verbs_modify_srq(NDK_SRQ* ndk, ULONG depth, ULONG threshold, NDK_FN_REQUEST_COMPLETION*,
+                          PVOID) {
     Srq* srq = self<Srq>(ndk);
     Adapter* a = srq->life.adapter;
     if (depth > a->info.MaxSrqDepth) return STATUS_INVALID_PARAMETER;  // SRQ-09
-    if (depth != 0 && depth != srq->depth) {  // SRQ-02: 0 keeps the depth
+    if (depth != 0 && depth != srq->depth) {                           // SRQ-02: 0 keeps the depth
         // Below what is queued: refused (ours, profile modify_srq_below_queued: reject).
         if (depth < queued(srq)) return STATUS_INVALID_PARAMETER;
         ibv_srq_attr attr{};
@@ -471,19 +489,20 @@ NTSTATUS verbs_srq_receive(NDK_SRQ* ndk, PVOID context, const NDK_SGE* sgl, ULON
 namespace {
 
 NTSTATUS create_qp(Pd* pd, Cq* receive_cq, Cq* initiator_cq, Srq* srq, void* context,
-                   ULONG receive_depth, ULONG initiator_depth, ULONG receive_sge, ULONG initiator_sge,
-                   ULONG inline_size, NDK_QP** out) {
+                   ULONG receive_depth, ULONG initiator_depth, ULONG receive_sge,
+                   ULONG initiator_sge, ULONG inline_size, NDK_QP** out) {
     Adapter* a = pd->life.adapter;
     const NDK_ADAPTER_INFO& info = a->info;
     if (!receive_cq || !initiator_cq) return STATUS_INVALID_PARAMETER;
     // AMB-28: objects of another adapter are refused inline.
-    if (!same_adapter(&receive_cq->life, &pd->life) || !same_adapter(&initiator_cq->life, &pd->life) ||
+    if (!same_adapter(&receive_cq->life, &pd->life) ||
+        !same_adapter(&initiator_cq->life, &pd->life) ||
         (srq && !same_adapter(&srq->life, &pd->life)))
         return STATUS_INVALID_PARAMETER;
     // CQP-LIM-01..06, CQP-SRQ-02..05: over a limit is rejected, never clamped.
-    if (receive_depth > info.MaxReceiveQueueDepth || initiator_depth > info.MaxInitiatorQueueDepth ||
-        receive_sge > info.MaxReceiveRequestSge || initiator_sge > info.MaxInitiatorRequestSge ||
-        inline_size > info.MaxInlineDataSize)
+    if (receive_depth > info.MaxReceiveQueueDepth ||
+        initiator_depth > info.MaxInitiatorQueueDepth || receive_sge > info.MaxReceiveRequestSge ||
+        initiator_sge > info.MaxInitiatorRequestSge || inline_size > info.MaxInlineDataSize)
         return STATUS_INVALID_PARAMETER;
     Qp* qp = new_object<Qp>(a, Kind::qp, NdkObjectTypeQp, &kQpDispatch);
     if (!qp) return STATUS_INSUFFICIENT_RESOURCES;
@@ -528,15 +547,19 @@ NTSTATUS create_qp(Pd* pd, Cq* receive_cq, Cq* initiator_cq, Srq* srq, void* con
     }
     qp->defer_wr = new (std::nothrow) ibv_send_wr[Qp::kMaxDefer];
     qp->defer_sge = new (std::nothrow) ibv_sge[Qp::kMaxDefer * qp->device_send_sge];
-    bool ok = qp->qp && qp->rings && qp->rings->send && (srq || qp->rings->recv) && qp->defer_wr && qp->defer_sge;
+    bool ok = qp->qp && qp->rings && qp->rings->send && (srq || qp->rings->recv) && qp->defer_wr &&
+              qp->defer_sge;
     // RCV-01, CQP-STATE-02: receives may be posted before the QP is connected; INIT takes them.
     if (ok) {
         ibv_qp_attr attr{};
         attr.qp_state = IBV_QPS_INIT;
         attr.pkey_index = 0;
         attr.port_num = a->port_num;
-        attr.qp_access_flags = IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_LOCAL_WRITE;
-        ok = ibv_modify_qp(qp->qp, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS) == 0;
+        attr.qp_access_flags =
+            IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_LOCAL_WRITE;
+        ok = ibv_modify_qp(qp->qp, &attr,
+                           IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS) ==
+             0;
     }
     if (!ok) {
         if (qp->qp) ibv_destroy_qp(qp->qp);
@@ -546,7 +569,8 @@ NTSTATUS create_qp(Pd* pd, Cq* receive_cq, Cq* initiator_cq, Srq* srq, void* con
         delete qp;
         return STATUS_INSUFFICIENT_RESOURCES;  // CQP-ST-03
     }
-    for (uint32_t k = 0; k < send_slots; ++k) qp->rings->send[k].rings = qp->rings;
+    for (uint32_t k = 0; k < send_slots; ++k)
+        qp->rings->send[k].rings = qp->rings;
     for (uint32_t k = 0; k < recv_slots; ++k) {
         qp->rings->recv[k].rings = qp->rings;
         qp->rings->recv[k].receive = 1;
@@ -557,7 +581,8 @@ NTSTATUS create_qp(Pd* pd, Cq* receive_cq, Cq* initiator_cq, Srq* srq, void* con
         attach_to_srq(srq, qp, true);
     }
     // LIFE-TREE-02/03/05, CQP-LIFE-01: PD parent; CQs and SRQ antecedents.
-    a->adopt(&qp->life, {&pd->life, &receive_cq->life, initiator_cq != receive_cq ? &initiator_cq->life : nullptr,
+    a->adopt(&qp->life, {&pd->life, &receive_cq->life,
+                         initiator_cq != receive_cq ? &initiator_cq->life : nullptr,
                          srq ? &srq->life : nullptr});
     *out = &qp->ndk;
     return STATUS_SUCCESS;  // CQP-ST-01
@@ -573,23 +598,27 @@ NTSTATUS verbs_create_qp(NDK_PD* pd, NDK_CQ* receive_cq, NDK_CQ* initiator_cq, P
                      receive_depth, initiator_depth, receive_sge, initiator_sge, inline_size, out);
 }
 
-NTSTATUS verbs_create_qp_with_srq(NDK_PD* pd, NDK_CQ* receive_cq, NDK_CQ* initiator_cq, NDK_SRQ* srq,
-                                  PVOID context, ULONG initiator_depth, ULONG initiator_sge,
-                                  ULONG inline_size, NDK_FN_CREATE_COMPLETION*, PVOID, NDK_QP** out) {
+NTSTATUS verbs_create_qp_with_srq(NDK_PD* pd, NDK_CQ* receive_cq, NDK_CQ* initiator_cq,
+                                  NDK_SRQ* srq, PVOID context, ULONG initiator_depth,
+                                  ULONG initiator_sge, ULONG inline_size, NDK_FN_CREATE_COMPLETION*,
+                                  PVOID, NDK_QP** out) {
     if (!srq) return STATUS_INVALID_PARAMETER;
-    return create_qp(self<Pd>(pd), self<Cq>(receive_cq), self<Cq>(initiator_cq), self<Srq>(srq), context,
-                     0, initiator_depth, 0, initiator_sge, inline_size, out);  // CQP-SRQ-01
+    return create_qp(self<Pd>(pd), self<Cq>(receive_cq), self<Cq>(initiator_cq), self<Srq>(srq),
+                     context, 0, initiator_depth, 0, initiator_sge, inline_size,
+                     out);  // CQP-SRQ-01
 }
 
 void bury_rings(Qp* qp) {
     Rings* r = qp->rings;
     if (!r) return;
     // Retired registrations still waiting in unreaped slots go now: the QP is gone.
-    for (uint32_t k = 0; k < r->send_size; ++k) delete r->send[k].retire.exchange(nullptr);
+    for (uint32_t k = 0; k < r->send_size; ++k)
+        delete r->send[k].retire.exchange(nullptr);
     bool drained = r->send_head.load() == r->send_tail && r->recv_head.load() == r->recv_tail;
     {
         std::lock_guard lock(qp->life.adapter->mutex);  // see note_remote_invalidation
-        r->dead.store(true, std::memory_order_release);  // before anything else: pollers check it first
+        r->dead.store(true,
+                      std::memory_order_release);  // before anything else: pollers check it first
     }
     r->qp = nullptr;
     if (drained) {  // no entry of this QP can be left in a CQ
@@ -629,7 +658,9 @@ void move_qp_to_error(Qp* qp) {
 // FLS-01/02/03: the device flushes every outstanding request with IBV_WC_WR_FLUSH_ERR, which
 // becomes STATUS_CANCELLED. May run while another thread posts (WR-03): ibv_modify_qp is safe
 // against ibv_post_send. The QP stays in error: it is not usable for new work afterwards.
-void verbs_flush(NDK_QP* ndk) { move_qp_to_error(self<Qp>(ndk)); }
+void verbs_flush(NDK_QP* ndk) {
+    move_qp_to_error(self<Qp>(ndk));
+}
 
 // ================================================================ posting
 
@@ -683,7 +714,8 @@ NTSTATUS post(Qp* qp, Slot* s, ibv_send_wr& wr, ULONG flags, bool force_signal =
     Rings* r = qp->rings;
     ++r->send_tail;
     // DEFER-02: a hint; held back up to kMaxDefer requests. Inline data is taken now (SGE-06).
-    if ((flags & NDK_OP_FLAG_DEFER) && !(wr.send_flags & IBV_SEND_INLINE) && qp->defer_count < Qp::kMaxDefer &&
+    if ((flags & NDK_OP_FLAG_DEFER) && !(wr.send_flags & IBV_SEND_INLINE) &&
+        qp->defer_count < Qp::kMaxDefer &&
         static_cast<uint32_t>(wr.num_sge) <= qp->device_send_sge) {
         unsigned k = qp->defer_count++;
         ibv_send_wr& held = qp->defer_wr[k];
@@ -723,24 +755,30 @@ NTSTATUS post_marker(Qp* qp, Slot* s, ULONG flags, bool force_signal = false) {
     return post(qp, s, wr, flags & ~NDK_OP_FLAG_INLINE, force_signal);
 }
 
-inline bool connected(const Qp* qp) { return qp->conn.load(std::memory_order_acquire) == Conn::connected; }
+inline bool connected(const Qp* qp) {
+    return qp->conn.load(std::memory_order_acquire) == Conn::connected;
+}
 
 // Send, SendAndInvalidate, Read, Write: the data requests.
 NTSTATUS post_data(Qp* qp, void* context, const NDK_SGE* sgl, ULONG count, ULONG flags,
                    ibv_wr_opcode opcode, NDK_OPERATION_TYPE type, uint64_t remote_address,
                    uint32_t remote_token, uint32_t invalidate_token) {
-    if (!connected(qp)) return refuse(qp, STATUS_CONNECTION_INVALID);  // SND-02, WRT-02, RD-04, SAI-04
+    if (!connected(qp))
+        return refuse(qp, STATUS_CONNECTION_INVALID);  // SND-02, WRT-02, RD-04, SAI-04
     Adapter* a = qp->life.adapter;
     ibv_send_wr wr{};
     wr.opcode = opcode;
     wr.sg_list = as_ibv(sgl);  // the same layout: no copy
     wr.num_sge = static_cast<int>(count);
     uint64_t total = 0;
-    for (ULONG k = 0; k < count; ++k) total += sgl[k].Length;
-    if (total > a->info.MaxTransferLength) return refuse(qp, STATUS_INVALID_PARAMETER);  // SGE-12, AMB-26
+    for (ULONG k = 0; k < count; ++k)
+        total += sgl[k].Length;
+    if (total > a->info.MaxTransferLength)
+        return refuse(qp, STATUS_INVALID_PARAMETER);  // SGE-12, AMB-26
     ibv_sge merged;
     alignas(16) unsigned char bounce[1024];
-    bool is_inline = (flags & NDK_OP_FLAG_INLINE) && opcode != IBV_WR_RDMA_READ;  // AMB-13: writes too
+    bool is_inline =
+        (flags & NDK_OP_FLAG_INLINE) && opcode != IBV_WR_RDMA_READ;  // AMB-13: writes too
     if (is_inline) {
         // SGE-03/08/09: tokens ignored; the total within InlineDataSize; any SGE count.
         if (total > qp->inline_size) return refuse(qp, STATUS_INVALID_PARAMETER);
@@ -763,7 +801,7 @@ NTSTATUS post_data(Qp* qp, void* context, const NDK_SGE* sgl, ULONG count, ULONG
         wr.wr.rdma.remote_addr = remote_address;  // RD-01, WRT-01: VA-based, host byte order
         wr.wr.rdma.rkey = remote_token;           // TOK-03
     }
-    if (opcode == IBV_WR_SEND_WITH_INV) wr.invalidate_rkey = invalidate_token;  // SAI-01
+    if (opcode == IBV_WR_SEND_WITH_INV) wr.invalidate_rkey = invalidate_token;            // SAI-01
     if (flags & NDK_OP_FLAG_SEND_AND_SOLICIT_EVENT) wr.send_flags |= IBV_SEND_SOLICITED;  // SND-04
     Slot* s = take_send_slot(qp);
     if (!s) return refuse(qp, STATUS_INSUFFICIENT_RESOURCES);  // beyond the queue depth
@@ -777,36 +815,39 @@ NTSTATUS post_data(Qp* qp, void* context, const NDK_SGE* sgl, ULONG count, ULONG
 }  // namespace
 
 NTSTATUS verbs_send(NDK_QP* qp, PVOID context, const NDK_SGE* sgl, ULONG count, ULONG flags) {
-    return post_data(self<Qp>(qp), context, sgl, count, flags, IBV_WR_SEND, NdkOperationTypeSend, 0, 0, 0);
+    return post_data(self<Qp>(qp), context, sgl, count, flags, IBV_WR_SEND, NdkOperationTypeSend, 0,
+                     0, 0);
 }
 
 NTSTATUS verbs_send_and_invalidate(NDK_QP* qp, PVOID context, const NDK_SGE* sgl, ULONG count,
                                    ULONG flags, UINT32 remote_token) {
     // CQ-RES-06: the sender's entry is a Send.
-    return post_data(self<Qp>(qp), context, sgl, count, flags, IBV_WR_SEND_WITH_INV, NdkOperationTypeSend,
-                     0, 0, remote_token);
+    return post_data(self<Qp>(qp), context, sgl, count, flags, IBV_WR_SEND_WITH_INV,
+                     NdkOperationTypeSend, 0, 0, remote_token);
 }
 
-NTSTATUS verbs_read(NDK_QP* qp, PVOID context, const NDK_SGE* sgl, ULONG count, UINT64 remote_address,
-                    UINT32 remote_token, ULONG flags) {
+NTSTATUS verbs_read(NDK_QP* qp, PVOID context, const NDK_SGE* sgl, ULONG count,
+                    UINT64 remote_address, UINT32 remote_token, ULONG flags) {
     // RD-07: RDMA_READ_LOCAL_INVALIDATE is not supported here and so is ignored.
-    return post_data(self<Qp>(qp), context, sgl, count, flags & ~NDK_OP_FLAG_INLINE, IBV_WR_RDMA_READ,
-                     NdkOperationTypeRead, remote_address, remote_token, 0);
+    return post_data(self<Qp>(qp), context, sgl, count, flags & ~NDK_OP_FLAG_INLINE,
+                     IBV_WR_RDMA_READ, NdkOperationTypeRead, remote_address, remote_token, 0);
 }
 
-NTSTATUS verbs_write(NDK_QP* qp, PVOID context, const NDK_SGE* sgl, ULONG count, UINT64 remote_address,
-                     UINT32 remote_token, ULONG flags) {
-    return post_data(self<Qp>(qp), context, sgl, count, flags, IBV_WR_RDMA_WRITE, NdkOperationTypeWrite,
-                     remote_address, remote_token, 0);
+NTSTATUS verbs_write(NDK_QP* qp, PVOID context, const NDK_SGE* sgl, ULONG count,
+                     UINT64 remote_address, UINT32 remote_token, ULONG flags) {
+    return post_data(self<Qp>(qp), context, sgl, count, flags, IBV_WR_RDMA_WRITE,
+                     NdkOperationTypeWrite, remote_address, remote_token, 0);
 }
 
 NTSTATUS verbs_receive(NDK_QP* ndk, PVOID context, const NDK_SGE* sgl, ULONG count) {
     Qp* qp = self<Qp>(ndk);
-    if (qp->srq) return STATUS_INVALID_DEVICE_REQUEST;  // the QP's receives come from its SRQ (ours)
+    if (qp->srq)
+        return STATUS_INVALID_DEVICE_REQUEST;  // the QP's receives come from its SRQ (ours)
     if (count > qp->max_recv_sge) return STATUS_INVALID_PARAMETER;  // SGE-10, AMB-26
     Rings* r = qp->rings;
     uint32_t t = r->recv_tail;
-    if (t - r->recv_head.load(std::memory_order_acquire) >= r->recv_size) return STATUS_INSUFFICIENT_RESOURCES;
+    if (t - r->recv_head.load(std::memory_order_acquire) >= r->recv_size)
+        return STATUS_INSUFFICIENT_RESOURCES;
     Slot* s = &r->recv[t % r->recv_size];
     s->index = t;
     s->request_context = context;
@@ -838,18 +879,22 @@ NTSTATUS verbs_fast_register(NDK_QP* ndk, PVOID context, NDK_MR* ndk_mr, ULONG p
     Mr* mr = self<Mr>(ndk_mr);
     Adapter* a = qp->life.adapter;
     if (!connected(qp)) return refuse(qp, STATUS_CONNECTION_INVALID);  // FR-ST-02
-    if (!mr || !same_adapter(&mr->life, &qp->life)) return refuse(qp, STATUS_INVALID_PARAMETER);  // AMB-28
+    if (!mr || !same_adapter(&mr->life, &qp->life))
+        return refuse(qp, STATUS_INVALID_PARAMETER);  // AMB-28
     Mr::Phase phase = mr->phase.load();
-    if (!mr->fast_register || (phase != Mr::Phase::initialized && phase != Mr::Phase::fast_registered &&
-                               phase != Mr::Phase::invalidated))
+    if (!mr->fast_register ||
+        (phase != Mr::Phase::initialized && phase != Mr::Phase::fast_registered &&
+         phase != Mr::Phase::invalidated))
         return refuse(qp, STATUS_INVALID_DEVICE_STATE);  // FR-MR-01, IFR-POST-01 (AMB-16)
     // FR-ACC-01/02: a remote right is the 0x8 or the 0x20 bit, never 0x10 alone.
-    if (!mr->remote_access && (flags & (NDK_OP_FLAG_ALLOW_REMOTE_READ | NDKCT_OP_FLAG_REMOTE_WRITE_BIT)))
+    if (!mr->remote_access &&
+        (flags & (NDK_OP_FLAG_ALLOW_REMOTE_READ | NDKCT_OP_FLAG_REMOTE_WRITE_BIT)))
         return refuse(qp, STATUS_ACCESS_VIOLATION);
     // FR-APC-02, AMB-09, FR-FBO-02, FR-LEN-02, FR-ALIGN-01/03 (AMB-29: inline INVALID_PARAMETER).
     uint64_t base = reinterpret_cast<uint64_t>(base_virtual_address);
-    if (page_count == 0 || page_count > mr->max_pages || !pages || fbo >= PAGE_SIZE || length == 0 ||
-        length > uint64_t{page_count} * PAGE_SIZE - fbo || (base & (PAGE_SIZE - 1)) != fbo)
+    if (page_count == 0 || page_count > mr->max_pages || !pages || fbo >= PAGE_SIZE ||
+        length == 0 || length > uint64_t{page_count} * PAGE_SIZE - fbo ||
+        (base & (PAGE_SIZE - 1)) != fbo)
         return refuse(qp, STATUS_INVALID_PARAMETER);
     // FR-PAGE-01/02, FR-LAM-01: logical addresses of our LAMs, in array order.
     PFN_NUMBER small[64];
@@ -860,7 +905,8 @@ NTSTATUS verbs_fast_register(NDK_QP* ndk, PVOID context, NDK_MR* ndk_mr, ULONG p
         pfns = large.data();
     }
     for (ULONG k = 0; k < page_count; ++k)
-        if (!a->pfn_of(static_cast<uint64_t>(pages[k].QuadPart), pfns[k])) return refuse(qp, STATUS_INVALID_PARAMETER);
+        if (!a->pfn_of(static_cast<uint64_t>(pages[k].QuadPart), pfns[k]))
+            return refuse(qp, STATUS_INVALID_PARAMETER);
     Slot* s = take_send_slot(qp);
     if (!s) return refuse(qp, STATUS_INSUFFICIENT_RESOURCES);
     s->request_context = context;
@@ -868,11 +914,15 @@ NTSTATUS verbs_fast_register(NDK_QP* ndk, PVOID context, NDK_MR* ndk_mr, ULONG p
     if (mr->pd != qp->pd) {
         s->override_status = STATUS_ACCESS_VIOLATION;  // AMB-28: another PD, a protection error
     } else if (phase == Mr::Phase::fast_registered) {
-        s->override_status = STATUS_INVALID_DEVICE_STATE;  // AMB-30: not invalidated (profile: completion error)
+        s->override_status =
+            STATUS_INVALID_DEVICE_STATE;  // AMB-30: not invalidated (profile: completion error)
     } else {
-        Registration* r = register_pages(a, mr->pd->pd, pfns, page_count, fbo, length, base,
-                                         op_access(flags, a->attr.orig_attr.device_cap_flags & IBV_DEVICE_MEM_WINDOW));
-        if (!r) return refuse(qp, errno == EINVAL ? STATUS_INVALID_PARAMETER : STATUS_INSUFFICIENT_RESOURCES);
+        Registration* r = register_pages(
+            a, mr->pd->pd, pfns, page_count, fbo, length, base,
+            op_access(flags, a->attr.orig_attr.device_cap_flags & IBV_DEVICE_MEM_WINDOW));
+        if (!r)
+            return refuse(
+                qp, errno == EINVAL ? STATUS_INVALID_PARAMETER : STATUS_INSUFFICIENT_RESOURCES);
         delete mr->current.exchange(r);  // nothing was in force (initialized or invalidated)
         mr->lkey.store(r->mr->lkey);     // FR-TOK-02
         mr->rkey.store(r->mr->rkey);     // FR-TOK-01
@@ -888,8 +938,8 @@ NTSTATUS verbs_fast_register(NDK_QP* ndk, PVOID context, NDK_MR* ndk_mr, ULONG p
 
 // ---------------------------------------------------------------- NdkBind
 
-NTSTATUS verbs_bind(NDK_QP* ndk, PVOID context, NDK_MR* ndk_mr, NDK_MW* ndk_mw, PVOID virtual_address,
-                    SIZE_T length, ULONG flags) {
+NTSTATUS verbs_bind(NDK_QP* ndk, PVOID context, NDK_MR* ndk_mr, NDK_MW* ndk_mw,
+                    PVOID virtual_address, SIZE_T length, ULONG flags) {
     Qp* qp = self<Qp>(ndk);
     Mr* mr = self<Mr>(ndk_mr);
     Mw* mw = self<Mw>(ndk_mw);
@@ -902,9 +952,12 @@ NTSTATUS verbs_bind(NDK_QP* ndk, PVOID context, NDK_MR* ndk_mr, NDK_MW* ndk_mw, 
     if ((phase != Mr::Phase::registered && phase != Mr::Phase::fast_registered) || !reg)
         return refuse(qp, STATUS_INVALID_DEVICE_STATE);  // BND-02 (AMB-16)
     // BND-06: a remote-write window needs an MR with local write.
-    bool local_write = mr->fast_register ? (mr->fr_flags & (NDK_OP_FLAG_ALLOW_LOCAL_WRITE | NDKCT_OP_FLAG_REMOTE_WRITE_BIT))
-                                         : (mr->flags & (NDK_MR_FLAG_ALLOW_LOCAL_WRITE | NDKCT_MR_FLAG_REMOTE_WRITE_BIT));
-    if ((flags & NDKCT_OP_FLAG_REMOTE_WRITE_BIT) && !local_write) return refuse(qp, STATUS_ACCESS_VIOLATION);
+    bool local_write =
+        mr->fast_register
+            ? (mr->fr_flags & (NDK_OP_FLAG_ALLOW_LOCAL_WRITE | NDKCT_OP_FLAG_REMOTE_WRITE_BIT))
+            : (mr->flags & (NDK_MR_FLAG_ALLOW_LOCAL_WRITE | NDKCT_MR_FLAG_REMOTE_WRITE_BIT));
+    if ((flags & NDKCT_OP_FLAG_REMOTE_WRITE_BIT) && !local_write)
+        return refuse(qp, STATUS_ACCESS_VIOLATION);
     // AMB-20: [VirtualAddress, + Length) inside the MR's range (BND-03: only an index).
     uint64_t va = reinterpret_cast<uint64_t>(virtual_address);
     if (va < reg->iova || length > reg->length || va - reg->iova > reg->length - length ||
@@ -937,7 +990,8 @@ NTSTATUS verbs_bind(NDK_QP* ndk, PVOID context, NDK_MR* ndk_mr, NDK_MW* ndk_mw, 
             ibv_send_wr wr{};
             wr.opcode = IBV_WR_LOCAL_INV;
             wr.invalidate_rkey = mw->rkey.load();
-            if (NTSTATUS st = post(qp, inv, wr, NDK_OP_FLAG_SILENT_SUCCESS | NDK_OP_FLAG_DEFER); st != STATUS_SUCCESS)
+            if (NTSTATUS st = post(qp, inv, wr, NDK_OP_FLAG_SILENT_SUCCESS | NDK_OP_FLAG_DEFER);
+                st != STATUS_SUCCESS)
                 return refuse(qp, st);
             mw->bound.store(false);
             mw->bound_qp.store(nullptr);
@@ -965,7 +1019,8 @@ NTSTATUS verbs_bind(NDK_QP* ndk, PVOID context, NDK_MR* ndk_mr, NDK_MW* ndk_mw, 
         if (flags & NDK_OP_FLAG_SILENT_SUCCESS) s->silent = 1;
         bind.bind_info = {reg->mr, va, length, static_cast<unsigned>(access)};
         ++qp->rings->send_tail;
-        status = ibv_bind_mw(qp->qp, mw->mw, &bind) == 0 ? STATUS_SUCCESS : STATUS_INSUFFICIENT_RESOURCES;
+        status = ibv_bind_mw(qp->qp, mw->mw, &bind) == 0 ? STATUS_SUCCESS
+                                                         : STATUS_INSUFFICIENT_RESOURCES;
         if (status != STATUS_SUCCESS) --qp->rings->send_tail;
         rkey = mw->mw->rkey;
     }
@@ -995,7 +1050,8 @@ NTSTATUS verbs_bind(NDK_QP* ndk, PVOID context, NDK_MR* ndk_mr, NDK_MW* ndk_mw, 
 NTSTATUS verbs_invalidate(NDK_QP* ndk, PVOID context, NDK_OBJECT_HEADER* target, ULONG flags) {
     Qp* qp = self<Qp>(ndk);
     if (!connected(qp)) return refuse(qp, STATUS_CONNECTION_INVALID);  // INV-03
-    if (!target || !same_adapter(life_of(target), &qp->life)) return refuse(qp, STATUS_INVALID_PARAMETER);
+    if (!target || !same_adapter(life_of(target), &qp->life))
+        return refuse(qp, STATUS_INVALID_PARAMETER);
     Slot* s = nullptr;
     if (target->ObjectType == NdkObjectTypeMr) {
         Mr* mr = self<Mr>(target);

@@ -89,14 +89,14 @@ inline Life* life_of(const void* ndk_object) {
 
 // Runs consumer callbacks, one at a time, in the order they were queued.
 class Worker {
-public:
+  public:
     void start();
     void stop();  // runs what is queued, then joins
     void post(std::function<void()> task);
     void drain();  // returns when everything queued so far has run
     bool on_worker_thread() const { return std::this_thread::get_id() == thread_.get_id(); }
 
-private:
+  private:
     std::mutex mutex_;
     std::condition_variable wake_, done_;
     std::deque<std::function<void()>> tasks_;
@@ -114,12 +114,13 @@ struct Registration {
     ibv_mr* mr = nullptr;
     void* alias = nullptr;  // page-aligned start of the alias mapping
     size_t alias_bytes = 0;
-    uint64_t iova = 0;      // the region's NDK virtual address
+    uint64_t iova = 0;  // the region's NDK virtual address
     uint64_t length = 0;
     ~Registration();
 };
 
-// Maps the pages contiguously, registers [alias + fbo, +length) at iova. nullptr + errno on failure.
+// Maps the pages contiguously, registers [alias + fbo, +length) at iova. nullptr + errno on
+// failure.
 Registration* register_pages(Adapter* a, ibv_pd* pd, const PFN_NUMBER* pfns, size_t count,
                              uint32_t fbo, uint64_t length, uint64_t iova, int access);
 
@@ -170,14 +171,15 @@ struct Mw : Object<NDK_MW> {
 struct Slot {
     struct Rings* rings = nullptr;
     void* request_context = nullptr;
-    std::atomic<Registration*> retire{nullptr};  // deregister when reaped (NdkInvalidate of an FR MR)
-    NTSTATUS override_status = STATUS_SUCCESS;   // our own verdict, replacing a successful status
-    uint16_t type = 0;                           // NDK_OPERATION_TYPE
-    uint8_t silent = 0;                          // no entry when it succeeds (SILENT_SUCCESS)
+    std::atomic<Registration*> retire{
+        nullptr};  // deregister when reaped (NdkInvalidate of an FR MR)
+    NTSTATUS override_status = STATUS_SUCCESS;  // our own verdict, replacing a successful status
+    uint16_t type = 0;                          // NDK_OPERATION_TYPE
+    uint8_t silent = 0;                         // no entry when it succeeds (SILENT_SUCCESS)
     uint8_t receive = 0;
-    uint8_t internal = 0;                        // ours alone: never reported
+    uint8_t internal = 0;  // ours alone: never reported
     uint32_t index = 0;
-    std::atomic<uint8_t> done{0};                // SRQ slots: reaped
+    std::atomic<uint8_t> done{0};  // SRQ slots: reaped
 };
 
 // The slot rings of a QP (or an SRQ). Outlives the QP until its CQs hold no more of its entries
@@ -290,7 +292,7 @@ struct Connector : Object<NDK_CONNECTOR> {
         incoming,                    // passive: from a connect event, before NdkAccept / NdkReject
         accepting,                   // passive: REP sent, waiting for RTU
         established,
-        disconnecting,               // our NdkDisconnect sent a DREQ
+        disconnecting,  // our NdkDisconnect sent a DREQ
         disconnected,
         failed,
     };
@@ -325,13 +327,14 @@ struct Listener : Object<NDK_LISTENER> {
     void* connect_event_context = nullptr;
     bool listening = false;
     bool paused = false;
-    int alias_family = 0;  // as Connector::alias_family  // NdkControlConnectEvents (CONN-CTL-01/02)
+    int alias_family =
+        0;  // as Connector::alias_family  // NdkControlConnectEvents (CONN-CTL-01/02)
 };
 
 struct SharedEndpoint : Object<NDK_SHARED_ENDPOINT> {
-    rdma_cm_id* id = nullptr;  // holds the address (REUSEADDR)
+    rdma_cm_id* id = nullptr;    // holds the address (REUSEADDR)
     sockaddr_storage address{};  // what the device bound
-    int alias_family = 0;         // as Connector::alias_family
+    int alias_family = 0;        // as Connector::alias_family
 };
 
 // ---------------------------------------------------------------- the adapter
@@ -371,7 +374,7 @@ struct Adapter {
     std::atomic<bool> stopping{false};
     Worker worker;
 
-    std::mutex mutex;        // lifetime fields, connection state, object list
+    std::mutex mutex;         // lifetime fields, connection state, object list
     Life* objects = nullptr;  // every open object (intrusive list)
     bool closing = false;     // NdkctCloseAdapter: no more callbacks
     std::atomic<long> live_lams{0};
@@ -379,7 +382,9 @@ struct Adapter {
     // Logical addresses (NdkBuildLam): PFN n is kLogicalBase + n * PAGE_SIZE, inside every PD's
     // whole-arena registration at that iova.
     static constexpr uint64_t kLogicalBase = uint64_t{1} << 44;
-    uint64_t logical_of(PFN_NUMBER pfn) const { return kLogicalBase + (uint64_t(pfn) << PAGE_SHIFT); }
+    uint64_t logical_of(PFN_NUMBER pfn) const {
+        return kLogicalBase + (uint64_t(pfn) << PAGE_SHIFT);
+    }
     bool pfn_of(uint64_t logical, PFN_NUMBER& pfn) const {
         if (logical < kLogicalBase || (logical & (PAGE_SIZE - 1))) return false;
         pfn = (logical - kLogicalBase) >> PAGE_SHIFT;
@@ -389,9 +394,11 @@ struct Adapter {
     // ---- objects and lifetime (adapter.cpp) ----
     // Links a fully built object into the adapter: the object list and its antecedents.
     void adopt(Life* object, std::initializer_list<Life*> antecedents);
-    void adopt_locked(Life* object, std::initializer_list<Life*> antecedents);  // caller holds mutex
-    void link_antecedent(Life* object, Life* antecedent);    // caller holds mutex
-    void unlink_antecedent(Life* object, Life* antecedent);  // caller holds mutex; may finish closes
+    void adopt_locked(Life* object,
+                      std::initializer_list<Life*> antecedents);  // caller holds mutex
+    void link_antecedent(Life* object, Life* antecedent);         // caller holds mutex
+    void unlink_antecedent(Life* object,
+                           Life* antecedent);  // caller holds mutex; may finish closes
     NTSTATUS close(Life* object, NDK_FN_CLOSE_COMPLETION* completion, void* context);
     // Runs `callback` on the worker for `object`: counted in its busy count so that its close
     // waits (CLOSE-03, CLOSE-07). Returns false (and drops it) when the object or the adapter is
@@ -429,9 +436,10 @@ T* new_object(Adapter* a, Kind kind, NDK_OBJECT_TYPE type, const Table* dispatch
 // (for bring-up; the provider never writes to stdout).
 bool trace_enabled();
 void trace(const char* format, ...) __attribute__((format(printf, 1, 2)));
-#define VERBS_TRACE(...)                                             \
-    do {                                                             \
-        if (::ndkct::adapters::verbs::trace_enabled()) ::ndkct::adapters::verbs::trace(__VA_ARGS__); \
+#define VERBS_TRACE(...)                                  \
+    do {                                                  \
+        if (::ndkct::adapters::verbs::trace_enabled())    \
+            ::ndkct::adapters::verbs::trace(__VA_ARGS__); \
     } while (0)
 
 NTSTATUS wc_status_to_ntstatus(ibv_wc_status status);  // the one table (status.cpp)

@@ -54,7 +54,9 @@ void on_create(void* c, NTSTATUS s, NDK_OBJECT_HEADER* o) {
     w->object = o;
     w->cv.notify_all();
 }
-[[maybe_unused]] void on_close(void* c) { on_request(c, STATUS_SUCCESS); }
+[[maybe_unused]] void on_close(void* c) {
+    on_request(c, STATUS_SUCCESS);
+}
 
 struct Events {
     std::mutex m;
@@ -96,7 +98,7 @@ NTSTATUS finish(NTSTATUS s, Waiter& w) {
 // ---- the fixture: an adapter over an arena, a connected pair ----
 
 class Verbs : public ::testing::Test {
-protected:
+  protected:
     void SetUp() override {
         arena = std::make_unique<Arena>(4096);
         NDKCT_OPEN_OPTIONS o{};
@@ -130,14 +132,16 @@ protected:
     }
     NDK_CQ* cq(ULONG depth, Events* events = nullptr) {
         NDK_CQ* c = nullptr;
-        EXPECT_EQ(table(adapter).NdkCreateCq(adapter, depth, on_cq, events, nullptr, on_create, nullptr, &c),
+        EXPECT_EQ(table(adapter).NdkCreateCq(adapter, depth, on_cq, events, nullptr, on_create,
+                                             nullptr, &c),
                   STATUS_SUCCESS);
         return c;
     }
     NDK_QP* qp(NDK_PD* p, NDK_CQ* c, ULONG depth = 64, ULONG sge = 4, ULONG inline_size = 0) {
         NDK_QP* q = nullptr;
         static int context;
-        EXPECT_EQ(table(p).NdkCreateQp(p, c, c, &context, depth, depth, sge, sge, inline_size, on_create, nullptr, &q),
+        EXPECT_EQ(table(p).NdkCreateQp(p, c, c, &context, depth, depth, sge, sge, inline_size,
+                                       on_create, nullptr, &q),
                   STATUS_SUCCESS);
         return q;
     }
@@ -146,7 +150,9 @@ protected:
         NDK_MR* mr = nullptr;
         UINT32 local = 0, remote = 0;
         ndkct::platform::MdlChain chain;
-        uint64_t address(size_t offset = 0) const { return reinterpret_cast<uint64_t>(buffer.data() + offset); }
+        uint64_t address(size_t offset = 0) const {
+            return reinterpret_cast<uint64_t>(buffer.data() + offset);
+        }
     };
     Region region(NDK_PD* p, size_t bytes, ULONG flags, size_t offset = 0, size_t length = 0) {
         Region r;
@@ -155,8 +161,10 @@ protected:
         r.chain = ndkct::platform::describe(r.buffer, offset, length);
         EXPECT_EQ(table(p).NdkCreateMr(p, FALSE, on_create, nullptr, &r.mr), STATUS_SUCCESS);
         Waiter w;
-        EXPECT_EQ(finish(table(r.mr).NdkRegisterMr(r.mr, r.chain.head(), length, flags, on_request, &w), w),
-                  STATUS_SUCCESS);
+        EXPECT_EQ(
+            finish(table(r.mr).NdkRegisterMr(r.mr, r.chain.head(), length, flags, on_request, &w),
+                   w),
+            STATUS_SUCCESS);
         r.local = table(r.mr).NdkGetLocalTokenFromMr(r.mr);
         r.remote = table(r.mr).NdkGetRemoteTokenFromMr(r.mr);
         return r;
@@ -190,42 +198,58 @@ protected:
         NDK_LISTENER* listener = nullptr;
         Events events;
     };
-    void connect(Pair& p, const sockaddr* address, ULONG length, ULONG depth = 64, ULONG inline_size = 0) {
+    void connect(Pair& p, const sockaddr* address, ULONG length, ULONG depth = 64,
+                 ULONG inline_size = 0) {
         p.pd = pd();
         p.cq = cq(1024, &p.events);
         p.a = qp(p.pd, p.cq, depth, 4, inline_size);
         p.b = qp(p.pd, p.cq, depth, 4, inline_size);
-        ASSERT_EQ(table(adapter).NdkCreateListener(adapter, on_connect_event, &p.events, on_create, nullptr, &p.listener),
+        ASSERT_EQ(table(adapter).NdkCreateListener(adapter, on_connect_event, &p.events, on_create,
+                                                   nullptr, &p.listener),
                   STATUS_SUCCESS);
         Waiter lw;
-        ASSERT_EQ(finish(table(p.listener).NdkListen(p.listener, const_cast<sockaddr*>(address), length, on_request, &lw), lw),
+        ASSERT_EQ(finish(table(p.listener)
+                             .NdkListen(p.listener, const_cast<sockaddr*>(address), length,
+                                        on_request, &lw),
+                         lw),
                   STATUS_SUCCESS);
         sockaddr_storage bound{};
         ULONG bound_length = sizeof bound;
-        ASSERT_EQ(table(p.listener).NdkGetLocalAddress(p.listener, reinterpret_cast<sockaddr*>(&bound), &bound_length),
+        ASSERT_EQ(
+            table(p.listener)
+                .NdkGetLocalAddress(p.listener, reinterpret_cast<sockaddr*>(&bound), &bound_length),
+            STATUS_SUCCESS);
+        ASSERT_EQ(table(adapter).NdkCreateConnector(adapter, on_create, nullptr, &p.active),
                   STATUS_SUCCESS);
-        ASSERT_EQ(table(adapter).NdkCreateConnector(adapter, on_create, nullptr, &p.active), STATUS_SUCCESS);
         Waiter cw;
         const uint8_t hello[] = {1, 2, 3, 4, 5};
-        NTSTATUS s = table(p.active).NdkConnect(p.active, p.a, nullptr, 0, reinterpret_cast<sockaddr*>(&bound), bound_length,
-                                                4, 4, const_cast<uint8_t*>(hello), sizeof hello, on_request, &cw);
+        NTSTATUS s = table(p.active).NdkConnect(
+            p.active, p.a, nullptr, 0, reinterpret_cast<sockaddr*>(&bound), bound_length, 4, 4,
+            const_cast<uint8_t*>(hello), sizeof hello, on_request, &cw);
         ASSERT_TRUE(s == STATUS_PENDING || s == STATUS_SUCCESS) << std::hex << s;
         {
             std::unique_lock l(p.events.m);
-            ASSERT_TRUE(p.events.cv.wait_for(l, 10s, [&] { return !p.events.incoming.empty(); })) << "no connect event";
+            ASSERT_TRUE(p.events.cv.wait_for(l, 10s, [&] { return !p.events.incoming.empty(); }))
+                << "no connect event";
             p.passive = p.events.incoming.front();
         }
         uint8_t got[64] = {};
         ULONG got_length = sizeof got;
-        ASSERT_EQ(table(p.passive).NdkGetConnectionData(p.passive, nullptr, nullptr, got, &got_length), STATUS_SUCCESS);
+        ASSERT_EQ(
+            table(p.passive).NdkGetConnectionData(p.passive, nullptr, nullptr, got, &got_length),
+            STATUS_SUCCESS);
         EXPECT_GE(got_length, sizeof hello);
         EXPECT_EQ(std::memcmp(got, hello, sizeof hello), 0);
         Waiter aw;
-        s = table(p.passive).NdkAccept(p.passive, p.b, 4, 4, nullptr, 0, on_disconnect, &p.events, on_request, &aw);
+        s = table(p.passive).NdkAccept(p.passive, p.b, 4, 4, nullptr, 0, on_disconnect, &p.events,
+                                       on_request, &aw);
         ASSERT_TRUE(s == STATUS_PENDING || s == STATUS_SUCCESS);
-        ASSERT_EQ(finish(s == STATUS_PENDING ? STATUS_PENDING : STATUS_SUCCESS, cw), STATUS_SUCCESS);
+        ASSERT_EQ(finish(s == STATUS_PENDING ? STATUS_PENDING : STATUS_SUCCESS, cw),
+                  STATUS_SUCCESS);
         Waiter ccw;
-        ASSERT_EQ(finish(table(p.active).NdkCompleteConnect(p.active, on_disconnect, &p.events, on_request, &ccw), ccw),
+        ASSERT_EQ(finish(table(p.active).NdkCompleteConnect(p.active, on_disconnect, &p.events,
+                                                            on_request, &ccw),
+                         ccw),
                   STATUS_SUCCESS);
         ASSERT_EQ(finish(s, aw), STATUS_SUCCESS);
     }
@@ -242,7 +266,8 @@ protected:
 };
 
 void fill(LockedBuffer& b, uint8_t seed) {
-    for (size_t i = 0; i < b.size(); ++i) b.data()[i] = std::byte(uint8_t(i * 31 + seed) | 1);
+    for (size_t i = 0; i < b.size(); ++i)
+        b.data()[i] = std::byte(uint8_t(i * 31 + seed) | 1);
 }
 
 TEST_F(Verbs, InfoIsPlausible) {
@@ -250,9 +275,11 @@ TEST_F(Verbs, InfoIsPlausible) {
     EXPECT_GT(info.MaxInitiatorQueueDepth, 0u);
     EXPECT_GT(info.MaxInlineDataSize, 0u);
     EXPECT_TRUE(info.AdapterFlags & NDK_ADAPTER_FLAG_RDMA_READ_SINK_NOT_REQUIRED);
-    std::printf("MaxQueueDepth %u MaxCqDepth %u MaxInline %u MaxSge %u/%u/%u MaxTransfer %u Flags 0x%x\n",
-                info.MaxInitiatorQueueDepth, info.MaxCqDepth, info.MaxInlineDataSize, info.MaxInitiatorRequestSge,
-                info.MaxReceiveRequestSge, info.MaxReadRequestSge, info.MaxTransferLength, info.AdapterFlags);
+    std::printf(
+        "MaxQueueDepth %u MaxCqDepth %u MaxInline %u MaxSge %u/%u/%u MaxTransfer %u Flags 0x%x\n",
+        info.MaxInitiatorQueueDepth, info.MaxCqDepth, info.MaxInlineDataSize,
+        info.MaxInitiatorRequestSge, info.MaxReceiveRequestSge, info.MaxReadRequestSge,
+        info.MaxTransferLength, info.AdapterFlags);
 }
 
 // Writes that end exactly at the end of a region (rxe: does it check the bounds right?).
@@ -265,17 +292,21 @@ TEST_F(Verbs, WriteToTheEndOfARegion) {
         for (size_t length : {size_t{PAGE_SIZE}, size_t{2 * PAGE_SIZE}, size_t{PAGE_SIZE - 100}}) {
             Pair q;
             connect(q);
-            Region dst = region(q.pd, 3 * PAGE_SIZE, NDK_MR_FLAG_ALLOW_REMOTE_WRITE, offset, length);
+            Region dst =
+                region(q.pd, 3 * PAGE_SIZE, NDK_MR_FLAG_ALLOW_REMOTE_WRITE, offset, length);
             Region s2 = region(q.pd, PAGE_SIZE, 0);
             fill(s2.buffer, 3);
             for (size_t at : {size_t{0}, length - 8, length / 2}) {
                 NDK_SGE e = sge(s2, 0, 8);
                 int context;
-                ASSERT_EQ(table(q.b).NdkWrite(q.b, &context, &e, 1, dst.address(offset + at), dst.remote, 0), STATUS_SUCCESS);
+                ASSERT_EQ(table(q.b).NdkWrite(q.b, &context, &e, 1, dst.address(offset + at),
+                                              dst.remote, 0),
+                          STATUS_SUCCESS);
                 auto r = drain(q.cq, 1);
                 ASSERT_EQ(r.size(), 1u);
-                EXPECT_EQ(r[0].Status, STATUS_SUCCESS) << "offset " << offset << " length " << length << " at " << at
-                                                       << " code " << r[0].ProviderErrorCode;
+                EXPECT_EQ(r[0].Status, STATUS_SUCCESS)
+                    << "offset " << offset << " length " << length << " at " << at << " code "
+                    << r[0].ProviderErrorCode;
                 if (r[0].Status != STATUS_SUCCESS) {
                     break;
                 }
@@ -286,8 +317,12 @@ TEST_F(Verbs, WriteToTheEndOfARegion) {
 
 // ---- completion semantics ----
 
-int ctx_id(const NDK_RESULT_EX& r) { return static_cast<int>(reinterpret_cast<uintptr_t>(r.RequestContext)); }
-void* ctx(int n) { return reinterpret_cast<void*>(static_cast<uintptr_t>(n)); }
+int ctx_id(const NDK_RESULT_EX& r) {
+    return static_cast<int>(reinterpret_cast<uintptr_t>(r.RequestContext));
+}
+void* ctx(int n) {
+    return reinterpret_cast<void*>(static_cast<uintptr_t>(n));
+}
 
 TEST_F(Verbs, SilentSuccessesMakeNoEntryAndNeverFillTheQueue) {
     Pair p;
@@ -298,13 +333,16 @@ TEST_F(Verbs, SilentSuccessesMakeNoEntryAndNeverFillTheQueue) {
     // Far more silent requests than the queue depth: the provider cuts the runs with hidden
     // signaled requests, reaped by the polls below.
     for (int k = 0; k < 200; ++k) {
-        ASSERT_EQ(table(p.a).NdkWrite(p.a, ctx(1000 + k), &e, 1, dst.address(), dst.remote, NDK_OP_FLAG_SILENT_SUCCESS),
-                  STATUS_SUCCESS) << k;
+        ASSERT_EQ(table(p.a).NdkWrite(p.a, ctx(1000 + k), &e, 1, dst.address(), dst.remote,
+                                      NDK_OP_FLAG_SILENT_SUCCESS),
+                  STATUS_SUCCESS)
+            << k;
         if (k % 4 == 3) {
             EXPECT_TRUE(drain(p.cq, 1, 1ms).empty());
         }
     }
-    ASSERT_EQ(table(p.a).NdkWrite(p.a, ctx(7), &e, 1, dst.address(), dst.remote, 0), STATUS_SUCCESS);
+    ASSERT_EQ(table(p.a).NdkWrite(p.a, ctx(7), &e, 1, dst.address(), dst.remote, 0),
+              STATUS_SUCCESS);
     auto r = drain(p.cq, 1);
     ASSERT_EQ(r.size(), 1u);
     EXPECT_EQ(ctx_id(r[0]), 7);
@@ -318,8 +356,11 @@ TEST_F(Verbs, DeferredRequestsGoWithTheNextOneInOrder) {
     Region dst = region(p.pd, PAGE_SIZE, NDK_MR_FLAG_ALLOW_REMOTE_WRITE);
     NDK_SGE e = sge(src, 0, 64);
     for (int k = 0; k < 20; ++k)
-        ASSERT_EQ(table(p.a).NdkWrite(p.a, ctx(k + 1), &e, 1, dst.address(), dst.remote, NDK_OP_FLAG_DEFER), STATUS_SUCCESS);
-    ASSERT_EQ(table(p.a).NdkWrite(p.a, ctx(21), &e, 1, dst.address(), dst.remote, 0), STATUS_SUCCESS);
+        ASSERT_EQ(table(p.a).NdkWrite(p.a, ctx(k + 1), &e, 1, dst.address(), dst.remote,
+                                      NDK_OP_FLAG_DEFER),
+                  STATUS_SUCCESS);
+    ASSERT_EQ(table(p.a).NdkWrite(p.a, ctx(21), &e, 1, dst.address(), dst.remote, 0),
+              STATUS_SUCCESS);
     auto r = drain(p.cq, 21);
     ASSERT_EQ(r.size(), 21u);
     for (int k = 0; k < 21; ++k) {
@@ -336,7 +377,8 @@ TEST_F(Verbs, ArmedCqNotifiesOnceForNewAndQueuedEntries) {
     Region dst = region(p.pd, PAGE_SIZE, NDK_MR_FLAG_ALLOW_REMOTE_WRITE);
     NDK_SGE e = sge(src, 0, 8);
     table(p.cq).NdkArmCq(p.cq, NDK_CQ_NOTIFY_ANY);
-    ASSERT_EQ(table(p.a).NdkWrite(p.a, ctx(1), &e, 1, dst.address(), dst.remote, 0), STATUS_SUCCESS);
+    ASSERT_EQ(table(p.a).NdkWrite(p.a, ctx(1), &e, 1, dst.address(), dst.remote, 0),
+              STATUS_SUCCESS);
     {
         std::unique_lock l(p.events.m);
         EXPECT_TRUE(p.events.cv.wait_for(l, 5s, [&] { return p.events.notifications == 1; }));
@@ -360,7 +402,8 @@ TEST_F(Verbs, SolicitedArmWaitsForTheSolicitedSend) {
     Region out = region(p.pd, PAGE_SIZE, 0);
     Region in = region(p.pd, PAGE_SIZE, NDK_MR_FLAG_ALLOW_LOCAL_WRITE);
     NDK_SGE rcv = sge(in, 0, 100), snd = sge(out, 0, 10);
-    for (int k = 0; k < 2; ++k) ASSERT_EQ(table(p.b).NdkReceive(p.b, ctx(10 + k), &rcv, 1), STATUS_SUCCESS);
+    for (int k = 0; k < 2; ++k)
+        ASSERT_EQ(table(p.b).NdkReceive(p.b, ctx(10 + k), &rcv, 1), STATUS_SUCCESS);
     table(p.cq).NdkArmCq(p.cq, NDK_CQ_NOTIFY_SOLICITED);
     ASSERT_EQ(table(p.a).NdkSend(p.a, ctx(1), &snd, 1, NDK_OP_FLAG_SILENT_SUCCESS), STATUS_SUCCESS);
     std::this_thread::sleep_for(300ms);
@@ -368,7 +411,8 @@ TEST_F(Verbs, SolicitedArmWaitsForTheSolicitedSend) {
         std::lock_guard l(p.events.m);
         EXPECT_EQ(p.events.notifications, 0) << "an unsolicited receive does not satisfy SOLICITED";
     }
-    ASSERT_EQ(table(p.a).NdkSend(p.a, ctx(2), &snd, 1, NDK_OP_FLAG_SEND_AND_SOLICIT_EVENT), STATUS_SUCCESS);
+    ASSERT_EQ(table(p.a).NdkSend(p.a, ctx(2), &snd, 1, NDK_OP_FLAG_SEND_AND_SOLICIT_EVENT),
+              STATUS_SUCCESS);
     std::unique_lock l(p.events.m);
     EXPECT_TRUE(p.events.cv.wait_for(l, 5s, [&] { return p.events.notifications == 1; }));
 }
@@ -383,7 +427,8 @@ TEST_F(Verbs, WindowBindWriteInvalidate) {
     Region mem = region(p.pd, 2 * PAGE_SIZE, NDK_MR_FLAG_ALLOW_LOCAL_WRITE);
     NDK_MW* mw = nullptr;
     ASSERT_EQ(table(p.pd).NdkCreateMw(p.pd, on_create, nullptr, &mw), STATUS_SUCCESS);
-    ASSERT_EQ(table(p.a).NdkBind(p.a, ctx(1), mem.mr, mw, mem.buffer.data() + 100, 1000, NDK_OP_FLAG_ALLOW_REMOTE_WRITE),
+    ASSERT_EQ(table(p.a).NdkBind(p.a, ctx(1), mem.mr, mw, mem.buffer.data() + 100, 1000,
+                                 NDK_OP_FLAG_ALLOW_REMOTE_WRITE),
               STATUS_SUCCESS);
     UINT32 token = table(mw).NdkGetRemoteTokenFromMw(mw);
     auto r = drain(p.cq, 1);
@@ -418,7 +463,8 @@ TEST_F(Verbs, WindowFindings) {
         Region mem = region(p.pd, 2 * PAGE_SIZE, NDK_MR_FLAG_ALLOW_LOCAL_WRITE);
         NDK_MW* mw = nullptr;
         ASSERT_EQ(table(p.pd).NdkCreateMw(p.pd, on_create, nullptr, &mw), STATUS_SUCCESS);
-        ASSERT_EQ(table(p.a).NdkBind(p.a, ctx(1), mem.mr, mw, mem.buffer.data() + 100, 1000, NDK_OP_FLAG_ALLOW_REMOTE_WRITE),
+        ASSERT_EQ(table(p.a).NdkBind(p.a, ctx(1), mem.mr, mw, mem.buffer.data() + 100, 1000,
+                                     NDK_OP_FLAG_ALLOW_REMOTE_WRITE),
                   STATUS_SUCCESS);
         ASSERT_EQ(drain(p.cq, 1).size(), 1u);
         UINT32 token = table(mw).NdkGetRemoteTokenFromMw(mw);
@@ -429,8 +475,9 @@ TEST_F(Verbs, WindowFindings) {
         auto r = drain(p.cq, 1);
         ASSERT_EQ(r.size(), 1u);
         std::printf("finding: %s -> status 0x%08x (verbs status %u)\n",
-                    variant == 0 ? "write through a window bound on the writer's own QP (type 2B: other QP)"
-                                 : "write outside the window, inside its MR (BND-08)",
+                    variant == 0
+                        ? "write through a window bound on the writer's own QP (type 2B: other QP)"
+                        : "write outside the window, inside its MR (BND-08)",
                     static_cast<unsigned>(r[0].Status), r[0].ProviderErrorCode);
     }
 }
@@ -443,7 +490,8 @@ TEST_F(Verbs, SendAndInvalidateOfAWindow) {
     Region mem = region(p.pd, PAGE_SIZE, NDK_MR_FLAG_ALLOW_LOCAL_WRITE);
     NDK_MW* mw = nullptr;
     ASSERT_EQ(table(p.pd).NdkCreateMw(p.pd, on_create, nullptr, &mw), STATUS_SUCCESS);
-    ASSERT_EQ(table(p.a).NdkBind(p.a, ctx(1), mem.mr, mw, mem.buffer.data(), PAGE_SIZE, NDK_OP_FLAG_ALLOW_REMOTE_WRITE),
+    ASSERT_EQ(table(p.a).NdkBind(p.a, ctx(1), mem.mr, mw, mem.buffer.data(), PAGE_SIZE,
+                                 NDK_OP_FLAG_ALLOW_REMOTE_WRITE),
               STATUS_SUCCESS);
     ASSERT_EQ(drain(p.cq, 1).size(), 1u);
     UINT32 token = table(mw).NdkGetRemoteTokenFromMw(mw);
@@ -466,7 +514,8 @@ TEST_F(Verbs, SendAndInvalidateOfAWindow) {
     ASSERT_EQ(table(p.b).NdkWrite(p.b, ctx(4), &e, 1, mem.address(), token, 0), STATUS_SUCCESS);
     r = drain(p.cq, 1);
     ASSERT_EQ(r.size(), 1u);
-    EXPECT_NE(r[0].Status, STATUS_SUCCESS) << "the remotely invalidated window still granted access";
+    EXPECT_NE(r[0].Status, STATUS_SUCCESS)
+        << "the remotely invalidated window still granted access";
 }
 
 TEST_F(Verbs, ClosingAQpWithABoundWindowIsQuick) {
@@ -475,13 +524,15 @@ TEST_F(Verbs, ClosingAQpWithABoundWindowIsQuick) {
     Region mem = region(p.pd, PAGE_SIZE, NDK_MR_FLAG_ALLOW_LOCAL_WRITE);
     NDK_MW* mw = nullptr;
     ASSERT_EQ(table(p.pd).NdkCreateMw(p.pd, on_create, nullptr, &mw), STATUS_SUCCESS);
-    ASSERT_EQ(table(p.a).NdkBind(p.a, ctx(1), mem.mr, mw, mem.buffer.data(), PAGE_SIZE, NDK_OP_FLAG_ALLOW_REMOTE_READ),
+    ASSERT_EQ(table(p.a).NdkBind(p.a, ctx(1), mem.mr, mw, mem.buffer.data(), PAGE_SIZE,
+                                 NDK_OP_FLAG_ALLOW_REMOTE_READ),
               STATUS_SUCCESS);
     ASSERT_EQ(drain(p.cq, 1).size(), 1u);
     auto start = std::chrono::steady_clock::now();
     close(p.active);
     close(p.a);
-    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     EXPECT_LT(seconds, 10.0) << "rxe blocks ~51 s destroying a QP with a bound type-2 window";
 }
 
@@ -496,7 +547,8 @@ TEST_F(Verbs, LamPagesWithThePrivilegedTokenAndFastRegister) {
     alignas(8) unsigned char buffer[256];
     auto* lam = reinterpret_cast<NDK_LOGICAL_ADDRESS_MAPPING*>(buffer);
     ULONG size = sizeof buffer, fbo = 99;
-    ASSERT_EQ(table(adapter).NdkBuildLAM(adapter, chain.head(), 4 * PAGE_SIZE, on_request, nullptr, lam, &size, &fbo),
+    ASSERT_EQ(table(adapter).NdkBuildLAM(adapter, chain.head(), 4 * PAGE_SIZE, on_request, nullptr,
+                                         lam, &size, &fbo),
               STATUS_SUCCESS);
     ASSERT_EQ(lam->AdapterPageCount, 4u);
     EXPECT_EQ(fbo, 0u);
@@ -519,8 +571,10 @@ TEST_F(Verbs, LamPagesWithThePrivilegedTokenAndFastRegister) {
     // The privileged token never grants remote access (PTOK-02).
     Region src = region(p.pd, PAGE_SIZE, 0);
     NDK_SGE e = sge(src, 0, 8);
-    ASSERT_EQ(table(p.b).NdkWrite(p.b, ctx(3), &e, 1, static_cast<uint64_t>(lam->AdapterPageArray[0].QuadPart),
-                                  privileged, 0), STATUS_SUCCESS);
+    ASSERT_EQ(table(p.b).NdkWrite(p.b, ctx(3), &e, 1,
+                                  static_cast<uint64_t>(lam->AdapterPageArray[0].QuadPart),
+                                  privileged, 0),
+              STATUS_SUCCESS);
     r = drain(p.cq, 1);
     ASSERT_EQ(r.size(), 1u);
     EXPECT_NE(r[0].Status, STATUS_SUCCESS);
@@ -535,14 +589,17 @@ TEST_F(Verbs, FastRegisterZeroBasedAndSendAndInvalidateFinding) {
     alignas(8) unsigned char buffer[64];
     auto* lam = reinterpret_cast<NDK_LOGICAL_ADDRESS_MAPPING*>(buffer);
     ULONG size = sizeof buffer, fbo = 0;
-    ASSERT_EQ(table(adapter).NdkBuildLAM(adapter, chain.head(), 2 * PAGE_SIZE, on_request, nullptr, lam, &size, &fbo),
+    ASSERT_EQ(table(adapter).NdkBuildLAM(adapter, chain.head(), 2 * PAGE_SIZE, on_request, nullptr,
+                                         lam, &size, &fbo),
               STATUS_SUCCESS);
     NDK_MR* mr = nullptr;
     ASSERT_EQ(table(p.pd).NdkCreateMr(p.pd, TRUE, on_create, nullptr, &mr), STATUS_SUCCESS);
     Waiter w;
-    ASSERT_EQ(finish(table(mr).NdkInitializeFastRegisterMr(mr, 2, TRUE, on_request, &w), w), STATUS_SUCCESS);
-    ASSERT_EQ(table(p.a).NdkFastRegister(p.a, ctx(1), mr, 2, lam->AdapterPageArray, 0, 2 * PAGE_SIZE, nullptr,
-                                         NDK_OP_FLAG_ALLOW_REMOTE_WRITE), STATUS_SUCCESS);
+    ASSERT_EQ(finish(table(mr).NdkInitializeFastRegisterMr(mr, 2, TRUE, on_request, &w), w),
+              STATUS_SUCCESS);
+    ASSERT_EQ(table(p.a).NdkFastRegister(p.a, ctx(1), mr, 2, lam->AdapterPageArray, 0,
+                                         2 * PAGE_SIZE, nullptr, NDK_OP_FLAG_ALLOW_REMOTE_WRITE),
+              STATUS_SUCCESS);
     UINT32 token = table(mr).NdkGetRemoteTokenFromMr(mr);
     auto r = drain(p.cq, 1);
     ASSERT_EQ(r.size(), 1u);
@@ -550,7 +607,8 @@ TEST_F(Verbs, FastRegisterZeroBasedAndSendAndInvalidateFinding) {
     Region src = region(p.pd, PAGE_SIZE, 0);
     fill(src.buffer, 4);
     NDK_SGE e = sge(src, 0, 16);
-    ASSERT_EQ(table(p.b).NdkWrite(p.b, ctx(2), &e, 1, PAGE_SIZE + 8, token, 0), STATUS_SUCCESS);  // zero-based
+    ASSERT_EQ(table(p.b).NdkWrite(p.b, ctx(2), &e, 1, PAGE_SIZE + 8, token, 0),
+              STATUS_SUCCESS);  // zero-based
     r = drain(p.cq, 1);
     ASSERT_EQ(r.size(), 1u);
     EXPECT_EQ(r[0].Status, STATUS_SUCCESS);
@@ -563,8 +621,10 @@ TEST_F(Verbs, FastRegisterZeroBasedAndSendAndInvalidateFinding) {
     ASSERT_EQ(table(p.b).NdkSendAndInvalidate(p.b, ctx(4), &e, 1, 0, token), STATUS_SUCCESS);
     r = drain(p.cq, 2);
     for (auto& x : r)
-        std::printf("finding: send-and-invalidate of a fast-registered token: context %d status 0x%08x verbs %u type %d\n",
-                    ctx_id(x), static_cast<unsigned>(x.Status), x.ProviderErrorCode, x.Type);
+        std::printf(
+            "finding: send-and-invalidate of a fast-registered token: context %d status 0x%08x "
+            "verbs %u type %d\n",
+            ctx_id(x), static_cast<unsigned>(x.Status), x.ProviderErrorCode, x.Type);
     close(p.active);
     close(p.passive);
     close(p.a);
@@ -580,11 +640,14 @@ TEST_F(Verbs, SrqReceivesCarryTheirQpContextAndNotify) {
     connect(p);  // a and b exist; a third pair of QPs uses an SRQ
     Events srq_events;
     NDK_SRQ* srq = nullptr;
-    ASSERT_EQ(table(p.pd).NdkCreateSrq(p.pd, 16, 2, 0, [](void* c, NTSTATUS) { on_cq(c, STATUS_SUCCESS); }, &srq_events,
-                                       nullptr, on_create, nullptr, &srq), STATUS_SUCCESS);
+    ASSERT_EQ(table(p.pd).NdkCreateSrq(
+                  p.pd, 16, 2, 0, [](void* c, NTSTATUS) { on_cq(c, STATUS_SUCCESS); }, &srq_events,
+                  nullptr, on_create, nullptr, &srq),
+              STATUS_SUCCESS);
     NDK_QP* s1 = nullptr;
     static int s1_context;
-    ASSERT_EQ(table(p.pd).NdkCreateQpWithSrq(p.pd, p.cq, p.cq, srq, &s1_context, 16, 2, 0, on_create, nullptr, &s1),
+    ASSERT_EQ(table(p.pd).NdkCreateQpWithSrq(p.pd, p.cq, p.cq, srq, &s1_context, 16, 2, 0,
+                                             on_create, nullptr, &s1),
               STATUS_SUCCESS);
     // Connect s1 to a fresh QP through the listener of the pair.
     Region in = region(p.pd, PAGE_SIZE, NDK_MR_FLAG_ALLOW_LOCAL_WRITE);
@@ -596,24 +659,32 @@ TEST_F(Verbs, SrqReceivesCarryTheirQpContextAndNotify) {
     ASSERT_EQ(finish(table(srq).NdkModifySrq(srq, 0, 3, on_request, &mw), mw), STATUS_SUCCESS);
     NDK_QP* peer = qp(p.pd, p.cq);
     NDK_CONNECTOR* active = nullptr;
-    ASSERT_EQ(table(adapter).NdkCreateConnector(adapter, on_create, nullptr, &active), STATUS_SUCCESS);
+    ASSERT_EQ(table(adapter).NdkCreateConnector(adapter, on_create, nullptr, &active),
+              STATUS_SUCCESS);
     sockaddr_storage bound{};
     ULONG bound_length = sizeof bound;
-    ASSERT_EQ(table(p.listener).NdkGetLocalAddress(p.listener, reinterpret_cast<sockaddr*>(&bound), &bound_length),
-              STATUS_SUCCESS);
+    ASSERT_EQ(
+        table(p.listener)
+            .NdkGetLocalAddress(p.listener, reinterpret_cast<sockaddr*>(&bound), &bound_length),
+        STATUS_SUCCESS);
     Waiter cw, aw;
-    ASSERT_EQ(table(active).NdkConnect(active, peer, nullptr, 0, reinterpret_cast<sockaddr*>(&bound), bound_length, 0, 0,
-                                       nullptr, 0, on_request, &cw), STATUS_PENDING);
+    ASSERT_EQ(
+        table(active).NdkConnect(active, peer, nullptr, 0, reinterpret_cast<sockaddr*>(&bound),
+                                 bound_length, 0, 0, nullptr, 0, on_request, &cw),
+        STATUS_PENDING);
     NDK_CONNECTOR* passive = nullptr;
     {
         std::unique_lock l(p.events.m);
         ASSERT_TRUE(p.events.cv.wait_for(l, 10s, [&] { return p.events.incoming.size() == 2; }));
         passive = p.events.incoming.back();
     }
-    NTSTATUS s = table(passive).NdkAccept(passive, s1, 0, 0, nullptr, 0, nullptr, nullptr, on_request, &aw);
+    NTSTATUS s =
+        table(passive).NdkAccept(passive, s1, 0, 0, nullptr, 0, nullptr, nullptr, on_request, &aw);
     ASSERT_EQ(finish(STATUS_PENDING, cw), STATUS_SUCCESS);
     Waiter ccw;
-    ASSERT_EQ(finish(table(active).NdkCompleteConnect(active, nullptr, nullptr, on_request, &ccw), ccw), STATUS_SUCCESS);
+    ASSERT_EQ(
+        finish(table(active).NdkCompleteConnect(active, nullptr, nullptr, on_request, &ccw), ccw),
+        STATUS_SUCCESS);
     ASSERT_EQ(finish(s, aw), STATUS_SUCCESS);
     Region out = region(p.pd, PAGE_SIZE, 0);
     NDK_SGE snd = sge(out, 0, 20);
@@ -641,7 +712,8 @@ TEST_F(Verbs, FlushCancelsEverythingPending) {
     connect(p);
     Region in = region(p.pd, PAGE_SIZE, NDK_MR_FLAG_ALLOW_LOCAL_WRITE);
     NDK_SGE rcv = sge(in, 0, 100);
-    for (int k = 0; k < 5; ++k) ASSERT_EQ(table(p.b).NdkReceive(p.b, ctx(k + 1), &rcv, 1), STATUS_SUCCESS);
+    for (int k = 0; k < 5; ++k)
+        ASSERT_EQ(table(p.b).NdkReceive(p.b, ctx(k + 1), &rcv, 1), STATUS_SUCCESS);
     table(p.b).NdkFlush(p.b);
     auto r = drain(p.cq, 5);
     ASSERT_EQ(r.size(), 5u);
@@ -680,7 +752,9 @@ TEST_F(Verbs, Ipv6LoopbackConnects) {
     connect(p, reinterpret_cast<sockaddr*>(&a), sizeof a);
     sockaddr_storage local{};
     ULONG length = sizeof local;
-    ASSERT_EQ(table(p.active).NdkGetPeerAddress(p.active, reinterpret_cast<sockaddr*>(&local), &length), STATUS_SUCCESS);
+    ASSERT_EQ(
+        table(p.active).NdkGetPeerAddress(p.active, reinterpret_cast<sockaddr*>(&local), &length),
+        STATUS_SUCCESS);
     EXPECT_EQ(local.ss_family, AF_INET6);
     EXPECT_EQ(length, sizeof(sockaddr_in6));
 }
@@ -688,25 +762,33 @@ TEST_F(Verbs, Ipv6LoopbackConnects) {
 TEST_F(Verbs, ListenerPortZeroIsEphemeralAndRejectCarriesData) {
     Events events;
     NDK_LISTENER* l = nullptr;
-    ASSERT_EQ(table(adapter).NdkCreateListener(adapter, on_connect_event, &events, on_create, nullptr, &l), STATUS_SUCCESS);
+    ASSERT_EQ(table(adapter).NdkCreateListener(adapter, on_connect_event, &events, on_create,
+                                               nullptr, &l),
+              STATUS_SUCCESS);
     sockaddr_in a{};
     a.sin_family = AF_INET;
     a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     Waiter lw;
-    ASSERT_EQ(finish(table(l).NdkListen(l, reinterpret_cast<sockaddr*>(&a), sizeof a, on_request, &lw), lw), STATUS_SUCCESS);
+    ASSERT_EQ(
+        finish(table(l).NdkListen(l, reinterpret_cast<sockaddr*>(&a), sizeof a, on_request, &lw),
+               lw),
+        STATUS_SUCCESS);
     sockaddr_in bound{};
     ULONG length = sizeof bound;
-    ASSERT_EQ(table(l).NdkGetLocalAddress(l, reinterpret_cast<sockaddr*>(&bound), &length), STATUS_SUCCESS);
+    ASSERT_EQ(table(l).NdkGetLocalAddress(l, reinterpret_cast<sockaddr*>(&bound), &length),
+              STATUS_SUCCESS);
     EXPECT_GE(ntohs(bound.sin_port), 49152);
     EXPECT_EQ(bound.sin_addr.s_addr, htonl(INADDR_LOOPBACK));
     NDK_PD* p = pd();
     NDK_CQ* c = cq(16);
     NDK_QP* q = qp(p, c);
     NDK_CONNECTOR* active = nullptr;
-    ASSERT_EQ(table(adapter).NdkCreateConnector(adapter, on_create, nullptr, &active), STATUS_SUCCESS);
+    ASSERT_EQ(table(adapter).NdkCreateConnector(adapter, on_create, nullptr, &active),
+              STATUS_SUCCESS);
     Waiter cw;
-    ASSERT_EQ(table(active).NdkConnect(active, q, nullptr, 0, reinterpret_cast<sockaddr*>(&bound), length, 0, 0, nullptr, 0,
-                                       on_request, &cw), STATUS_PENDING);
+    ASSERT_EQ(table(active).NdkConnect(active, q, nullptr, 0, reinterpret_cast<sockaddr*>(&bound),
+                                       length, 0, 0, nullptr, 0, on_request, &cw),
+              STATUS_PENDING);
     NDK_CONNECTOR* passive = nullptr;
     {
         std::unique_lock lk(events.m);
@@ -714,19 +796,23 @@ TEST_F(Verbs, ListenerPortZeroIsEphemeralAndRejectCarriesData) {
         passive = events.incoming.front();
     }
     const uint8_t no[] = {9, 8, 7};
-    ASSERT_EQ(table(passive).NdkReject(passive, const_cast<uint8_t*>(no), sizeof no), STATUS_SUCCESS);
+    ASSERT_EQ(table(passive).NdkReject(passive, const_cast<uint8_t*>(no), sizeof no),
+              STATUS_SUCCESS);
     EXPECT_EQ(finish(STATUS_PENDING, cw), STATUS_CONNECTION_REFUSED);
     uint8_t got[256] = {};
     ULONG got_length = sizeof got;
-    EXPECT_EQ(table(active).NdkGetConnectionData(active, nullptr, nullptr, got, &got_length), STATUS_SUCCESS);
+    EXPECT_EQ(table(active).NdkGetConnectionData(active, nullptr, nullptr, got, &got_length),
+              STATUS_SUCCESS);
     EXPECT_EQ(std::memcmp(got, no, sizeof no), 0);
     // Nobody listens on the next port: refused as well.
     NDK_CONNECTOR* again = nullptr;
-    ASSERT_EQ(table(adapter).NdkCreateConnector(adapter, on_create, nullptr, &again), STATUS_SUCCESS);
-    bound.sin_port = htons(static_cast<uint16_t>(ntohs(bound.sin_port) == 65535 ? 65534 : ntohs(bound.sin_port) + 1));
+    ASSERT_EQ(table(adapter).NdkCreateConnector(adapter, on_create, nullptr, &again),
+              STATUS_SUCCESS);
+    bound.sin_port = htons(
+        static_cast<uint16_t>(ntohs(bound.sin_port) == 65535 ? 65534 : ntohs(bound.sin_port) + 1));
     Waiter w2;
-    NTSTATUS s = table(again).NdkConnect(again, q, nullptr, 0, reinterpret_cast<sockaddr*>(&bound), length, 0, 0, nullptr,
-                                         0, on_request, &w2);
+    NTSTATUS s = table(again).NdkConnect(again, q, nullptr, 0, reinterpret_cast<sockaddr*>(&bound),
+                                         length, 0, 0, nullptr, 0, on_request, &w2);
     EXPECT_EQ(finish(s, w2), STATUS_CONNECTION_REFUSED);
 }
 
@@ -787,7 +873,9 @@ struct RawPair {
             attr.qp_state = IBV_QPS_INIT;
             attr.port_num = 1;
             attr.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
-            if (ibv_modify_qp(q, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS)) return;
+            if (ibv_modify_qp(q, &attr,
+                              IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
+                return;
         }
         for (int k = 0; k < 2; ++k) {
             ibv_qp_attr attr{};
@@ -801,16 +889,18 @@ struct RawPair {
             attr.ah_attr.grh.sgid_index = static_cast<uint8_t>(gid_index);
             attr.ah_attr.grh.hop_limit = 1;
             attr.ah_attr.port_num = 1;
-            if (ibv_modify_qp(qp[k], &attr, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-                                                IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
+            if (ibv_modify_qp(qp[k], &attr,
+                              IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+                                  IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
                 return;
             attr.qp_state = IBV_QPS_RTS;
             attr.timeout = 14;
             attr.retry_cnt = 7;
             attr.rnr_retry = 7;
             attr.max_rd_atomic = 1;
-            if (ibv_modify_qp(qp[k], &attr, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-                                                IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC))
+            if (ibv_modify_qp(qp[k], &attr,
+                              IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+                                  IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC))
                 return;
         }
         ok = true;
@@ -867,17 +957,24 @@ TEST_F(Verbs, PostAndPollCostAgainstRawVerbs) {
             raw.round(batch);
         }
         double best_ndk = 1e9, best_raw = 1e9;
-        for (int trial = 0; trial < 3; ++trial) {  // interleaved, best of three: the machine is shared
+        for (int trial = 0; trial < 3;
+             ++trial) {  // interleaved, best of three: the machine is shared
             auto t0 = std::chrono::steady_clock::now();
-            for (int k = 0; k < rounds; ++k) ndk_round(batch);
+            for (int k = 0; k < rounds; ++k)
+                ndk_round(batch);
             auto t1 = std::chrono::steady_clock::now();
-            for (int k = 0; k < rounds; ++k) raw.round(batch);
+            for (int k = 0; k < rounds; ++k)
+                raw.round(batch);
             auto t2 = std::chrono::steady_clock::now();
-            best_ndk = std::min(best_ndk, std::chrono::duration<double, std::micro>(t1 - t0).count() / rounds);
-            best_raw = std::min(best_raw, std::chrono::duration<double, std::micro>(t2 - t1).count() / rounds);
+            best_ndk = std::min(
+                best_ndk, std::chrono::duration<double, std::micro>(t1 - t0).count() / rounds);
+            best_raw = std::min(
+                best_raw, std::chrono::duration<double, std::micro>(t2 - t1).count() / rounds);
         }
-        std::printf("timing: %2d writes per round (last signaled): NDK %.1f us, raw verbs %.1f us, ratio %.2f\n",
-                    batch, best_ndk, best_raw, best_ndk / best_raw);
+        std::printf(
+            "timing: %2d writes per round (last signaled): NDK %.1f us, raw verbs %.1f us, ratio "
+            "%.2f\n",
+            batch, best_ndk, best_raw, best_ndk / best_raw);
         EXPECT_EQ(drain(p.cq, 1, 20ms).size(), 0u) << "silent writes made entries";
     }
 }
@@ -891,15 +988,18 @@ TEST_F(Verbs, RebindWithoutInvalidateAndDeregisterUnderAWindow) {
     Region mem = region(p.pd, 2 * PAGE_SIZE, NDK_MR_FLAG_ALLOW_LOCAL_WRITE);
     NDK_MW* mw = nullptr;
     ASSERT_EQ(table(p.pd).NdkCreateMw(p.pd, on_create, nullptr, &mw), STATUS_SUCCESS);
-    ASSERT_EQ(table(p.a).NdkBind(p.a, ctx(1), mem.mr, mw, mem.buffer.data(), 100, NDK_OP_FLAG_ALLOW_REMOTE_WRITE),
+    ASSERT_EQ(table(p.a).NdkBind(p.a, ctx(1), mem.mr, mw, mem.buffer.data(), 100,
+                                 NDK_OP_FLAG_ALLOW_REMOTE_WRITE),
               STATUS_SUCCESS);
-    ASSERT_EQ(table(p.a).NdkBind(p.a, ctx(2), mem.mr, mw, mem.buffer.data() + 1000, 100, NDK_OP_FLAG_ALLOW_REMOTE_WRITE),
+    ASSERT_EQ(table(p.a).NdkBind(p.a, ctx(2), mem.mr, mw, mem.buffer.data() + 1000, 100,
+                                 NDK_OP_FLAG_ALLOW_REMOTE_WRITE),
               STATUS_SUCCESS);
     UINT32 token = table(mw).NdkGetRemoteTokenFromMw(mw);
     auto r = drain(p.cq, 2);
     ASSERT_EQ(r.size(), 2u);
     EXPECT_EQ(r[0].Status, STATUS_SUCCESS);
-    EXPECT_EQ(r[1].Status, STATUS_SUCCESS) << "rebinding a bound window (verbs status " << r[1].ProviderErrorCode << ")";
+    EXPECT_EQ(r[1].Status, STATUS_SUCCESS)
+        << "rebinding a bound window (verbs status " << r[1].ProviderErrorCode << ")";
     NDK_SGE e = sge(src, 0, 8);
     ASSERT_EQ(table(p.b).NdkWrite(p.b, ctx(3), &e, 1, mem.address(1000), token, 0), STATUS_SUCCESS);
     r = drain(p.cq, 1);
@@ -921,7 +1021,8 @@ TEST_F(Verbs, InvalidateOfAnOrphanedWindowSucceeds) {
     Region mem = region(p.pd, PAGE_SIZE, NDK_MR_FLAG_ALLOW_LOCAL_WRITE);
     NDK_MW* mw = nullptr;
     ASSERT_EQ(table(p.pd).NdkCreateMw(p.pd, on_create, nullptr, &mw), STATUS_SUCCESS);
-    ASSERT_EQ(table(p.a).NdkBind(p.a, ctx(1), mem.mr, mw, mem.buffer.data(), 100, NDK_OP_FLAG_ALLOW_REMOTE_READ),
+    ASSERT_EQ(table(p.a).NdkBind(p.a, ctx(1), mem.mr, mw, mem.buffer.data(), 100,
+                                 NDK_OP_FLAG_ALLOW_REMOTE_READ),
               STATUS_SUCCESS);
     ASSERT_EQ(drain(p.cq, 1).size(), 1u);
     Waiter w;
@@ -939,7 +1040,8 @@ TEST_F(Verbs, InvalidateOfAnOrphanedWindowSucceeds) {
     Region src = region(p.pd, PAGE_SIZE, 0);
     Region dst = region(p.pd, PAGE_SIZE, NDK_MR_FLAG_ALLOW_REMOTE_WRITE);
     NDK_SGE e = sge(src, 0, 8);
-    ASSERT_EQ(table(p.a).NdkWrite(p.a, ctx(4), &e, 1, dst.address(), dst.remote, 0), STATUS_SUCCESS);
+    ASSERT_EQ(table(p.a).NdkWrite(p.a, ctx(4), &e, 1, dst.address(), dst.remote, 0),
+              STATUS_SUCCESS);
     r = drain(p.cq, 1);
     ASSERT_EQ(r.size(), 1u);
     EXPECT_EQ(r[0].Status, STATUS_SUCCESS);
@@ -953,7 +1055,8 @@ TEST_F(Verbs, AdapterCloseReleasesWhateverIsOpen) {
     Region mem = region(p.pd, PAGE_SIZE, NDK_MR_FLAG_ALLOW_LOCAL_WRITE);
     NDK_MW* mw = nullptr;
     ASSERT_EQ(table(p.pd).NdkCreateMw(p.pd, on_create, nullptr, &mw), STATUS_SUCCESS);
-    ASSERT_EQ(table(p.a).NdkBind(p.a, ctx(1), mem.mr, mw, mem.buffer.data(), 100, NDK_OP_FLAG_ALLOW_REMOTE_READ),
+    ASSERT_EQ(table(p.a).NdkBind(p.a, ctx(1), mem.mr, mw, mem.buffer.data(), 100,
+                                 NDK_OP_FLAG_ALLOW_REMOTE_READ),
               STATUS_SUCCESS);
     NDK_SGE rcv = sge(mem, 0, 10);
     ASSERT_EQ(table(p.b).NdkReceive(p.b, ctx(2), &rcv, 1), STATUS_SUCCESS);
@@ -961,7 +1064,8 @@ TEST_F(Verbs, AdapterCloseReleasesWhateverIsOpen) {
     auto start = std::chrono::steady_clock::now();
     ndkct::adapters::verbs::entry_points().CloseAdapter(adapter);  // everything still open
     adapter = nullptr;
-    EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 10.0);
+    EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),
+              10.0);
 }
 
 TEST_F(Verbs, ClosingACqWaitsForItsQpAndThenCompletes) {
@@ -981,7 +1085,9 @@ TEST_F(Verbs, TwoAdaptersConnectToEachOther) {
     NDKCT_OPEN_OPTIONS o{};
     o.Size = sizeof o;
     o.Version = NDKCT_MAKE_VERSION(1, 1);
-    ASSERT_EQ(ndkct::adapters::verbs::entry_points().OpenAdapter(&arena->host_memory(), &o, &second), STATUS_SUCCESS);
+    ASSERT_EQ(
+        ndkct::adapters::verbs::entry_points().OpenAdapter(&arena->host_memory(), &o, &second),
+        STATUS_SUCCESS);
     NDK_ADAPTER_INFO info2{};
     ULONG size = sizeof info2;
     ASSERT_EQ(table(second).NdkQueryAdapterInfo(second, &info2, &size), STATUS_SUCCESS);
@@ -990,36 +1096,49 @@ TEST_F(Verbs, TwoAdaptersConnectToEachOther) {
     // A listener on the second adapter, a connector on the first.
     Events events;
     NDK_LISTENER* l = nullptr;
-    ASSERT_EQ(table(second).NdkCreateListener(second, on_connect_event, &events, on_create, nullptr, &l), STATUS_SUCCESS);
+    ASSERT_EQ(
+        table(second).NdkCreateListener(second, on_connect_event, &events, on_create, nullptr, &l),
+        STATUS_SUCCESS);
     sockaddr_in a{};
     a.sin_family = AF_INET;
     a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     Waiter lw;
-    ASSERT_EQ(finish(table(l).NdkListen(l, reinterpret_cast<sockaddr*>(&a), sizeof a, on_request, &lw), lw), STATUS_SUCCESS);
+    ASSERT_EQ(
+        finish(table(l).NdkListen(l, reinterpret_cast<sockaddr*>(&a), sizeof a, on_request, &lw),
+               lw),
+        STATUS_SUCCESS);
     ULONG length = sizeof a;
-    ASSERT_EQ(table(l).NdkGetLocalAddress(l, reinterpret_cast<sockaddr*>(&a), &length), STATUS_SUCCESS);
+    ASSERT_EQ(table(l).NdkGetLocalAddress(l, reinterpret_cast<sockaddr*>(&a), &length),
+              STATUS_SUCCESS);
     NDK_PD* pd2 = nullptr;
     ASSERT_EQ(table(second).NdkCreatePd(second, on_create, nullptr, &pd2), STATUS_SUCCESS);
     NDK_CQ* cq2 = nullptr;
-    ASSERT_EQ(table(second).NdkCreateCq(second, 16, on_cq, nullptr, nullptr, on_create, nullptr, &cq2), STATUS_SUCCESS);
+    ASSERT_EQ(
+        table(second).NdkCreateCq(second, 16, on_cq, nullptr, nullptr, on_create, nullptr, &cq2),
+        STATUS_SUCCESS);
     NDK_QP* q2 = qp(pd2, cq2);
     NDK_PD* pd1 = pd();
     NDK_CQ* cq1 = cq(16);
     NDK_QP* q1 = qp(pd1, cq1);
     NDK_CONNECTOR* active = nullptr;
-    ASSERT_EQ(table(adapter).NdkCreateConnector(adapter, on_create, nullptr, &active), STATUS_SUCCESS);
+    ASSERT_EQ(table(adapter).NdkCreateConnector(adapter, on_create, nullptr, &active),
+              STATUS_SUCCESS);
     Waiter cw, aw, ccw;
-    ASSERT_EQ(table(active).NdkConnect(active, q1, nullptr, 0, reinterpret_cast<sockaddr*>(&a), length, 0, 0, nullptr, 0,
-                                       on_request, &cw), STATUS_PENDING);
+    ASSERT_EQ(table(active).NdkConnect(active, q1, nullptr, 0, reinterpret_cast<sockaddr*>(&a),
+                                       length, 0, 0, nullptr, 0, on_request, &cw),
+              STATUS_PENDING);
     NDK_CONNECTOR* passive = nullptr;
     {
         std::unique_lock lk(events.m);
         ASSERT_TRUE(events.cv.wait_for(lk, 10s, [&] { return !events.incoming.empty(); }));
         passive = events.incoming.front();
     }
-    NTSTATUS s = table(passive).NdkAccept(passive, q2, 0, 0, nullptr, 0, nullptr, nullptr, on_request, &aw);
+    NTSTATUS s =
+        table(passive).NdkAccept(passive, q2, 0, 0, nullptr, 0, nullptr, nullptr, on_request, &aw);
     ASSERT_EQ(finish(STATUS_PENDING, cw), STATUS_SUCCESS);
-    ASSERT_EQ(finish(table(active).NdkCompleteConnect(active, nullptr, nullptr, on_request, &ccw), ccw), STATUS_SUCCESS);
+    ASSERT_EQ(
+        finish(table(active).NdkCompleteConnect(active, nullptr, nullptr, on_request, &ccw), ccw),
+        STATUS_SUCCESS);
     ASSERT_EQ(finish(s, aw), STATUS_SUCCESS);
     ndkct::adapters::verbs::entry_points().CloseAdapter(second);
 }
@@ -1033,16 +1152,19 @@ TEST_F(Verbs, BindInvalidateBindAgain) {
     ASSERT_EQ(table(p.pd).NdkCreateMw(p.pd, on_create, nullptr, &mw), STATUS_SUCCESS);
     for (int round = 0; round < 3; ++round) {
         ASSERT_EQ(table(p.a).NdkBind(p.a, ctx(1), mem.mr, mw, mem.buffer.data() + 8 * round, 100,
-                                     NDK_OP_FLAG_ALLOW_REMOTE_WRITE), STATUS_SUCCESS);
+                                     NDK_OP_FLAG_ALLOW_REMOTE_WRITE),
+                  STATUS_SUCCESS);
         UINT32 token = table(mw).NdkGetRemoteTokenFromMw(mw);
         auto r = drain(p.cq, 1);
         ASSERT_EQ(r.size(), 1u);
-        EXPECT_EQ(r[0].Status, STATUS_SUCCESS) << "round " << round << " bind, verbs " << r[0].ProviderErrorCode
-                                               << " token " << std::hex << token;
+        EXPECT_EQ(r[0].Status, STATUS_SUCCESS)
+            << "round " << round << " bind, verbs " << r[0].ProviderErrorCode << " token "
+            << std::hex << token;
         ASSERT_EQ(table(p.a).NdkInvalidate(p.a, ctx(2), &mw->Header, 0), STATUS_SUCCESS);
         r = drain(p.cq, 1);
         ASSERT_EQ(r.size(), 1u);
-        EXPECT_EQ(r[0].Status, STATUS_SUCCESS) << "round " << round << " invalidate, verbs " << r[0].ProviderErrorCode;
+        EXPECT_EQ(r[0].Status, STATUS_SUCCESS)
+            << "round " << round << " invalidate, verbs " << r[0].ProviderErrorCode;
         (void)src;
     }
 }
@@ -1052,25 +1174,31 @@ TEST_F(Verbs, SharedEndpointCarriesTwoConnectionsAndAddressesInUseAreRefused) {
     connect(p);  // a listener on 127.0.0.1 (ephemeral port) with its connection
     sockaddr_in at{};
     ULONG at_length = sizeof at;
-    ASSERT_EQ(table(p.listener).NdkGetLocalAddress(p.listener, reinterpret_cast<sockaddr*>(&at), &at_length),
+    ASSERT_EQ(table(p.listener)
+                  .NdkGetLocalAddress(p.listener, reinterpret_cast<sockaddr*>(&at), &at_length),
               STATUS_SUCCESS);
     // CONN-04: the same address and port again is in use.
     NDK_LISTENER* second = nullptr;
-    ASSERT_EQ(table(adapter).NdkCreateListener(adapter, on_connect_event, &p.events, on_create, nullptr, &second),
+    ASSERT_EQ(table(adapter).NdkCreateListener(adapter, on_connect_event, &p.events, on_create,
+                                               nullptr, &second),
               STATUS_SUCCESS);
     Waiter lw;
-    EXPECT_EQ(finish(table(second).NdkListen(second, reinterpret_cast<sockaddr*>(&at), at_length, on_request, &lw), lw),
+    EXPECT_EQ(finish(table(second).NdkListen(second, reinterpret_cast<sockaddr*>(&at), at_length,
+                                             on_request, &lw),
+                     lw),
               STATUS_SHARING_VIOLATION);
     // A shared endpoint on 127.0.0.1, port 0, and two connections through it to the listener.
     sockaddr_in local{};
     local.sin_family = AF_INET;
     local.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     NDK_SHARED_ENDPOINT* endpoint = nullptr;
-    ASSERT_EQ(table(adapter).NdkCreateSharedEndpoint(adapter, reinterpret_cast<sockaddr*>(&local), sizeof local, on_create,
-                                                     nullptr, &endpoint), STATUS_SUCCESS);
+    ASSERT_EQ(table(adapter).NdkCreateSharedEndpoint(adapter, reinterpret_cast<sockaddr*>(&local),
+                                                     sizeof local, on_create, nullptr, &endpoint),
+              STATUS_SUCCESS);
     sockaddr_in shown{};
     ULONG shown_length = sizeof shown;
-    ASSERT_EQ(table(endpoint).NdkGetLocalAddress(endpoint, reinterpret_cast<sockaddr*>(&shown), &shown_length),
+    ASSERT_EQ(table(endpoint).NdkGetLocalAddress(endpoint, reinterpret_cast<sockaddr*>(&shown),
+                                                 &shown_length),
               STATUS_SUCCESS);
     EXPECT_EQ(shown.sin_addr.s_addr, htonl(INADDR_LOOPBACK));
     EXPECT_GE(ntohs(shown.sin_port), 49152);
@@ -1078,24 +1206,30 @@ TEST_F(Verbs, SharedEndpointCarriesTwoConnectionsAndAddressesInUseAreRefused) {
         NDK_QP* q = qp(p.pd, p.cq);
         NDK_QP* peer = qp(p.pd, p.cq);
         NDK_CONNECTOR* c = nullptr;
-        ASSERT_EQ(table(adapter).NdkCreateConnector(adapter, on_create, nullptr, &c), STATUS_SUCCESS);
+        ASSERT_EQ(table(adapter).NdkCreateConnector(adapter, on_create, nullptr, &c),
+                  STATUS_SUCCESS);
         Waiter cw, aw, ccw;
-        NTSTATUS s = table(c).NdkConnectWithSharedEndpoint(c, q, endpoint, reinterpret_cast<sockaddr*>(&at), at_length, 0,
-                                                           0, nullptr, 0, on_request, &cw);
+        NTSTATUS s =
+            table(c).NdkConnectWithSharedEndpoint(c, q, endpoint, reinterpret_cast<sockaddr*>(&at),
+                                                  at_length, 0, 0, nullptr, 0, on_request, &cw);
         ASSERT_TRUE(s == STATUS_PENDING || s == STATUS_SUCCESS) << std::hex << s;
         NDK_CONNECTOR* passive = nullptr;
         {
             std::unique_lock lk(p.events.m);
-            ASSERT_TRUE(p.events.cv.wait_for(lk, 10s, [&] { return p.events.incoming.size() == size_t(2 + k); }));
+            ASSERT_TRUE(p.events.cv.wait_for(
+                lk, 10s, [&] { return p.events.incoming.size() == size_t(2 + k); }));
             passive = p.events.incoming.back();
         }
-        NTSTATUS as = table(passive).NdkAccept(passive, peer, 0, 0, nullptr, 0, nullptr, nullptr, on_request, &aw);
+        NTSTATUS as = table(passive).NdkAccept(passive, peer, 0, 0, nullptr, 0, nullptr, nullptr,
+                                               on_request, &aw);
         ASSERT_EQ(finish(s, cw), STATUS_SUCCESS) << "connection " << k;
-        ASSERT_EQ(finish(table(c).NdkCompleteConnect(c, nullptr, nullptr, on_request, &ccw), ccw), STATUS_SUCCESS);
+        ASSERT_EQ(finish(table(c).NdkCompleteConnect(c, nullptr, nullptr, on_request, &ccw), ccw),
+                  STATUS_SUCCESS);
         ASSERT_EQ(finish(as, aw), STATUS_SUCCESS);
         sockaddr_in mine{};
         ULONG mine_length = sizeof mine;
-        ASSERT_EQ(table(c).NdkGetLocalAddress(c, reinterpret_cast<sockaddr*>(&mine), &mine_length), STATUS_SUCCESS);
+        ASSERT_EQ(table(c).NdkGetLocalAddress(c, reinterpret_cast<sockaddr*>(&mine), &mine_length),
+                  STATUS_SUCCESS);
         EXPECT_EQ(mine.sin_port, shown.sin_port) << "the endpoint's port";
         EXPECT_EQ(mine.sin_addr.s_addr, htonl(INADDR_LOOPBACK));
     }
@@ -1107,10 +1241,15 @@ TEST_F(Verbs, AddressErrors) {
     inet_pton(AF_INET, "192.0.2.1", &foreign.sin_addr);  // TEST-NET-1: nobody's
     NDK_LISTENER* l = nullptr;
     Events events;
-    ASSERT_EQ(table(adapter).NdkCreateListener(adapter, on_connect_event, &events, on_create, nullptr, &l), STATUS_SUCCESS);
+    ASSERT_EQ(table(adapter).NdkCreateListener(adapter, on_connect_event, &events, on_create,
+                                               nullptr, &l),
+              STATUS_SUCCESS);
     Waiter lw;
-    EXPECT_EQ(finish(table(l).NdkListen(l, reinterpret_cast<sockaddr*>(&foreign), sizeof foreign, on_request, &lw), lw),
-              STATUS_INVALID_ADDRESS) << "CONN-04: not an address of this adapter";
+    EXPECT_EQ(finish(table(l).NdkListen(l, reinterpret_cast<sockaddr*>(&foreign), sizeof foreign,
+                                        on_request, &lw),
+                     lw),
+              STATUS_INVALID_ADDRESS)
+        << "CONN-04: not an address of this adapter";
     NDK_PD* p = pd();
     NDK_CQ* c = cq(16);
     NDK_QP* q = qp(p, c);
@@ -1121,17 +1260,21 @@ TEST_F(Verbs, AddressErrors) {
     NDK_CONNECTOR* k = nullptr;
     ASSERT_EQ(table(adapter).NdkCreateConnector(adapter, on_create, nullptr, &k), STATUS_SUCCESS);
     Waiter w1;
-    EXPECT_EQ(finish(table(k).NdkConnect(k, q, reinterpret_cast<sockaddr*>(&foreign), sizeof foreign,
-                                         reinterpret_cast<sockaddr*>(&local), sizeof local, 0, 0, nullptr, 0, on_request, &w1),
+    EXPECT_EQ(finish(table(k).NdkConnect(k, q, reinterpret_cast<sockaddr*>(&foreign),
+                                         sizeof foreign, reinterpret_cast<sockaddr*>(&local),
+                                         sizeof local, 0, 0, nullptr, 0, on_request, &w1),
                      w1),
-              STATUS_INVALID_ADDRESS) << "CONN-10: the source is not ours";
+              STATUS_INVALID_ADDRESS)
+        << "CONN-10: the source is not ours";
     Waiter w2;
-    NTSTATUS s = table(k).NdkConnect(k, q, nullptr, 0, reinterpret_cast<sockaddr*>(&foreign), sizeof foreign, 0, 0, nullptr,
-                                     0, on_request, &w2);
+    NTSTATUS s = table(k).NdkConnect(k, q, nullptr, 0, reinterpret_cast<sockaddr*>(&foreign),
+                                     sizeof foreign, 0, 0, nullptr, 0, on_request, &w2);
     NTSTATUS final_status = finish(s, w2);
-    std::printf("finding: connect to an unreachable address: 0x%08x\n", static_cast<unsigned>(final_status));
-    EXPECT_TRUE(final_status == STATUS_NETWORK_UNREACHABLE || final_status == STATUS_HOST_UNREACHABLE ||
-                final_status == STATUS_IO_TIMEOUT || final_status == STATUS_INVALID_ADDRESS)
+    std::printf("finding: connect to an unreachable address: 0x%08x\n",
+                static_cast<unsigned>(final_status));
+    EXPECT_TRUE(final_status == STATUS_NETWORK_UNREACHABLE ||
+                final_status == STATUS_HOST_UNREACHABLE || final_status == STATUS_IO_TIMEOUT ||
+                final_status == STATUS_INVALID_ADDRESS)
         << std::hex << final_status;
 }
 
@@ -1141,15 +1284,19 @@ TEST_F(Verbs, ReceiveFailureStatuses) {
         Pair p;
         connect(p);
         Region out = region(p.pd, PAGE_SIZE, 0);
-        Region in = region(p.pd, PAGE_SIZE, variant == 0 ? NDK_MR_FLAG_ALLOW_LOCAL_WRITE : NDK_MR_FLAG_ALLOW_REMOTE_READ);
+        Region in =
+            region(p.pd, PAGE_SIZE,
+                   variant == 0 ? NDK_MR_FLAG_ALLOW_LOCAL_WRITE : NDK_MR_FLAG_ALLOW_REMOTE_READ);
         NDK_SGE rcv = sge(in, 0, variant == 0 ? 10 : 100), snd = sge(out, 0, 50);
         ASSERT_EQ(table(p.b).NdkReceive(p.b, ctx(1), &rcv, 1), STATUS_SUCCESS);
         ASSERT_EQ(table(p.a).NdkSend(p.a, ctx(2), &snd, 1, 0), STATUS_SUCCESS);
         auto r = drain(p.cq, 2);
         for (auto& x : r)
-            std::printf("finding: %s: %s status 0x%08x (verbs %u)\n",
-                        variant == 0 ? "receive buffer too small" : "receive buffer without local write",
-                        ctx_id(x) == 1 ? "receiver" : "sender", static_cast<unsigned>(x.Status), x.ProviderErrorCode);
+            std::printf(
+                "finding: %s: %s status 0x%08x (verbs %u)\n",
+                variant == 0 ? "receive buffer too small" : "receive buffer without local write",
+                ctx_id(x) == 1 ? "receiver" : "sender", static_cast<unsigned>(x.Status),
+                x.ProviderErrorCode);
     }
 }
 

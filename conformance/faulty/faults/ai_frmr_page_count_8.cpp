@@ -10,7 +10,9 @@ NTSTATUS query(NDK_ADAPTER* adapter, NDK_ADAPTER_INFO* info, ULONG* size) {
     return status;
 }
 
-void install(Tables& t) { t.adapter.NdkQueryAdapterInfo = query; }
+void install(Tables& t) {
+    t.adapter.NdkQueryAdapterInfo = query;
+}
 
 }  // namespace
 }  // namespace ndkct::faulty

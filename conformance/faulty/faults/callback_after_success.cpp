@@ -18,15 +18,16 @@ void join_all() {
         std::lock_guard lock(g_mutex);
         threads.swap(g_threads);
     }
-    for (auto& t : threads) t.join();
+    for (auto& t : threads)
+        t.join();
 }
 
 struct JoinAtExit {
     ~JoinAtExit() { join_all(); }
 } g_join_at_exit;
 
-NTSTATUS register_mr(NDK_MR* mr, MDL* mdl, SIZE_T length, ULONG flags, NDK_FN_REQUEST_COMPLETION* completion,
-                     PVOID context) {
+NTSTATUS register_mr(NDK_MR* mr, MDL* mdl, SIZE_T length, ULONG flags,
+                     NDK_FN_REQUEST_COMPLETION* completion, PVOID context) {
     join_all();  // the callbacks of earlier calls have long run
     NTSTATUS status = base().mr.NdkRegisterMr(mr, mdl, length, flags, completion, context);
     if (status == STATUS_SUCCESS && completion) {  // the fault: a callback for an inline result
@@ -36,7 +37,9 @@ NTSTATUS register_mr(NDK_MR* mr, MDL* mdl, SIZE_T length, ULONG flags, NDK_FN_RE
     return status;
 }
 
-void install(Tables& t) { t.mr.NdkRegisterMr = register_mr; }
+void install(Tables& t) {
+    t.mr.NdkRegisterMr = register_mr;
+}
 
 }  // namespace
 }  // namespace ndkct::faulty

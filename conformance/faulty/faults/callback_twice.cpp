@@ -18,8 +18,8 @@ void twice(void* forward, NTSTATUS status) {
     f.completion(f.context, status);  // the fault
 }
 
-NTSTATUS register_mr(NDK_MR* mr, MDL* mdl, SIZE_T length, ULONG flags, NDK_FN_REQUEST_COMPLETION* completion,
-                     PVOID context) {
+NTSTATUS register_mr(NDK_MR* mr, MDL* mdl, SIZE_T length, ULONG flags,
+                     NDK_FN_REQUEST_COMPLETION* completion, PVOID context) {
     if (!completion) return base().mr.NdkRegisterMr(mr, mdl, length, flags, completion, context);
     auto* forward = new Forward{completion, context};
     NTSTATUS status = base().mr.NdkRegisterMr(mr, mdl, length, flags, twice, forward);
@@ -32,7 +32,9 @@ NTSTATUS register_mr(NDK_MR* mr, MDL* mdl, SIZE_T length, ULONG flags, NDK_FN_RE
     return STATUS_PENDING;
 }
 
-void install(Tables& t) { t.mr.NdkRegisterMr = register_mr; }
+void install(Tables& t) {
+    t.mr.NdkRegisterMr = register_mr;
+}
 
 }  // namespace
 }  // namespace ndkct::faulty

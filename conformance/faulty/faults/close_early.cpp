@@ -27,4 +27,5 @@ void install(Tables& t) {
 }  // namespace
 }  // namespace ndkct::faulty
 
-NDKCT_DEFINE_FAULT("NdkCloseObject returns STATUS_SUCCESS while successors are open", ndkct::faulty::install);
+NDKCT_DEFINE_FAULT("NdkCloseObject returns STATUS_SUCCESS while successors are open",
+                   ndkct::faulty::install);

@@ -7,7 +7,8 @@ namespace {
 
 template <typename Result>
 void mix_up(Result* results, ULONG n) {
-    for (ULONG i = 0; i < n; ++i) results[i].RequestContext = results[i].QPContext;  // the fault
+    for (ULONG i = 0; i < n; ++i)
+        results[i].RequestContext = results[i].QPContext;  // the fault
 }
 
 ULONG get_results(NDK_CQ* cq, NDK_RESULT results[], ULONG count) {

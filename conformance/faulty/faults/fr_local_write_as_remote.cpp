@@ -12,8 +12,8 @@ namespace {
 std::mutex g_mutex;
 std::map<const NDK_MR*, bool> g_remote_access;  // as each MR was initialized
 
-NTSTATUS initialize(NDK_MR* mr, ULONG pages, BOOLEAN remote_access, NDK_FN_REQUEST_COMPLETION* completion,
-                    PVOID context) {
+NTSTATUS initialize(NDK_MR* mr, ULONG pages, BOOLEAN remote_access,
+                    NDK_FN_REQUEST_COMPLETION* completion, PVOID context) {
     {
         std::lock_guard lock(g_mutex);
         g_remote_access[mr] = remote_access != 0;
@@ -21,8 +21,9 @@ NTSTATUS initialize(NDK_MR* mr, ULONG pages, BOOLEAN remote_access, NDK_FN_REQUE
     return base().mr.NdkInitializeFastRegisterMr(mr, pages, remote_access, completion, context);
 }
 
-NTSTATUS fast_register(NDK_QP* qp, PVOID context, NDK_MR* mr, ULONG count, const NDK_LOGICAL_ADDRESS* pages,
-                       ULONG fbo, SIZE_T length, PVOID base_va, ULONG flags) {
+NTSTATUS fast_register(NDK_QP* qp, PVOID context, NDK_MR* mr, ULONG count,
+                       const NDK_LOGICAL_ADDRESS* pages, ULONG fbo, SIZE_T length, PVOID base_va,
+                       ULONG flags) {
     bool remote_access;
     {
         std::lock_guard lock(g_mutex);

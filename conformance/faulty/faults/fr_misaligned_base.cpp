@@ -6,19 +6,23 @@
 namespace ndkct::faulty {
 namespace {
 
-NTSTATUS fast_register(NDK_QP* qp, PVOID context, NDK_MR* mr, ULONG count, const NDK_LOGICAL_ADDRESS* pages,
-                       ULONG fbo, SIZE_T length, PVOID base_va, ULONG flags) {
+NTSTATUS fast_register(NDK_QP* qp, PVOID context, NDK_MR* mr, ULONG count,
+                       const NDK_LOGICAL_ADDRESS* pages, ULONG fbo, SIZE_T length, PVOID base_va,
+                       ULONG flags) {
     auto va = reinterpret_cast<uintptr_t>(base_va);
     uintptr_t congruent = (va & ~uintptr_t(PAGE_SIZE - 1)) + fbo % PAGE_SIZE;  // the fault
     return base().qp.NdkFastRegister(qp, context, mr, count, pages, fbo, length,
                                      reinterpret_cast<PVOID>(congruent), flags);
 }
 
-void install(Tables& t) { t.qp.NdkFastRegister = fast_register; }
+void install(Tables& t) {
+    t.qp.NdkFastRegister = fast_register;
+}
 
 }  // namespace
 }  // namespace ndkct::faulty
 
-NDKCT_DEFINE_FAULT("NdkFastRegister registers a BaseVirtualAddress not congruent to FBO (rounded "
-                   "to FBO's page position)",
-                   ndkct::faulty::install);
+NDKCT_DEFINE_FAULT(
+    "NdkFastRegister registers a BaseVirtualAddress not congruent to FBO (rounded "
+    "to FBO's page position)",
+    ndkct::faulty::install);

@@ -5,13 +5,15 @@
 namespace ndkct::faulty {
 namespace {
 
-NTSTATUS initialize(NDK_MR* mr, ULONG pages, BOOLEAN remote_access, NDK_FN_REQUEST_COMPLETION* completion,
-                    PVOID context) {
+NTSTATUS initialize(NDK_MR* mr, ULONG pages, BOOLEAN remote_access,
+                    NDK_FN_REQUEST_COMPLETION* completion, PVOID context) {
     if (pages > 8) return STATUS_IMPLEMENTATION_LIMIT;  // the fault
     return base().mr.NdkInitializeFastRegisterMr(mr, pages, remote_access, completion, context);
 }
 
-void install(Tables& t) { t.mr.NdkInitializeFastRegisterMr = initialize; }
+void install(Tables& t) {
+    t.mr.NdkInitializeFastRegisterMr = initialize;
+}
 
 }  // namespace
 }  // namespace ndkct::faulty

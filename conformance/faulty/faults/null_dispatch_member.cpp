@@ -5,9 +5,12 @@
 namespace ndkct::faulty {
 namespace {
 
-void install(Tables& t) { t.cq.NdkControlCqInterruptModeration = nullptr; }  // the fault
+void install(Tables& t) {
+    t.cq.NdkControlCqInterruptModeration = nullptr;
+}  // the fault
 
 }  // namespace
 }  // namespace ndkct::faulty
 
-NDKCT_DEFINE_FAULT("NDK_CQ_DISPATCH.NdkControlCqInterruptModeration is NULL", ndkct::faulty::install);
+NDKCT_DEFINE_FAULT("NDK_CQ_DISPATCH.NdkControlCqInterruptModeration is NULL",
+                   ndkct::faulty::install);

@@ -15,16 +15,19 @@ struct Forward {
 void created(void* forward, NTSTATUS status, NDK_OBJECT_HEADER* object) {
     Forward f = *static_cast<Forward*>(forward);
     delete static_cast<Forward*>(forward);
-    if (NT_SUCCESS(status) && object && f.out) *f.out = reinterpret_cast<NDK_QP*>(object);  // the fault
+    if (NT_SUCCESS(status) && object && f.out)
+        *f.out = reinterpret_cast<NDK_QP*>(object);  // the fault
     f.completion(f.context, status, object);
 }
 
-NTSTATUS create_qp(NDK_PD* pd, NDK_CQ* receive_cq, NDK_CQ* initiator_cq, PVOID qp_context, ULONG receive_depth,
-                   ULONG initiator_depth, ULONG receive_sge, ULONG initiator_sge, ULONG inline_size,
-                   NDK_FN_CREATE_COMPLETION* completion, PVOID context, NDK_QP** out) {
+NTSTATUS create_qp(NDK_PD* pd, NDK_CQ* receive_cq, NDK_CQ* initiator_cq, PVOID qp_context,
+                   ULONG receive_depth, ULONG initiator_depth, ULONG receive_sge,
+                   ULONG initiator_sge, ULONG inline_size, NDK_FN_CREATE_COMPLETION* completion,
+                   PVOID context, NDK_QP** out) {
     auto create = [&](NDK_FN_CREATE_COMPLETION* done, void* ctx) {
-        return base().pd.NdkCreateQp(pd, receive_cq, initiator_cq, qp_context, receive_depth, initiator_depth,
-                                     receive_sge, initiator_sge, inline_size, done, ctx, out);
+        return base().pd.NdkCreateQp(pd, receive_cq, initiator_cq, qp_context, receive_depth,
+                                     initiator_depth, receive_sge, initiator_sge, inline_size, done,
+                                     ctx, out);
     };
     if (!completion) return create(completion, context);
     auto* forward = new Forward{completion, context, out};
@@ -37,9 +40,12 @@ NTSTATUS create_qp(NDK_PD* pd, NDK_CQ* receive_cq, NDK_CQ* initiator_cq, PVOID q
     return STATUS_PENDING;
 }
 
-void install(Tables& t) { t.pd.NdkCreateQp = create_qp; }
+void install(Tables& t) {
+    t.pd.NdkCreateQp = create_qp;
+}
 
 }  // namespace
 }  // namespace ndkct::faulty
 
-NDKCT_DEFINE_FAULT("NdkCreateQp writes *ppNdkQp while returning STATUS_PENDING", ndkct::faulty::install);
+NDKCT_DEFINE_FAULT("NdkCreateQp writes *ppNdkQp while returning STATUS_PENDING",
+                   ndkct::faulty::install);

@@ -7,14 +7,17 @@
 namespace ndkct::faulty {
 namespace {
 
-NTSTATUS write(NDK_QP* qp, PVOID context, const NDK_SGE* sgl, ULONG count, UINT64 address, UINT32 token,
-               ULONG flags) {
+NTSTATUS write(NDK_QP* qp, PVOID context, const NDK_SGE* sgl, ULONG count, UINT64 address,
+               UINT32 token, ULONG flags) {
     std::vector<NDK_SGE> copy(sgl, sgl + (sgl ? count : 0));
     if (!copy.empty() && copy.back().Length > 1) --copy.back().Length;  // the fault
-    return base().qp.NdkWrite(qp, context, copy.empty() ? sgl : copy.data(), count, address, token, flags);
+    return base().qp.NdkWrite(qp, context, copy.empty() ? sgl : copy.data(), count, address, token,
+                              flags);
 }
 
-void install(Tables& t) { t.qp.NdkWrite = write; }
+void install(Tables& t) {
+    t.qp.NdkWrite = write;
+}
 
 }  // namespace
 }  // namespace ndkct::faulty

@@ -7,11 +7,14 @@ namespace {
 ULONG get_results_ex(NDK_CQ* cq, NDK_RESULT_EX results[], ULONG count) {
     ULONG n = base().cq.NdkGetCqResultsEx(cq, results, count);
     for (ULONG i = 0; i < n; ++i)
-        if (results[i].Type == NdkOperationTypeWrite) results[i].Type = NdkOperationTypeRead;  // the fault
+        if (results[i].Type == NdkOperationTypeWrite)
+            results[i].Type = NdkOperationTypeRead;  // the fault
     return n;
 }
 
-void install(Tables& t) { t.cq.NdkGetCqResultsEx = get_results_ex; }
+void install(Tables& t) {
+    t.cq.NdkGetCqResultsEx = get_results_ex;
+}
 
 }  // namespace
 }  // namespace ndkct::faulty

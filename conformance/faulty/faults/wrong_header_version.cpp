@@ -7,7 +7,8 @@ namespace {
 void install(Tables&) {}
 
 void on_object(NDK_OBJECT_HEADER* object) {
-    if (object->ObjectType != NdkObjectTypeAdapter) object->Version = NDK_VERSION{1, 2};  // the fault
+    if (object->ObjectType != NdkObjectTypeAdapter)
+        object->Version = NDK_VERSION{1, 2};  // the fault
 }
 
 }  // namespace

@@ -59,7 +59,7 @@ const NDK_ADAPTER_INFO& adapter_info();
 }  // namespace ndkct::faulty
 
 // In a fault's file: NDKCT_DEFINE_FAULT("description", install[, on_object]);
-#define NDKCT_DEFINE_FAULT(description, ...)                  \
-    const ::ndkct::faulty::Fault ndkct::faulty::kFault {      \
+#define NDKCT_DEFINE_FAULT(description, ...)                         \
+    const ::ndkct::faulty::Fault ndkct::faulty::kFault {             \
         NDKCT_FAULT_NAME, NDKCT_FAULT_RULE, description, __VA_ARGS__ \
     }

@@ -69,8 +69,9 @@ void connect_event(void* context, NDK_CONNECTOR* connector) {
     forward->event(forward->context, connector);
 }
 
-NTSTATUS create_cq(NDK_ADAPTER* a, ULONG depth, NDK_FN_CQ_NOTIFICATION_CALLBACK* notify, PVOID notify_context,
-                   GROUP_AFFINITY* affinity, NDK_FN_CREATE_COMPLETION* done, PVOID context, NDK_CQ** out) {
+NTSTATUS create_cq(NDK_ADAPTER* a, ULONG depth, NDK_FN_CQ_NOTIFICATION_CALLBACK* notify,
+                   PVOID notify_context, GROUP_AFFINITY* affinity, NDK_FN_CREATE_COMPLETION* done,
+                   PVOID context, NDK_CQ** out) {
     return create(done, context, out, [&](NDK_FN_CREATE_COMPLETION* d, void* c, NDK_CQ** o) {
         return g_real.adapter.NdkCreateCq(a, depth, notify, notify_context, affinity, d, c, o);
     });
@@ -83,13 +84,16 @@ NTSTATUS create_pd(NDK_ADAPTER* a, NDK_FN_CREATE_COMPLETION* done, PVOID context
 }
 
 NTSTATUS create_shared_endpoint(NDK_ADAPTER* a, const PSOCKADDR address, ULONG length,
-                                NDK_FN_CREATE_COMPLETION* done, PVOID context, NDK_SHARED_ENDPOINT** out) {
-    return create(done, context, out, [&](NDK_FN_CREATE_COMPLETION* d, void* c, NDK_SHARED_ENDPOINT** o) {
-        return g_real.adapter.NdkCreateSharedEndpoint(a, address, length, d, c, o);
-    });
+                                NDK_FN_CREATE_COMPLETION* done, PVOID context,
+                                NDK_SHARED_ENDPOINT** out) {
+    return create(done, context, out,
+                  [&](NDK_FN_CREATE_COMPLETION* d, void* c, NDK_SHARED_ENDPOINT** o) {
+                      return g_real.adapter.NdkCreateSharedEndpoint(a, address, length, d, c, o);
+                  });
 }
 
-NTSTATUS create_connector(NDK_ADAPTER* a, NDK_FN_CREATE_COMPLETION* done, PVOID context, NDK_CONNECTOR** out) {
+NTSTATUS create_connector(NDK_ADAPTER* a, NDK_FN_CREATE_COMPLETION* done, PVOID context,
+                          NDK_CONNECTOR** out) {
     return create(done, context, out, [&](NDK_FN_CREATE_COMPLETION* d, void* c, NDK_CONNECTOR** o) {
         return g_real.adapter.NdkCreateConnector(a, d, c, o);
     });
@@ -122,28 +126,33 @@ NTSTATUS create_mw(NDK_PD* pd, NDK_FN_CREATE_COMPLETION* done, PVOID context, ND
 }
 
 NTSTATUS create_srq(NDK_PD* pd, ULONG depth, ULONG max_sge, ULONG threshold,
-                    NDK_FN_SRQ_NOTIFICATION_CALLBACK* notify, PVOID notify_context, GROUP_AFFINITY* affinity,
-                    NDK_FN_CREATE_COMPLETION* done, PVOID context, NDK_SRQ** out) {
+                    NDK_FN_SRQ_NOTIFICATION_CALLBACK* notify, PVOID notify_context,
+                    GROUP_AFFINITY* affinity, NDK_FN_CREATE_COMPLETION* done, PVOID context,
+                    NDK_SRQ** out) {
     return create(done, context, out, [&](NDK_FN_CREATE_COMPLETION* d, void* c, NDK_SRQ** o) {
-        return g_real.pd.NdkCreateSrq(pd, depth, max_sge, threshold, notify, notify_context, affinity, d, c, o);
+        return g_real.pd.NdkCreateSrq(pd, depth, max_sge, threshold, notify, notify_context,
+                                      affinity, d, c, o);
     });
 }
 
-NTSTATUS create_qp(NDK_PD* pd, NDK_CQ* receive_cq, NDK_CQ* initiator_cq, PVOID qp_context, ULONG receive_depth,
-                   ULONG initiator_depth, ULONG receive_sge, ULONG initiator_sge, ULONG inline_size,
-                   NDK_FN_CREATE_COMPLETION* done, PVOID context, NDK_QP** out) {
+NTSTATUS create_qp(NDK_PD* pd, NDK_CQ* receive_cq, NDK_CQ* initiator_cq, PVOID qp_context,
+                   ULONG receive_depth, ULONG initiator_depth, ULONG receive_sge,
+                   ULONG initiator_sge, ULONG inline_size, NDK_FN_CREATE_COMPLETION* done,
+                   PVOID context, NDK_QP** out) {
     return create(done, context, out, [&](NDK_FN_CREATE_COMPLETION* d, void* c, NDK_QP** o) {
-        return g_real.pd.NdkCreateQp(pd, receive_cq, initiator_cq, qp_context, receive_depth, initiator_depth,
-                                     receive_sge, initiator_sge, inline_size, d, c, o);
+        return g_real.pd.NdkCreateQp(pd, receive_cq, initiator_cq, qp_context, receive_depth,
+                                     initiator_depth, receive_sge, initiator_sge, inline_size, d, c,
+                                     o);
     });
 }
 
-NTSTATUS create_qp_with_srq(NDK_PD* pd, NDK_CQ* receive_cq, NDK_CQ* initiator_cq, NDK_SRQ* srq, PVOID qp_context,
-                            ULONG initiator_depth, ULONG initiator_sge, ULONG inline_size,
-                            NDK_FN_CREATE_COMPLETION* done, PVOID context, NDK_QP** out) {
+NTSTATUS create_qp_with_srq(NDK_PD* pd, NDK_CQ* receive_cq, NDK_CQ* initiator_cq, NDK_SRQ* srq,
+                            PVOID qp_context, ULONG initiator_depth, ULONG initiator_sge,
+                            ULONG inline_size, NDK_FN_CREATE_COMPLETION* done, PVOID context,
+                            NDK_QP** out) {
     return create(done, context, out, [&](NDK_FN_CREATE_COMPLETION* d, void* c, NDK_QP** o) {
-        return g_real.pd.NdkCreateQpWithSrq(pd, receive_cq, initiator_cq, srq, qp_context, initiator_depth,
-                                            initiator_sge, inline_size, d, c, o);
+        return g_real.pd.NdkCreateQpWithSrq(pd, receive_cq, initiator_cq, srq, qp_context,
+                                            initiator_depth, initiator_sge, inline_size, d, c, o);
     });
 }
 
@@ -195,17 +204,28 @@ void wrap_as(NDK_OBJECT_HEADER* header, Table Tables::*member) {
 
 void wrap(NDK_OBJECT_HEADER* object) {
     switch (object->ObjectType) {
-        case NdkObjectTypeAdapter: return wrap_as<NDK_ADAPTER>(object, &Tables::adapter);
-        case NdkObjectTypePd: return wrap_as<NDK_PD>(object, &Tables::pd);
-        case NdkObjectTypeCq: return wrap_as<NDK_CQ>(object, &Tables::cq);
-        case NdkObjectTypeMr: return wrap_as<NDK_MR>(object, &Tables::mr);
-        case NdkObjectTypeMw: return wrap_as<NDK_MW>(object, &Tables::mw);
-        case NdkObjectTypeQp: return wrap_as<NDK_QP>(object, &Tables::qp);
-        case NdkObjectTypeSrq: return wrap_as<NDK_SRQ>(object, &Tables::srq);
-        case NdkObjectTypeConnector: return wrap_as<NDK_CONNECTOR>(object, &Tables::connector);
-        case NdkObjectTypeListener: return wrap_as<NDK_LISTENER>(object, &Tables::listener);
-        case NdkObjectTypeSharedEndpoint: return wrap_as<NDK_SHARED_ENDPOINT>(object, &Tables::shared_endpoint);
-        default: die("the reference handed out an object of unknown type");
+        case NdkObjectTypeAdapter:
+            return wrap_as<NDK_ADAPTER>(object, &Tables::adapter);
+        case NdkObjectTypePd:
+            return wrap_as<NDK_PD>(object, &Tables::pd);
+        case NdkObjectTypeCq:
+            return wrap_as<NDK_CQ>(object, &Tables::cq);
+        case NdkObjectTypeMr:
+            return wrap_as<NDK_MR>(object, &Tables::mr);
+        case NdkObjectTypeMw:
+            return wrap_as<NDK_MW>(object, &Tables::mw);
+        case NdkObjectTypeQp:
+            return wrap_as<NDK_QP>(object, &Tables::qp);
+        case NdkObjectTypeSrq:
+            return wrap_as<NDK_SRQ>(object, &Tables::srq);
+        case NdkObjectTypeConnector:
+            return wrap_as<NDK_CONNECTOR>(object, &Tables::connector);
+        case NdkObjectTypeListener:
+            return wrap_as<NDK_LISTENER>(object, &Tables::listener);
+        case NdkObjectTypeSharedEndpoint:
+            return wrap_as<NDK_SHARED_ENDPOINT>(object, &Tables::shared_endpoint);
+        default:
+            die("the reference handed out an object of unknown type");
     }
 }
 
@@ -219,22 +239,36 @@ void opened(NDK_ADAPTER* adapter) {
     wrap(&adapter->Header);
 }
 
-const Tables& base() { return g_base; }
+const Tables& base() {
+    return g_base;
+}
 
-const NDK_ADAPTER_INFO& adapter_info() { return g_info; }
+const NDK_ADAPTER_INFO& adapter_info() {
+    return g_info;
+}
 
 NDK_FN_CLOSE_OBJECT* base_close(const NDK_OBJECT_HEADER* object) {
     switch (object->ObjectType) {
-        case NdkObjectTypePd: return g_base.pd.NdkClosePd;
-        case NdkObjectTypeCq: return g_base.cq.NdkCloseCq;
-        case NdkObjectTypeMr: return g_base.mr.NdkCloseMr;
-        case NdkObjectTypeMw: return g_base.mw.NdkCloseMw;
-        case NdkObjectTypeQp: return g_base.qp.NdkCloseQp;
-        case NdkObjectTypeSrq: return g_base.srq.NdkCloseSrq;
-        case NdkObjectTypeConnector: return g_base.connector.NdkCloseConnector;
-        case NdkObjectTypeListener: return g_base.listener.NdkCloseListener;
-        case NdkObjectTypeSharedEndpoint: return g_base.shared_endpoint.NdkCloseSharedEndpoint;
-        default: die("NdkCloseObject on an object with no close entry");
+        case NdkObjectTypePd:
+            return g_base.pd.NdkClosePd;
+        case NdkObjectTypeCq:
+            return g_base.cq.NdkCloseCq;
+        case NdkObjectTypeMr:
+            return g_base.mr.NdkCloseMr;
+        case NdkObjectTypeMw:
+            return g_base.mw.NdkCloseMw;
+        case NdkObjectTypeQp:
+            return g_base.qp.NdkCloseQp;
+        case NdkObjectTypeSrq:
+            return g_base.srq.NdkCloseSrq;
+        case NdkObjectTypeConnector:
+            return g_base.connector.NdkCloseConnector;
+        case NdkObjectTypeListener:
+            return g_base.listener.NdkCloseListener;
+        case NdkObjectTypeSharedEndpoint:
+            return g_base.shared_endpoint.NdkCloseSharedEndpoint;
+        default:
+            die("NdkCloseObject on an object with no close entry");
     }
 }
 

@@ -30,7 +30,8 @@ std::vector<std::string> split(const std::string& text, char by) {
     std::vector<std::string> parts;
     std::string part;
     std::istringstream in(text);
-    while (std::getline(in, part, by)) parts.push_back(part);
+    while (std::getline(in, part, by))
+        parts.push_back(part);
     return parts;
 }
 
@@ -50,7 +51,9 @@ std::string ProviderSpec::label() const {
     return out;
 }
 
-void PrintTo(const ProviderSpec& spec, std::ostream* out) { *out << spec.text; }
+void PrintTo(const ProviderSpec& spec, std::ostream* out) {
+    *out << spec.text;
+}
 
 std::vector<ProviderSpec> parse_provider_specs(const std::string& text) {
     std::vector<ProviderSpec> specs;
@@ -63,7 +66,8 @@ std::vector<ProviderSpec> parse_provider_specs(const std::string& text) {
         size_t next = 1;
         if (spec.kind == "lib") {
             if (parts.size() < 2 || parts[1].empty())
-                throw ProviderSpecError("provider '" + item + "': lib needs a path (lib:/path/libvendor.so)");
+                throw ProviderSpecError("provider '" + item +
+                                        "': lib needs a path (lib:/path/libvendor.so)");
             spec.path = parts[1];
             next = 2;
         } else if (spec.kind != "model" && spec.kind != "verbs") {
@@ -77,7 +81,9 @@ std::vector<ProviderSpec> parse_provider_specs(const std::string& text) {
             if (key == "seed") {
                 char* end = nullptr;
                 spec.seed = std::strtoull(value.c_str(), &end, 10);
-                if (value.empty() || *end) throw ProviderSpecError("provider '" + item + "': seed '" + value + "' is not a number");
+                if (value.empty() || *end)
+                    throw ProviderSpecError("provider '" + item + "': seed '" + value +
+                                            "' is not a number");
             } else if (key == "profile" && !value.empty()) {
                 spec.profile = value;
             } else if (key == "device" && !value.empty()) {
@@ -94,7 +100,8 @@ std::vector<ProviderSpec> parse_provider_specs(const std::string& text) {
 }
 
 std::vector<ProviderSpec> providers_from_environment() {
-    if (const char* env = std::getenv("NDKCT_PROVIDERS"); env && *env) return parse_provider_specs(env);
+    if (const char* env = std::getenv("NDKCT_PROVIDERS"); env && *env)
+        return parse_provider_specs(env);
     return parse_provider_specs("model:seed=1,model:seed=2,model:seed=3");
 }
 

@@ -49,7 +49,7 @@ struct Session::EventRecord {
 namespace {
 
 std::mutex g_live_mutex;
-std::set<const void*> g_live;       // live Callback and EventRecord addresses
+std::set<const void*> g_live;  // live Callback and EventRecord addresses
 std::set<Session*> g_sessions;
 
 template <typename T>
@@ -69,15 +69,33 @@ const void* const* dispatch_members(const Ndk* object, size_t& count) {
     return reinterpret_cast<const void* const*>(object->Dispatch);
 }
 
-NDK_OBJECT_TYPE type_of(const NDK_PD*) { return NdkObjectTypePd; }
-NDK_OBJECT_TYPE type_of(const NDK_CQ*) { return NdkObjectTypeCq; }
-NDK_OBJECT_TYPE type_of(const NDK_MR*) { return NdkObjectTypeMr; }
-NDK_OBJECT_TYPE type_of(const NDK_MW*) { return NdkObjectTypeMw; }
-NDK_OBJECT_TYPE type_of(const NDK_QP*) { return NdkObjectTypeQp; }
-NDK_OBJECT_TYPE type_of(const NDK_SRQ*) { return NdkObjectTypeSrq; }
-NDK_OBJECT_TYPE type_of(const NDK_CONNECTOR*) { return NdkObjectTypeConnector; }
-NDK_OBJECT_TYPE type_of(const NDK_LISTENER*) { return NdkObjectTypeListener; }
-NDK_OBJECT_TYPE type_of(const NDK_SHARED_ENDPOINT*) { return NdkObjectTypeSharedEndpoint; }
+NDK_OBJECT_TYPE type_of(const NDK_PD*) {
+    return NdkObjectTypePd;
+}
+NDK_OBJECT_TYPE type_of(const NDK_CQ*) {
+    return NdkObjectTypeCq;
+}
+NDK_OBJECT_TYPE type_of(const NDK_MR*) {
+    return NdkObjectTypeMr;
+}
+NDK_OBJECT_TYPE type_of(const NDK_MW*) {
+    return NdkObjectTypeMw;
+}
+NDK_OBJECT_TYPE type_of(const NDK_QP*) {
+    return NdkObjectTypeQp;
+}
+NDK_OBJECT_TYPE type_of(const NDK_SRQ*) {
+    return NdkObjectTypeSrq;
+}
+NDK_OBJECT_TYPE type_of(const NDK_CONNECTOR*) {
+    return NdkObjectTypeConnector;
+}
+NDK_OBJECT_TYPE type_of(const NDK_LISTENER*) {
+    return NdkObjectTypeListener;
+}
+NDK_OBJECT_TYPE type_of(const NDK_SHARED_ENDPOINT*) {
+    return NdkObjectTypeSharedEndpoint;
+}
 
 // GEN-CREATE-03/06, GEN-MAND-01, VER-03: a handed-out object is well formed.
 template <typename Ndk>
@@ -89,7 +107,8 @@ void check_object(const Ndk* object, NDK_VERSION version, model::Verdict& v, con
     if (object->Header.ObjectType != type_of(object))
         v.add(violation({"GEN-CREATE-06"}, std::string(call) + ": Header.ObjectType is " +
                                                std::to_string(object->Header.ObjectType)));
-    if (object->Header.Version.Major != version.Major || object->Header.Version.Minor != version.Minor)
+    if (object->Header.Version.Major != version.Major ||
+        object->Header.Version.Minor != version.Minor)
         v.add(violation({"VER-03"}, std::string(call) + ": Header.Version differs from the "
                                                         "negotiated version"));
     if (!object->Dispatch) {
@@ -142,7 +161,8 @@ static void arrive(Session::Callback* cb, NTSTATUS status, NDK_OBJECT_HEADER* ob
     cb->arrived.notify_all();
     model::Verdict v;
     if (calls > 1)
-        v.add(violation({"GEN-ASYNC-01"}, std::string(cb->name) + ": a second completion callback"));
+        v.add(
+            violation({"GEN-ASYNC-01"}, std::string(cb->name) + ": a second completion callback"));
     if (inline_result)
         v.add(violation({"GEN-ASYNC-03", "GEN-ASYNC-01"},
                         std::string(cb->name) + ": a completion callback after the call returned " +
@@ -151,18 +171,24 @@ static void arrive(Session::Callback* cb, NTSTATUS status, NDK_OBJECT_HEADER* ob
 }
 
 static void on_request(void* context, NTSTATUS status) {
-    if (auto* cb = live<Session::Callback>(context)) arrive(cb, status, nullptr);
-    else Session::report_stray("NdkRequestCompletion came with a Context that no request had");
+    if (auto* cb = live<Session::Callback>(context))
+        arrive(cb, status, nullptr);
+    else
+        Session::report_stray("NdkRequestCompletion came with a Context that no request had");
 }
 
 static void on_create(void* context, NTSTATUS status, NDK_OBJECT_HEADER* object) {
-    if (auto* cb = live<Session::Callback>(context)) arrive(cb, status, object);
-    else Session::report_stray("NdkCreateCompletion came with a Context that no request had");
+    if (auto* cb = live<Session::Callback>(context))
+        arrive(cb, status, object);
+    else
+        Session::report_stray("NdkCreateCompletion came with a Context that no request had");
 }
 
 static void on_close(void* context) {
-    if (auto* cb = live<Session::Callback>(context)) arrive(cb, STATUS_SUCCESS, nullptr);
-    else Session::report_stray("NdkCloseCompletion came with a Context that no close had");
+    if (auto* cb = live<Session::Callback>(context))
+        arrive(cb, STATUS_SUCCESS, nullptr);
+    else
+        Session::report_stray("NdkCloseCompletion came with a Context that no close had");
 }
 
 static void event_arrived(Session::EventRecord* r) {
@@ -190,7 +216,8 @@ static void on_srq_notification(void* context, NTSTATUS status) {
 static void on_connect_event(void* context, NDK_CONNECTOR* connector) {
     auto* r = live<Session::EventRecord>(context);
     if (!r) return Session::report_stray("a connect event came with a context no listener had");
-    r->session->enqueue({model::Event::Kind::connect_request, 0, 0, STATUS_SUCCESS, 0}, r, connector);
+    r->session->enqueue({model::Event::Kind::connect_request, 0, 0, STATUS_SUCCESS, 0}, r,
+                        connector);
     {
         std::lock_guard lock(r->mutex);
         r->incoming.push_back(connector);
@@ -204,7 +231,6 @@ static void on_disconnect(void* context) {
     r->session->enqueue({model::Event::Kind::disconnect, 0, 0, STATUS_SUCCESS, 0}, r);
     event_arrived(r);
 }
-
 
 // ================= Session =================
 
@@ -226,8 +252,9 @@ Session::Session(const ProviderSpec& spec, SessionOptions options)
     open.ErrorMessageSize = sizeof message;
     NTSTATUS status = entry_->OpenAdapter(&arena_->host_memory(), &open, &adapter_);
     if (status != STATUS_SUCCESS || !adapter_)
-        throw SessionError("provider " + spec.text + " (" + identity_->Name + ") did not open an adapter: " +
-                           spec::status_name(status) + (message[0] ? std::string(": ") + message : ""));
+        throw SessionError("provider " + spec.text + " (" + identity_->Name +
+                           ") did not open an adapter: " + spec::status_name(status) +
+                           (message[0] ? std::string(": ") + message : ""));
     // The negotiated version decides what the oracle expects; read it once unjudged.
     ULONG size = sizeof info_;
     status = table<NDK_ADAPTER_DISPATCH>(adapter_).NdkQueryAdapterInfo(adapter_, &info_, &size);
@@ -264,8 +291,10 @@ Session::~Session() {
     }
     std::lock_guard lock(g_live_mutex);
     g_sessions.erase(this);
-    for (auto& cb : callbacks_) g_live.erase(cb.get());
-    for (auto& r : events_) g_live.erase(r.get());
+    for (auto& cb : callbacks_)
+        g_live.erase(cb.get());
+    for (auto& r : events_)
+        g_live.erase(r.get());
 }
 
 void Session::report(model::Verdict v) {
@@ -302,7 +331,8 @@ void Session::process_events() {
         verdict_.merge(std::move(a.verdict));
         if (q.event.kind == model::Event::Kind::connect_request) {
             model::Verdict v;
-            check_object(q.connector, info_.Version, v, "NdkConnectEventCallback");  // GEN-CREATE-03
+            check_object(q.connector, info_.Version, v,
+                         "NdkConnectEventCallback");  // GEN-CREATE-03
             verdict_.merge(std::move(v));
             adopt(q.connector, a.created);
         }
@@ -366,7 +396,8 @@ void Session::returned(Callback* cb, NTSTATUS status) {
     if (early) {
         model::Verdict v;
         v.add(violation({"GEN-ASYNC-03", "GEN-ASYNC-01"},
-                        std::string(cb->name) + " called its completion callback and then returned " +
+                        std::string(cb->name) +
+                            " called its completion callback and then returned " +
                             spec::status_name(status) + " instead of STATUS_PENDING"));
         report(std::move(v));
     }
@@ -377,9 +408,11 @@ NTSTATUS Session::wait(Callback* cb) {
     if (!cb->arrived.wait_for(lock, options_.callback_timeout, [&] { return cb->calls > 0; })) {
         lock.unlock();
         model::Verdict v;
-        v.add(violation({"GEN-ASYNC-01"}, std::string(cb->name) + " returned STATUS_PENDING but its "
-                                          "completion callback did not come within " +
-                                              std::to_string(options_.callback_timeout.count()) + " ms"));
+        v.add(violation({"GEN-ASYNC-01"}, std::string(cb->name) +
+                                              " returned STATUS_PENDING but its "
+                                              "completion callback did not come within " +
+                                              std::to_string(options_.callback_timeout.count()) +
+                                              " ms"));
         report(std::move(v));
         return STATUS_PENDING;
     }
@@ -416,7 +449,8 @@ Made<Ndk> Session::create(const model::Call& call, Invoke invoke, const char* na
         made.final_status = wait(cb);
         if (out != sentinel) {  // GEN-CREATE-04: written later, while the request was pending
             model::Verdict v;
-            v.add(violation({"GEN-CREATE-04"}, std::string(name) + " wrote its output pointer although it pended"));
+            v.add(violation({"GEN-CREATE-04"},
+                            std::string(name) + " wrote its output pointer although it pended"));
             report(std::move(v));
         }
         if (made.final_status == STATUS_PENDING) return made;
@@ -490,7 +524,8 @@ platform::LockedBuffer Session::buffer(size_t bytes, platform::Placement placeme
     return arena_->allocate(bytes, placement);
 }
 
-NDK_SGE Session::sge(const platform::LockedBuffer& buffer, size_t offset, ULONG length, UINT32 token) {
+NDK_SGE Session::sge(const platform::LockedBuffer& buffer, size_t offset, ULONG length,
+                     UINT32 token) {
     NDK_SGE s{};
     s.VirtualAddress = buffer.data() + offset;
     s.Length = length;
@@ -502,7 +537,8 @@ NDK_SGE Session::sge(const platform::LockedBuffer& buffer, size_t offset, ULONG 
 
 NTSTATUS Session::query_adapter_info(NDK_ADAPTER_INFO* info, ULONG* size) {
     ULONG given = size ? *size : 0;
-    NTSTATUS status = table<NDK_ADAPTER_DISPATCH>(adapter_).NdkQueryAdapterInfo(adapter_, info, size);
+    NTSTATUS status =
+        table<NDK_ADAPTER_DISPATCH>(adapter_).NdkQueryAdapterInfo(adapter_, info, size);
     Observed o;
     o.status = status;
     if (size) o.size_out = *size;
@@ -512,7 +548,8 @@ NTSTATUS Session::query_adapter_info(NDK_ADAPTER_INFO* info, ULONG* size) {
         o.adapter_info = copy;
     }
     std::lock_guard lock(oracle_mutex_);
-    verdict_.merge(oracle_->apply(calls::QueryAdapterInfo{id(adapter_), given, info != nullptr}, o).verdict);
+    verdict_.merge(
+        oracle_->apply(calls::QueryAdapterInfo{id(adapter_), given, info != nullptr}, o).verdict);
     return status;
 }
 
@@ -532,11 +569,12 @@ Made<NDK_CQ> Session::create_cq(ULONG depth, bool with_notification) {
 }
 
 Made<NDK_PD> Session::create_pd() {
-    return create<NDK_PD>(calls::CreatePd{id(adapter_)},
-                          [&](NDK_FN_CREATE_COMPLETION* done, void* ctx, NDK_PD** out) {
-                              return table<NDK_ADAPTER_DISPATCH>(adapter_).NdkCreatePd(adapter_, done, ctx, out);
-                          },
-                          "NdkCreatePd");
+    return create<NDK_PD>(
+        calls::CreatePd{id(adapter_)},
+        [&](NDK_FN_CREATE_COMPLETION* done, void* ctx, NDK_PD** out) {
+            return table<NDK_ADAPTER_DISPATCH>(adapter_).NdkCreatePd(adapter_, done, ctx, out);
+        },
+        "NdkCreatePd");
 }
 
 Made<NDK_SHARED_ENDPOINT> Session::create_shared_endpoint(const sockaddr* address, ULONG length) {
@@ -550,12 +588,13 @@ Made<NDK_SHARED_ENDPOINT> Session::create_shared_endpoint(const sockaddr* addres
 }
 
 Made<NDK_CONNECTOR> Session::create_connector() {
-    return create<NDK_CONNECTOR>(calls::CreateConnector{id(adapter_)},
-                                 [&](NDK_FN_CREATE_COMPLETION* done, void* ctx, NDK_CONNECTOR** out) {
-                                     return table<NDK_ADAPTER_DISPATCH>(adapter_).NdkCreateConnector(
-                                         adapter_, done, ctx, out);
-                                 },
-                                 "NdkCreateConnector");
+    return create<NDK_CONNECTOR>(
+        calls::CreateConnector{id(adapter_)},
+        [&](NDK_FN_CREATE_COMPLETION* done, void* ctx, NDK_CONNECTOR** out) {
+            return table<NDK_ADAPTER_DISPATCH>(adapter_).NdkCreateConnector(adapter_, done, ctx,
+                                                                            out);
+        },
+        "NdkCreateConnector");
 }
 
 Made<NDK_LISTENER> Session::create_listener() {
@@ -563,8 +602,8 @@ Made<NDK_LISTENER> Session::create_listener() {
     auto made = create<NDK_LISTENER>(
         calls::CreateListener{id(adapter_), true},
         [&](NDK_FN_CREATE_COMPLETION* done, void* ctx, NDK_LISTENER** out) {
-            return table<NDK_ADAPTER_DISPATCH>(adapter_).NdkCreateListener(adapter_, on_connect_event, r,
-                                                                          done, ctx, out);
+            return table<NDK_ADAPTER_DISPATCH>(adapter_).NdkCreateListener(
+                adapter_, on_connect_event, r, done, ctx, out);
         },
         "NdkCreateListener");
     r->object = made.object;
@@ -578,7 +617,8 @@ std::vector<NDK_LOGICAL_ADDRESS> LamResult::pages() {
     if (!m || !done.ok()) return out;
     size_t room = (storage.size() - offsetof(NDK_LOGICAL_ADDRESS_MAPPING, AdapterPageArray)) /
                   sizeof(NDK_LOGICAL_ADDRESS);
-    for (ULONG i = 0; i < m->AdapterPageCount && i < room; ++i) out.push_back(m->AdapterPageArray[i]);
+    for (ULONG i = 0; i < m->AdapterPageCount && i < room; ++i)
+        out.push_back(m->AdapterPageArray[i]);
     return out;
 }
 
@@ -586,29 +626,34 @@ LamResult Session::build_lam(MDL* mdl, SIZE_T length, ULONG buffer_size, bool wi
                              bool with_completion) {
     LamResult lam;
     lam.size_in = buffer_size;
-    if (with_buffer) lam.storage.assign(std::max<size_t>(buffer_size, sizeof(NDK_LOGICAL_ADDRESS_MAPPING)), std::byte{0xCD});
+    if (with_buffer)
+        lam.storage.assign(std::max<size_t>(buffer_size, sizeof(NDK_LOGICAL_ADDRESS_MAPPING)),
+                           std::byte{0xCD});
     ULONG size = buffer_size;
     ULONG fbo = 0xFFFFFFFF;
-    calls::BuildLam call{id(adapter_), model::view_mdl(mdl, length), length, with_completion, with_buffer,
-                         buffer_size};
+    calls::BuildLam call{id(adapter_), model::view_mdl(mdl, length),
+                         length,       with_completion,
+                         with_buffer,  buffer_size};
     auto outputs = [&](Observed& o) {
         o.size_out = size;
         if (fbo != 0xFFFFFFFF) o.fbo_out = fbo;
         if (o.status == STATUS_SUCCESS && with_buffer) {
             auto* m = lam.mapping();
-            size_t room = (lam.storage.size() - offsetof(NDK_LOGICAL_ADDRESS_MAPPING, AdapterPageArray)) /
-                          sizeof(NDK_LOGICAL_ADDRESS);
+            size_t room =
+                (lam.storage.size() - offsetof(NDK_LOGICAL_ADDRESS_MAPPING, AdapterPageArray)) /
+                sizeof(NDK_LOGICAL_ADDRESS);
             for (ULONG i = 0; i < m->AdapterPageCount && i < room; ++i)
                 o.lam_pages.push_back(static_cast<uint64_t>(m->AdapterPageArray[i].QuadPart));
         }
     };
     if (with_completion) {
-        lam.done = request(call,
-                           [&](NDK_FN_REQUEST_COMPLETION* done, void* ctx) {
-                               return table<NDK_ADAPTER_DISPATCH>(adapter_).NdkBuildLAM(
-                                   adapter_, mdl, length, done, ctx, lam.mapping(), &size, &fbo);
-                           },
-                           "NdkBuildLam", outputs);
+        lam.done = request(
+            call,
+            [&](NDK_FN_REQUEST_COMPLETION* done, void* ctx) {
+                return table<NDK_ADAPTER_DISPATCH>(adapter_).NdkBuildLAM(
+                    adapter_, mdl, length, done, ctx, lam.mapping(), &size, &fbo);
+            },
+            "NdkBuildLam", outputs);
     } else {
         lam.done.status = lam.done.final_status = table<NDK_ADAPTER_DISPATCH>(adapter_).NdkBuildLAM(
             adapter_, mdl, length, nullptr, nullptr, lam.mapping(), &size, &fbo);
@@ -625,7 +670,8 @@ LamResult Session::build_lam(MDL* mdl, SIZE_T length, ULONG buffer_size, bool wi
         std::lock_guard lock(oracle_mutex_);
         model::ObjectId newest = 0;
         for (model::ObjectId i = 1; i <= oracle_->object_count(); ++i)
-            if (const auto* o = oracle_->find(i); o && o->kind == model::Kind::lam && o->life == model::Life::ready)
+            if (const auto* o = oracle_->find(i);
+                o && o->kind == model::Kind::lam && o->life == model::Life::ready)
                 newest = i;
         if (newest) ids_[lam.mapping()] = newest;
     }
@@ -644,19 +690,21 @@ void Session::release_lam(LamResult& lam) {
 // ---- PD ----
 
 Made<NDK_MR> Session::create_mr(NDK_PD* pd, bool fast_register) {
-    return create<NDK_MR>(calls::CreateMr{id(pd), fast_register},
-                          [&](NDK_FN_CREATE_COMPLETION* done, void* ctx, NDK_MR** out) {
-                              return table<NDK_PD_DISPATCH>(pd).NdkCreateMr(pd, fast_register, done, ctx, out);
-                          },
-                          "NdkCreateMr");
+    return create<NDK_MR>(
+        calls::CreateMr{id(pd), fast_register},
+        [&](NDK_FN_CREATE_COMPLETION* done, void* ctx, NDK_MR** out) {
+            return table<NDK_PD_DISPATCH>(pd).NdkCreateMr(pd, fast_register, done, ctx, out);
+        },
+        "NdkCreateMr");
 }
 
 Made<NDK_MW> Session::create_mw(NDK_PD* pd) {
-    return create<NDK_MW>(calls::CreateMw{id(pd)},
-                          [&](NDK_FN_CREATE_COMPLETION* done, void* ctx, NDK_MW** out) {
-                              return table<NDK_PD_DISPATCH>(pd).NdkCreateMw(pd, done, ctx, out);
-                          },
-                          "NdkCreateMw");
+    return create<NDK_MW>(
+        calls::CreateMw{id(pd)},
+        [&](NDK_FN_CREATE_COMPLETION* done, void* ctx, NDK_MW** out) {
+            return table<NDK_PD_DISPATCH>(pd).NdkCreateMw(pd, done, ctx, out);
+        },
+        "NdkCreateMw");
 }
 
 Made<NDK_SRQ> Session::create_srq(NDK_PD* pd, ULONG depth, ULONG max_sge, ULONG threshold,
@@ -665,9 +713,9 @@ Made<NDK_SRQ> Session::create_srq(NDK_PD* pd, ULONG depth, ULONG max_sge, ULONG 
     auto made = create<NDK_SRQ>(
         calls::CreateSrq{id(pd), depth, max_sge, threshold, with_notification},
         [&](NDK_FN_CREATE_COMPLETION* done, void* ctx, NDK_SRQ** out) {
-            return table<NDK_PD_DISPATCH>(pd).NdkCreateSrq(pd, depth, max_sge, threshold,
-                                                           with_notification ? on_srq_notification : nullptr,
-                                                           r, nullptr, done, ctx, out);
+            return table<NDK_PD_DISPATCH>(pd).NdkCreateSrq(
+                pd, depth, max_sge, threshold, with_notification ? on_srq_notification : nullptr, r,
+                nullptr, done, ctx, out);
         },
         "NdkCreateSrq");
     r->object = made.object;
@@ -675,15 +723,16 @@ Made<NDK_SRQ> Session::create_srq(NDK_PD* pd, ULONG depth, ULONG max_sge, ULONG 
     return made;
 }
 
-Made<NDK_QP> Session::create_qp(NDK_PD* pd, NDK_CQ* receive_cq, NDK_CQ* initiator_cq, void* qp_context,
-                                const QpShape& s) {
+Made<NDK_QP> Session::create_qp(NDK_PD* pd, NDK_CQ* receive_cq, NDK_CQ* initiator_cq,
+                                void* qp_context, const QpShape& s) {
     return create<NDK_QP>(
-        calls::CreateQp{id(pd), id(receive_cq), id(initiator_cq), context_of(qp_context), s.receive_depth,
-                        s.initiator_depth, s.receive_sge, s.initiator_sge, s.inline_size},
+        calls::CreateQp{id(pd), id(receive_cq), id(initiator_cq), context_of(qp_context),
+                        s.receive_depth, s.initiator_depth, s.receive_sge, s.initiator_sge,
+                        s.inline_size},
         [&](NDK_FN_CREATE_COMPLETION* done, void* ctx, NDK_QP** out) {
-            return table<NDK_PD_DISPATCH>(pd).NdkCreateQp(pd, receive_cq, initiator_cq, qp_context,
-                                                          s.receive_depth, s.initiator_depth, s.receive_sge,
-                                                          s.initiator_sge, s.inline_size, done, ctx, out);
+            return table<NDK_PD_DISPATCH>(pd).NdkCreateQp(
+                pd, receive_cq, initiator_cq, qp_context, s.receive_depth, s.initiator_depth,
+                s.receive_sge, s.initiator_sge, s.inline_size, done, ctx, out);
         },
         "NdkCreateQp");
 }
@@ -691,12 +740,13 @@ Made<NDK_QP> Session::create_qp(NDK_PD* pd, NDK_CQ* receive_cq, NDK_CQ* initiato
 Made<NDK_QP> Session::create_qp_with_srq(NDK_PD* pd, NDK_CQ* receive_cq, NDK_CQ* initiator_cq,
                                          NDK_SRQ* srq, void* qp_context, const QpShape& s) {
     return create<NDK_QP>(
-        calls::CreateQpWithSrq{id(pd), id(receive_cq), id(initiator_cq), id(srq), context_of(qp_context),
-                               s.initiator_depth, s.initiator_sge, s.inline_size},
+        calls::CreateQpWithSrq{id(pd), id(receive_cq), id(initiator_cq), id(srq),
+                               context_of(qp_context), s.initiator_depth, s.initiator_sge,
+                               s.inline_size},
         [&](NDK_FN_CREATE_COMPLETION* done, void* ctx, NDK_QP** out) {
-            return table<NDK_PD_DISPATCH>(pd).NdkCreateQpWithSrq(pd, receive_cq, initiator_cq, srq, qp_context,
-                                                                 s.initiator_depth, s.initiator_sge,
-                                                                 s.inline_size, done, ctx, out);
+            return table<NDK_PD_DISPATCH>(pd).NdkCreateQpWithSrq(
+                pd, receive_cq, initiator_cq, srq, qp_context, s.initiator_depth, s.initiator_sge,
+                s.inline_size, done, ctx, out);
         },
         "NdkCreateQpWithSrq");
 }
@@ -714,28 +764,31 @@ UINT32 Session::privileged_token(NDK_PD* pd) {
 // ---- MR, MW ----
 
 Done Session::register_mr(NDK_MR* mr, MDL* mdl, SIZE_T length, ULONG flags) {
-    return request(calls::RegisterMr{id(mr), model::view_mdl(mdl, length), length, flags},
-                   [&](NDK_FN_REQUEST_COMPLETION* done, void* ctx) {
-                       return table<NDK_MR_DISPATCH>(mr).NdkRegisterMr(mr, mdl, length, flags, done, ctx);
-                   },
-                   "NdkRegisterMr");
+    return request(
+        calls::RegisterMr{id(mr), model::view_mdl(mdl, length), length, flags},
+        [&](NDK_FN_REQUEST_COMPLETION* done, void* ctx) {
+            return table<NDK_MR_DISPATCH>(mr).NdkRegisterMr(mr, mdl, length, flags, done, ctx);
+        },
+        "NdkRegisterMr");
 }
 
 Done Session::deregister_mr(NDK_MR* mr) {
-    return request(calls::DeregisterMr{id(mr)},
-                   [&](NDK_FN_REQUEST_COMPLETION* done, void* ctx) {
-                       return table<NDK_MR_DISPATCH>(mr).NdkDeregisterMr(mr, done, ctx);
-                   },
-                   "NdkDeregisterMr");
+    return request(
+        calls::DeregisterMr{id(mr)},
+        [&](NDK_FN_REQUEST_COMPLETION* done, void* ctx) {
+            return table<NDK_MR_DISPATCH>(mr).NdkDeregisterMr(mr, done, ctx);
+        },
+        "NdkDeregisterMr");
 }
 
 Done Session::initialize_fast_register_mr(NDK_MR* mr, ULONG pages, bool remote_access) {
-    return request(calls::InitializeFastRegisterMr{id(mr), pages, remote_access},
-                   [&](NDK_FN_REQUEST_COMPLETION* done, void* ctx) {
-                       return table<NDK_MR_DISPATCH>(mr).NdkInitializeFastRegisterMr(mr, pages, remote_access,
-                                                                                     done, ctx);
-                   },
-                   "NdkInitializeFastRegisterMr");
+    return request(
+        calls::InitializeFastRegisterMr{id(mr), pages, remote_access},
+        [&](NDK_FN_REQUEST_COMPLETION* done, void* ctx) {
+            return table<NDK_MR_DISPATCH>(mr).NdkInitializeFastRegisterMr(mr, pages, remote_access,
+                                                                          done, ctx);
+        },
+        "NdkInitializeFastRegisterMr");
 }
 
 UINT32 Session::local_token(NDK_MR* mr) {
@@ -782,11 +835,12 @@ Registered Session::register_buffer(NDK_PD* pd, const platform::LockedBuffer& bu
 // ---- CQ ----
 
 Done Session::resize_cq(NDK_CQ* cq, ULONG depth) {
-    return request(calls::ResizeCq{id(cq), depth},
-                   [&](NDK_FN_REQUEST_COMPLETION* done, void* ctx) {
-                       return table<NDK_CQ_DISPATCH>(cq).NdkResizeCq(cq, depth, done, ctx);
-                   },
-                   "NdkResizeCq");
+    return request(
+        calls::ResizeCq{id(cq), depth},
+        [&](NDK_FN_REQUEST_COMPLETION* done, void* ctx) {
+            return table<NDK_CQ_DISPATCH>(cq).NdkResizeCq(cq, depth, done, ctx);
+        },
+        "NdkResizeCq");
 }
 
 void Session::arm_cq(NDK_CQ* cq, ULONG type) {
@@ -854,16 +908,20 @@ size_t Session::notifications(NDK_CQ* cq) {
 // ---- SRQ ----
 
 Done Session::modify_srq(NDK_SRQ* srq, ULONG depth, ULONG threshold) {
-    return request(calls::ModifySrq{id(srq), depth, threshold},
-                   [&](NDK_FN_REQUEST_COMPLETION* done, void* ctx) {
-                       return table<NDK_SRQ_DISPATCH>(srq).NdkModifySrq(srq, depth, threshold, done, ctx);
-                   },
-                   "NdkModifySrq");
+    return request(
+        calls::ModifySrq{id(srq), depth, threshold},
+        [&](NDK_FN_REQUEST_COMPLETION* done, void* ctx) {
+            return table<NDK_SRQ_DISPATCH>(srq).NdkModifySrq(srq, depth, threshold, done, ctx);
+        },
+        "NdkModifySrq");
 }
 
 NTSTATUS Session::srq_receive(NDK_SRQ* srq, void* context, std::span<const NDK_SGE> sgl) {
-    NTSTATUS s = table<NDK_SRQ_DISPATCH>(srq).NdkSrqReceive(srq, context, sgl.data(), static_cast<ULONG>(sgl.size()));
-    return post(calls::SrqReceive{id(srq), context_of(context), model::view_sgl(sgl.data(), static_cast<ULONG>(sgl.size()))}, s);
+    NTSTATUS s = table<NDK_SRQ_DISPATCH>(srq).NdkSrqReceive(srq, context, sgl.data(),
+                                                            static_cast<ULONG>(sgl.size()));
+    return post(calls::SrqReceive{id(srq), context_of(context),
+                                  model::view_sgl(sgl.data(), static_cast<ULONG>(sgl.size()))},
+                s);
 }
 
 // ---- QP ----
@@ -872,17 +930,23 @@ NTSTATUS Session::srq_receive(NDK_SRQ* srq, void* context, std::span<const NDK_S
 NTSTATUS Session::send(NDK_QP* qp, void* context, std::span<const NDK_SGE> sgl, ULONG flags) {
     ULONG n = static_cast<ULONG>(sgl.size());
     calls::Send call{id(qp), context_of(context), model::view_sgl(sgl.data(), n), flags,
-                     flags & NDK_OP_FLAG_INLINE ? model::inline_payload(sgl.data(), n) : std::vector<std::byte>{}};
+                     flags & NDK_OP_FLAG_INLINE ? model::inline_payload(sgl.data(), n)
+                                                : std::vector<std::byte>{}};
     return post(call, table<NDK_QP_DISPATCH>(qp).NdkSend(qp, context, sgl.data(), n, flags));
 }
 
-NTSTATUS Session::send_and_invalidate(NDK_QP* qp, void* context, std::span<const NDK_SGE> sgl, ULONG flags,
-                                      UINT32 token) {
+NTSTATUS Session::send_and_invalidate(NDK_QP* qp, void* context, std::span<const NDK_SGE> sgl,
+                                      ULONG flags, UINT32 token) {
     ULONG n = static_cast<ULONG>(sgl.size());
-    calls::SendAndInvalidate call{id(qp), context_of(context), model::view_sgl(sgl.data(), n), flags, token,
+    calls::SendAndInvalidate call{id(qp),
+                                  context_of(context),
+                                  model::view_sgl(sgl.data(), n),
+                                  flags,
+                                  token,
                                   flags & NDK_OP_FLAG_INLINE ? model::inline_payload(sgl.data(), n)
                                                              : std::vector<std::byte>{}};
-    return post(call, table<NDK_QP_DISPATCH>(qp).NdkSendAndInvalidate(qp, context, sgl.data(), n, flags, token));
+    return post(call, table<NDK_QP_DISPATCH>(qp).NdkSendAndInvalidate(qp, context, sgl.data(), n,
+                                                                      flags, token));
 }
 
 NTSTATUS Session::receive(NDK_QP* qp, void* context, std::span<const NDK_SGE> sgl) {
@@ -891,39 +955,52 @@ NTSTATUS Session::receive(NDK_QP* qp, void* context, std::span<const NDK_SGE> sg
     return post(call, table<NDK_QP_DISPATCH>(qp).NdkReceive(qp, context, sgl.data(), n));
 }
 
-NTSTATUS Session::read(NDK_QP* qp, void* context, std::span<const NDK_SGE> sgl, UINT64 address, UINT32 token,
-                       ULONG flags) {
+NTSTATUS Session::read(NDK_QP* qp, void* context, std::span<const NDK_SGE> sgl, UINT64 address,
+                       UINT32 token, ULONG flags) {
     ULONG n = static_cast<ULONG>(sgl.size());
-    calls::Read call{id(qp), context_of(context), model::view_sgl(sgl.data(), n), address, token, flags};
-    return post(call, table<NDK_QP_DISPATCH>(qp).NdkRead(qp, context, sgl.data(), n, address, token, flags));
+    calls::Read call{id(qp), context_of(context), model::view_sgl(sgl.data(), n), address, token,
+                     flags};
+    return post(call, table<NDK_QP_DISPATCH>(qp).NdkRead(qp, context, sgl.data(), n, address, token,
+                                                         flags));
 }
 
-NTSTATUS Session::write(NDK_QP* qp, void* context, std::span<const NDK_SGE> sgl, UINT64 address, UINT32 token,
-                        ULONG flags) {
+NTSTATUS Session::write(NDK_QP* qp, void* context, std::span<const NDK_SGE> sgl, UINT64 address,
+                        UINT32 token, ULONG flags) {
     ULONG n = static_cast<ULONG>(sgl.size());
-    calls::Write call{id(qp), context_of(context), model::view_sgl(sgl.data(), n), address, token, flags,
-                      flags & NDK_OP_FLAG_INLINE ? model::inline_payload(sgl.data(), n) : std::vector<std::byte>{}};
-    return post(call, table<NDK_QP_DISPATCH>(qp).NdkWrite(qp, context, sgl.data(), n, address, token, flags));
+    calls::Write call{id(qp),
+                      context_of(context),
+                      model::view_sgl(sgl.data(), n),
+                      address,
+                      token,
+                      flags,
+                      flags & NDK_OP_FLAG_INLINE ? model::inline_payload(sgl.data(), n)
+                                                 : std::vector<std::byte>{}};
+    return post(call, table<NDK_QP_DISPATCH>(qp).NdkWrite(qp, context, sgl.data(), n, address,
+                                                          token, flags));
 }
 
-NTSTATUS Session::fast_register(NDK_QP* qp, void* context, NDK_MR* mr, std::span<const NDK_LOGICAL_ADDRESS> pages,
-                                ULONG fbo, SIZE_T length, uint64_t base, ULONG flags) {
+NTSTATUS Session::fast_register(NDK_QP* qp, void* context, NDK_MR* mr,
+                                std::span<const NDK_LOGICAL_ADDRESS> pages, ULONG fbo,
+                                SIZE_T length, uint64_t base, ULONG flags) {
     calls::FastRegister call{id(qp), context_of(context), id(mr), {}, fbo, length, base, flags};
-    for (const auto& page : pages) call.adapter_pages.push_back(static_cast<uint64_t>(page.QuadPart));
-    NTSTATUS s = table<NDK_QP_DISPATCH>(qp).NdkFastRegister(qp, context, mr, static_cast<ULONG>(pages.size()),
-                                                            pages.data(), fbo, length,
-                                                            reinterpret_cast<PVOID>(base), flags);
+    for (const auto& page : pages)
+        call.adapter_pages.push_back(static_cast<uint64_t>(page.QuadPart));
+    NTSTATUS s = table<NDK_QP_DISPATCH>(qp).NdkFastRegister(
+        qp, context, mr, static_cast<ULONG>(pages.size()), pages.data(), fbo, length,
+        reinterpret_cast<PVOID>(base), flags);
     return post(call, s);
 }
 
-NTSTATUS Session::bind(NDK_QP* qp, void* context, NDK_MR* mr, NDK_MW* mw, uint64_t va, SIZE_T length,
-                       ULONG flags) {
-    NTSTATUS s = table<NDK_QP_DISPATCH>(qp).NdkBind(qp, context, mr, mw, reinterpret_cast<PVOID>(va), length, flags);
+NTSTATUS Session::bind(NDK_QP* qp, void* context, NDK_MR* mr, NDK_MW* mw, uint64_t va,
+                       SIZE_T length, ULONG flags) {
+    NTSTATUS s = table<NDK_QP_DISPATCH>(qp).NdkBind(qp, context, mr, mw,
+                                                    reinterpret_cast<PVOID>(va), length, flags);
     return post(calls::Bind{id(qp), context_of(context), id(mr), id(mw), va, length, flags}, s);
 }
 
 NTSTATUS Session::invalidate(NDK_QP* qp, void* context, void* target, ULONG flags) {
-    NTSTATUS s = table<NDK_QP_DISPATCH>(qp).NdkInvalidate(qp, context, static_cast<NDK_OBJECT_HEADER*>(target), flags);
+    NTSTATUS s = table<NDK_QP_DISPATCH>(qp).NdkInvalidate(
+        qp, context, static_cast<NDK_OBJECT_HEADER*>(target), flags);
     return post(calls::Invalidate{id(qp), context_of(context), id(target), flags}, s);
 }
 
@@ -936,22 +1013,30 @@ void Session::flush(NDK_QP* qp) {
 // ---- Connections ----
 
 Done Session::listen(NDK_LISTENER* listener, const sockaddr* address, ULONG length) {
-    return request(calls::Listen{id(listener), model::view_address(address, length)},
-                   [&](NDK_FN_REQUEST_COMPLETION* done, void* ctx) {
-                       return table<NDK_LISTENER_DISPATCH>(listener).NdkListen(
-                           listener, const_cast<sockaddr*>(address), length, done, ctx);
-                   },
-                   "NdkListen");
+    return request(
+        calls::Listen{id(listener), model::view_address(address, length)},
+        [&](NDK_FN_REQUEST_COMPLETION* done, void* ctx) {
+            return table<NDK_LISTENER_DISPATCH>(listener).NdkListen(
+                listener, const_cast<sockaddr*>(address), length, done, ctx);
+        },
+        "NdkListen");
 }
 
-NTSTATUS Session::connect_async(NDK_CONNECTOR* connector, NDK_QP* qp, const sockaddr* destination, ULONG length,
-                                ULONG ird, ULONG ord, std::span<const uint8_t> private_data) {
+NTSTATUS Session::connect_async(NDK_CONNECTOR* connector, NDK_QP* qp, const sockaddr* destination,
+                                ULONG length, ULONG ird, ULONG ord,
+                                std::span<const uint8_t> private_data) {
     Callback* cb = new_callback(kRequest, "NdkConnect");
-    calls::Connect call{id(connector), id(qp), {}, model::view_address(destination, length), ird, ord,
+    calls::Connect call{id(connector),
+                        id(qp),
+                        {},
+                        model::view_address(destination, length),
+                        ird,
+                        ord,
                         static_cast<uint32_t>(private_data.size())};
     NTSTATUS s = table<NDK_CONNECTOR_DISPATCH>(connector).NdkConnect(
         connector, qp, nullptr, 0, const_cast<sockaddr*>(destination), length, ird, ord,
-        const_cast<uint8_t*>(private_data.data()), static_cast<ULONG>(private_data.size()), on_request, cb);
+        const_cast<uint8_t*>(private_data.data()), static_cast<ULONG>(private_data.size()),
+        on_request, cb);
     returned(cb, s);
     Observed o;
     o.status = s;
@@ -985,11 +1070,15 @@ Done Session::wait_for(std::unordered_map<const void*, PendingAsync>& table_of, 
     return done;
 }
 
-Done Session::wait_connect(NDK_CONNECTOR* connector) { return wait_for(pending_connects_, connector); }
-Done Session::wait_accept(NDK_CONNECTOR* connector) { return wait_for(pending_accepts_, connector); }
+Done Session::wait_connect(NDK_CONNECTOR* connector) {
+    return wait_for(pending_connects_, connector);
+}
+Done Session::wait_accept(NDK_CONNECTOR* connector) {
+    return wait_for(pending_accepts_, connector);
+}
 
-Done Session::connect(NDK_CONNECTOR* connector, NDK_QP* qp, const sockaddr* destination, ULONG length,
-                      ULONG ird, ULONG ord, std::span<const uint8_t> private_data) {
+Done Session::connect(NDK_CONNECTOR* connector, NDK_QP* qp, const sockaddr* destination,
+                      ULONG length, ULONG ird, ULONG ord, std::span<const uint8_t> private_data) {
     connect_async(connector, qp, destination, length, ird, ord, private_data);
     return wait_connect(connector);
 }
@@ -1013,10 +1102,11 @@ NTSTATUS Session::accept_async(NDK_CONNECTOR* connector, NDK_QP* qp, ULONG ird, 
     EventRecord* r = new_event_record();
     r->object = connector;
     event_records_[connector] = r;
-    calls::Accept call{id(connector), id(qp), ird, ord, static_cast<uint32_t>(private_data.size()), false, true};
+    calls::Accept call{id(connector), id(qp), ird, ord, static_cast<uint32_t>(private_data.size()),
+                       false,         true};
     NTSTATUS s = table<NDK_CONNECTOR_DISPATCH>(connector).NdkAccept(
-        connector, qp, ird, ord, const_cast<uint8_t*>(private_data.data()), static_cast<ULONG>(private_data.size()),
-        on_disconnect, r, on_request, cb);
+        connector, qp, ird, ord, const_cast<uint8_t*>(private_data.data()),
+        static_cast<ULONG>(private_data.size()), on_disconnect, r, on_request, cb);
     returned(cb, s);
     Observed o;
     o.status = s;
@@ -1031,26 +1121,29 @@ Done Session::complete_connect(NDK_CONNECTOR* connector) {
     EventRecord* r = new_event_record();
     r->object = connector;
     event_records_[connector] = r;
-    return request(calls::CompleteConnect{id(connector), false, true},
-                   [&](NDK_FN_REQUEST_COMPLETION* done, void* ctx) {
-                       return table<NDK_CONNECTOR_DISPATCH>(connector).NdkCompleteConnect(connector, on_disconnect,
-                                                                                         r, done, ctx);
-                   },
-                   "NdkCompleteConnect");
+    return request(
+        calls::CompleteConnect{id(connector), false, true},
+        [&](NDK_FN_REQUEST_COMPLETION* done, void* ctx) {
+            return table<NDK_CONNECTOR_DISPATCH>(connector).NdkCompleteConnect(
+                connector, on_disconnect, r, done, ctx);
+        },
+        "NdkCompleteConnect");
 }
 
 NTSTATUS Session::reject(NDK_CONNECTOR* connector, std::span<const uint8_t> private_data) {
     NTSTATUS s = table<NDK_CONNECTOR_DISPATCH>(connector).NdkReject(
-        connector, const_cast<uint8_t*>(private_data.data()), static_cast<ULONG>(private_data.size()));
+        connector, const_cast<uint8_t*>(private_data.data()),
+        static_cast<ULONG>(private_data.size()));
     return post(calls::Reject{id(connector), static_cast<uint32_t>(private_data.size())}, s);
 }
 
 Done Session::disconnect(NDK_CONNECTOR* connector) {
-    return request(calls::Disconnect{id(connector)},
-                   [&](NDK_FN_REQUEST_COMPLETION* done, void* ctx) {
-                       return table<NDK_CONNECTOR_DISPATCH>(connector).NdkDisconnect(connector, done, ctx);
-                   },
-                   "NdkDisconnect");
+    return request(
+        calls::Disconnect{id(connector)},
+        [&](NDK_FN_REQUEST_COMPLETION* done, void* ctx) {
+            return table<NDK_CONNECTOR_DISPATCH>(connector).NdkDisconnect(connector, done, ctx);
+        },
+        "NdkDisconnect");
 }
 
 size_t Session::disconnect_events(NDK_CONNECTOR* connector) {
@@ -1062,7 +1155,9 @@ size_t Session::disconnect_events(NDK_CONNECTOR* connector) {
 }
 
 uint16_t Session::next_port() {
-    if (port_ == 0) port_ = static_cast<uint16_t>(20000 + (getpid() * 131 + reinterpret_cast<uintptr_t>(this) / 64) % 20000);
+    if (port_ == 0)
+        port_ = static_cast<uint16_t>(
+            20000 + (getpid() * 131 + reinterpret_cast<uintptr_t>(this) / 64) % 20000);
     return port_++;
 }
 
@@ -1084,21 +1179,28 @@ LoopbackPair Session::loopback_pair(const QpShape& shape, ULONG cq_depth) {
     if (!pair.listener) return fail("NdkCreateListener failed");
     sockaddr_in address = ipv4(next_port());
     Done listening = listen(pair.listener, reinterpret_cast<sockaddr*>(&address), sizeof address);
-    if (!listening.ok()) return fail("NdkListen failed with " + spec::status_name(listening.final_status));
+    if (!listening.ok())
+        return fail("NdkListen failed with " + spec::status_name(listening.final_status));
     pair.active = create_connector().object;
     if (!pair.active) return fail("NdkCreateConnector failed");
-    NTSTATUS s = connect_async(pair.active, pair.a, reinterpret_cast<sockaddr*>(&address), sizeof address);
-    if (s != STATUS_PENDING && s != STATUS_SUCCESS) return fail("NdkConnect failed with " + spec::status_name(s));
+    NTSTATUS s =
+        connect_async(pair.active, pair.a, reinterpret_cast<sockaddr*>(&address), sizeof address);
+    if (s != STATUS_PENDING && s != STATUS_SUCCESS)
+        return fail("NdkConnect failed with " + spec::status_name(s));
     pair.passive = wait_connect_event(pair.listener);
     if (!pair.passive) return fail("no connect event reached the listener");
     s = accept_async(pair.passive, pair.b);
-    if (s != STATUS_PENDING && s != STATUS_SUCCESS) return fail("NdkAccept failed with " + spec::status_name(s));
+    if (s != STATUS_PENDING && s != STATUS_SUCCESS)
+        return fail("NdkAccept failed with " + spec::status_name(s));
     Done connected = wait_connect(pair.active);
-    if (!connected.ok()) return fail("NdkConnect completed with " + spec::status_name(connected.final_status));
+    if (!connected.ok())
+        return fail("NdkConnect completed with " + spec::status_name(connected.final_status));
     Done completed = complete_connect(pair.active);
-    if (!completed.ok()) return fail("NdkCompleteConnect failed with " + spec::status_name(completed.final_status));
+    if (!completed.ok())
+        return fail("NdkCompleteConnect failed with " + spec::status_name(completed.final_status));
     Done accepted = wait_accept(pair.passive);
-    if (!accepted.ok()) return fail("NdkAccept completed with " + spec::status_name(accepted.final_status));
+    if (!accepted.ok())
+        return fail("NdkAccept completed with " + spec::status_name(accepted.final_status));
     pair.connected = true;
     return pair;
 }
@@ -1124,7 +1226,9 @@ NTSTATUS Session::close_async(void* object) {
     return status;
 }
 
-Done Session::wait_close(void* object) { return wait_for(pending_closes_, object); }
+Done Session::wait_close(void* object) {
+    return wait_for(pending_closes_, object);
+}
 
 Done Session::close(void* object) {
     close_async(object);

@@ -19,10 +19,10 @@
 NDKCT_EXTERN_C_BEGIN
 
 typedef struct _NDKCT_HOST_MEMORY {
-    ULONG Size;          /* sizeof(NDKCT_HOST_MEMORY), for forward compatibility */
-    LONG MemFd;          /* the memfd backing the arena; providers may mmap it MAP_SHARED */
-    PVOID PhysicalBase;  /* the whole arena mapped linearly, read-write */
-    ULONG64 PageCount;   /* arena size in pages; valid PFNs are 0 .. PageCount-1 */
+    ULONG Size;         /* sizeof(NDKCT_HOST_MEMORY), for forward compatibility */
+    LONG MemFd;         /* the memfd backing the arena; providers may mmap it MAP_SHARED */
+    PVOID PhysicalBase; /* the whole arena mapped linearly, read-write */
+    ULONG64 PageCount;  /* arena size in pages; valid PFNs are 0 .. PageCount-1 */
 } NDKCT_HOST_MEMORY;
 
 /* Where PFN n lives in the linear mapping. */

@@ -136,9 +136,15 @@ NDKCT_STATIC_ASSERT(offsetof(MDL, StartVa) == 32, "MDL.StartVa at offset 32 on x
 static inline PVOID MmGetMdlVirtualAddress(const MDL* Mdl) {
     return (PVOID)((char*)Mdl->StartVa + Mdl->ByteOffset);
 }
-static inline ULONG MmGetMdlByteCount(const MDL* Mdl) { return Mdl->ByteCount; }
-static inline ULONG MmGetMdlByteOffset(const MDL* Mdl) { return Mdl->ByteOffset; }
-static inline PPFN_NUMBER MmGetMdlPfnArray(MDL* Mdl) { return (PPFN_NUMBER)(Mdl + 1); }
+static inline ULONG MmGetMdlByteCount(const MDL* Mdl) {
+    return Mdl->ByteCount;
+}
+static inline ULONG MmGetMdlByteOffset(const MDL* Mdl) {
+    return Mdl->ByteOffset;
+}
+static inline PPFN_NUMBER MmGetMdlPfnArray(MDL* Mdl) {
+    return (PPFN_NUMBER)(Mdl + 1);
+}
 static inline const PFN_NUMBER* MmGetMdlPfnArrayConst(const MDL* Mdl) {
     return (const PFN_NUMBER*)(Mdl + 1);
 }

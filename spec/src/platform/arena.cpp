@@ -28,7 +28,9 @@ uint64_t next_random(uint64_t& state) {  // splitmix64: small, seedable, good en
 }  // namespace
 
 Arena::Arena(size_t page_count, uint64_t seed)
-    : page_count_(page_count), page_used_(page_count, 0), free_pages_(page_count),
+    : page_count_(page_count),
+      page_used_(page_count, 0),
+      free_pages_(page_count),
       rng_state_(seed) {
     if (page_count == 0) {
         errno = EINVAL;
@@ -42,8 +44,8 @@ Arena::Arena(size_t page_count, uint64_t seed)
         errno = saved;
         fail("ftruncate", page_count);
     }
-    void* linear = mmap(nullptr, page_count * PAGE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED,
-                        memfd_, 0);
+    void* linear =
+        mmap(nullptr, page_count * PAGE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, memfd_, 0);
     if (linear == MAP_FAILED) {
         int saved = errno;
         close(memfd_);
@@ -81,7 +83,8 @@ std::vector<PFN_NUMBER> Arena::take_pages(size_t count, Placement placement) {
         for (size_t pfn = 0; pfn < page_count_; ++pfn) {
             run = page_used_[pfn] ? 0 : run + 1;
             if (run == count) {
-                for (size_t p = pfn + 1 - count; p <= pfn; ++p) pfns.push_back(p);
+                for (size_t p = pfn + 1 - count; p <= pfn; ++p)
+                    pfns.push_back(p);
                 break;
             }
         }
@@ -100,7 +103,8 @@ std::vector<PFN_NUMBER> Arena::take_pages(size_t count, Placement placement) {
             }
         }
     }
-    for (PFN_NUMBER pfn : pfns) page_used_[pfn] = 1;
+    for (PFN_NUMBER pfn : pfns)
+        page_used_[pfn] = 1;
     free_pages_ -= count;
     return pfns;
 }
@@ -113,7 +117,8 @@ std::byte* Arena::map_alias(std::span<const PFN_NUMBER> pfns) {
     // Map runs of consecutive PFNs with one call: fewer mappings for contiguous buffers.
     for (size_t i = 0; i < pfns.size();) {
         size_t run = 1;
-        while (i + run < pfns.size() && pfns[i + run] == pfns[i] + run) ++run;
+        while (i + run < pfns.size() && pfns[i + run] == pfns[i] + run)
+            ++run;
         void* at = mmap(base + i * PAGE_SIZE, run * PAGE_SIZE, PROT_READ | PROT_WRITE,
                         MAP_SHARED | MAP_FIXED | MAP_POPULATE, memfd_,
                         static_cast<off_t>(pfns[i] * PAGE_SIZE));
@@ -158,7 +163,8 @@ void Arena::release(LockedBuffer& buffer) {
     if (buffer.base_) munmap(buffer.base_, buffer.size());
     if (buffer.owns_pages_) {
         std::lock_guard guard(lock_);
-        for (PFN_NUMBER pfn : buffer.pfns_) page_used_[pfn] = 0;
+        for (PFN_NUMBER pfn : buffer.pfns_)
+            page_used_[pfn] = 0;
         free_pages_ += buffer.pfns_.size();
     }
     buffer.base_ = nullptr;
@@ -168,7 +174,9 @@ void Arena::release(LockedBuffer& buffer) {
 }
 
 LockedBuffer::LockedBuffer(LockedBuffer&& other) noexcept
-    : arena_(other.arena_), base_(other.base_), pfns_(std::move(other.pfns_)),
+    : arena_(other.arena_),
+      base_(other.base_),
+      pfns_(std::move(other.pfns_)),
       owns_pages_(other.owns_pages_) {
     other.arena_ = nullptr;
     other.base_ = nullptr;

@@ -10,8 +10,8 @@ namespace ndkct::platform {
 namespace {
 
 // MDL.Size is a CSHORT, which bounds the pages one MDL can describe (as on Windows).
-constexpr size_t kMaxPagesPerMdl = (std::numeric_limits<CSHORT>::max() - sizeof(MDL)) /
-                                   sizeof(PFN_NUMBER);
+constexpr size_t kMaxPagesPerMdl =
+    (std::numeric_limits<CSHORT>::max() - sizeof(MDL)) / sizeof(PFN_NUMBER);
 
 std::string hex(const void* address) {
     char text[24];
@@ -23,7 +23,8 @@ std::string hex(const void* address) {
 
 size_t MdlChain::byte_count() const {
     size_t total = 0;
-    for (size_t i = 0; i < mdls_.size(); ++i) total += mdl(i)->ByteCount;
+    for (size_t i = 0; i < mdls_.size(); ++i)
+        total += mdl(i)->ByteCount;
     return total;
 }
 
@@ -51,7 +52,8 @@ void MdlChain::append(const LockedBuffer& buffer, size_t offset, size_t length) 
     mdl->ByteCount = static_cast<ULONG>(length);
     auto source = buffer.pfns().subspan(offset / PAGE_SIZE, pages);
     PPFN_NUMBER pfns = MmGetMdlPfnArray(mdl);
-    for (size_t i = 0; i < pages; ++i) pfns[i] = source[i];
+    for (size_t i = 0; i < pages; ++i)
+        pfns[i] = source[i];
     if (!mdls_.empty()) this->mdl(mdls_.size() - 1)->Next = mdl;
     mdls_.push_back(std::move(storage));
 }

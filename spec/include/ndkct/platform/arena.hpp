@@ -29,7 +29,7 @@ class Arena;
 // A virtually contiguous, resident buffer over arena pages. Movable; frees its pages and its
 // virtual range when destroyed. The arena must outlive it.
 class LockedBuffer {
-public:
+  public:
     LockedBuffer() = default;
     LockedBuffer(LockedBuffer&& other) noexcept;
     LockedBuffer& operator=(LockedBuffer&& other) noexcept;
@@ -43,7 +43,7 @@ public:
     std::span<const PFN_NUMBER> pfns() const { return pfns_; }
     bool empty() const { return base_ == nullptr; }
 
-private:
+  private:
     friend class Arena;
     Arena* arena_ = nullptr;
     std::byte* base_ = nullptr;
@@ -52,7 +52,7 @@ private:
 };
 
 class Arena {
-public:
+  public:
     // Creates an arena of page_count pages. Throws std::system_error naming the failing call
     // (memfd_create, ftruncate, mmap) when the system refuses.
     explicit Arena(size_t page_count, uint64_t seed = 1);
@@ -75,7 +75,7 @@ public:
     // them; the alias only maps them). For tests that need two views of the same memory.
     LockedBuffer alias(std::span<const PFN_NUMBER> pfns);
 
-private:
+  private:
     friend class LockedBuffer;
     std::vector<PFN_NUMBER> take_pages(size_t count, Placement placement);
     void release(LockedBuffer& buffer);

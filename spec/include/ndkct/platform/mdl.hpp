@@ -18,7 +18,7 @@ namespace ndkct::platform {
 
 // An MDL chain and the storage of its MDLs. Movable; the MDLs live as long as the chain.
 class MdlChain {
-public:
+  public:
     MdlChain() = default;
     MdlChain(MdlChain&&) noexcept = default;
     MdlChain& operator=(MdlChain&&) noexcept = default;
@@ -31,9 +31,11 @@ public:
     // Appends one MDL describing [offset, offset + length) of buffer's virtual range.
     void append(const LockedBuffer& buffer, size_t offset, size_t length);
 
-private:
+  private:
     struct Free {
-        void operator()(std::byte* p) const { ::operator delete[](p, std::align_val_t{alignof(MDL)}); }
+        void operator()(std::byte* p) const {
+            ::operator delete[](p, std::align_val_t{alignof(MDL)});
+        }
     };
     std::vector<std::unique_ptr<std::byte[], Free>> mdls_;
 };
@@ -59,8 +61,8 @@ MdlChain with_misaligned_joint(const LockedBuffer& buffer, size_t offset, size_t
 
 // The pages under the first `length` bytes of a chain, as a driver sees them.
 struct ChainPages {
-    bool contiguous = false;    // the first `length` bytes are virtually contiguous and present
-    std::string problem;        // why not, in a sentence (empty when contiguous)
+    bool contiguous = false;  // the first `length` bytes are virtually contiguous and present
+    std::string problem;      // why not, in a sentence (empty when contiguous)
     PVOID virtual_address = nullptr;  // MmGetMdlVirtualAddress(first MDL)
     ULONG first_byte_offset = 0;      // offset of the first byte in the first page (the FBO)
     std::vector<PFN_NUMBER> pfns;     // one entry per PAGE_SIZE page spanned, in virtual order

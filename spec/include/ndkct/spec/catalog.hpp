@@ -54,7 +54,7 @@ struct CatalogContext {
 };
 
 class Catalog {
-public:
+  public:
     Catalog() = default;
     explicit Catalog(std::vector<Rule> rules);
 
@@ -62,7 +62,7 @@ public:
     const Rule* find(std::string_view id) const;
     size_t size() const { return rules_.size(); }
 
-private:
+  private:
     std::vector<Rule> rules_;
     std::map<std::string, size_t, std::less<>> index_;
 };

@@ -13,8 +13,9 @@
 namespace ndkct::spec {
 
 struct JsonProblem {
-    std::string path;  // dotted path of the offending value ("policies.unknown_flags", "rules[3].id")
-    int line = 0;      // 1-based line in the document; 0 when unknown
+    std::string
+        path;      // dotted path of the offending value ("policies.unknown_flags", "rules[3].id")
+    int line = 0;  // 1-based line in the document; 0 when unknown
     std::string message;
 
     // "<origin>:<line>: <path>: <message>"

@@ -22,7 +22,7 @@ namespace ndkct::spec {
 // A profile that cannot be used. what() lists every problem, one per line, each naming the
 // file, the line and the field ("strict.json:14: policies.unknown_flags: ...").
 class ProfileError : public std::runtime_error {
-public:
+  public:
     using std::runtime_error::runtime_error;
 };
 

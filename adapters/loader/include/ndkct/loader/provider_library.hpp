@@ -14,12 +14,12 @@
 namespace ndkct::loader {
 
 class ProviderLoadError : public std::runtime_error {
-public:
+  public:
     using std::runtime_error::runtime_error;
 };
 
 class ProviderLibrary {
-public:
+  public:
     // Opens path (dlopen, RTLD_NOW | RTLD_LOCAL). Throws ProviderLoadError naming the path and
     // the problem: not found or not loadable (with the loader's message), each entry point that
     // is missing, or an identity that does not fit this ABI.
@@ -29,7 +29,7 @@ public:
     const NDKCT_PROVIDER_ENTRY_POINTS& entry_points() const { return entry_; }
     const NDKCT_PROVIDER_IDENTITY& identity() const { return *identity_; }
 
-private:
+  private:
     std::string path_;
     std::shared_ptr<void> handle_;  // dlclose when the last copy goes
     NDKCT_PROVIDER_ENTRY_POINTS entry_{};

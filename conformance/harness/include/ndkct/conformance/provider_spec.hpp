@@ -18,15 +18,15 @@
 namespace ndkct::conformance {
 
 class ProviderSpecError : public std::runtime_error {
-public:
+  public:
     using std::runtime_error::runtime_error;
 };
 
 struct ProviderSpec {
-    std::string text;     // as written, for messages and test names
-    std::string kind;     // "model", "lib", "verbs"
-    std::string path;     // lib: the shared library
-    std::string device;   // verbs: device name
+    std::string text;                 // as written, for messages and test names
+    std::string kind;                 // "model", "lib", "verbs"
+    std::string path;                 // lib: the shared library
+    std::string device;               // verbs: device name
     std::string profile = "default";  // built-in profile name or a file
     uint64_t seed = 1;
 

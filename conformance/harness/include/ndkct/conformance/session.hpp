@@ -33,21 +33,21 @@ namespace ndkct::conformance {
 using std::chrono::milliseconds;
 
 class SessionError : public std::runtime_error {
-public:
+  public:
     using std::runtime_error::runtime_error;
 };
 
 struct SessionOptions {
-    size_t arena_pages = 16384;                // 64 MiB of host memory
-    milliseconds callback_timeout{10000};      // how long a pending request may take
-    std::string profile_override;              // a profile name or file instead of the spec's
+    size_t arena_pages = 16384;            // 64 MiB of host memory
+    milliseconds callback_timeout{10000};  // how long a pending request may take
+    std::string profile_override;          // a profile name or file instead of the spec's
 };
 
 // A create's outcome: the status the call returned, and the object (inline or from the
 // callback), or nullptr.
 template <typename T>
 struct Made {
-    NTSTATUS status = STATUS_PENDING;  // the call's return value
+    NTSTATUS status = STATUS_PENDING;        // the call's return value
     NTSTATUS final_status = STATUS_PENDING;  // after the callback, if it pended
     T* object = nullptr;
     bool pended() const { return status == STATUS_PENDING; }
@@ -102,7 +102,7 @@ struct QpShape {
 };
 
 class Session {
-public:
+  public:
     Session(const ProviderSpec& spec, SessionOptions options = {});
     ~Session();  // closes every open object (successors first) and the adapter
     Session(const Session&) = delete;
@@ -172,7 +172,8 @@ public:
     NTSTATUS control_cq_interrupt_moderation(NDK_CQ* cq, ULONG interval, ULONG count);
     std::vector<NDK_RESULT_EX> poll(NDK_CQ* cq, ULONG max = 16);
     // Polls until `count` results arrived or the time is up; returns what arrived.
-    std::vector<NDK_RESULT_EX> drain(NDK_CQ* cq, size_t count, milliseconds timeout = milliseconds(5000));
+    std::vector<NDK_RESULT_EX> drain(NDK_CQ* cq, size_t count,
+                                     milliseconds timeout = milliseconds(5000));
     size_t notifications(NDK_CQ* cq);
 
     // ---- SRQ ----
@@ -205,7 +206,8 @@ public:
                            ULONG length, ULONG ird = 4, ULONG ord = 4,
                            std::span<const uint8_t> private_data = {});
     Done wait_connect(NDK_CONNECTOR* connector);
-    NDK_CONNECTOR* wait_connect_event(NDK_LISTENER* listener, milliseconds timeout = milliseconds(5000));
+    NDK_CONNECTOR* wait_connect_event(NDK_LISTENER* listener,
+                                      milliseconds timeout = milliseconds(5000));
     NTSTATUS accept_async(NDK_CONNECTOR* connector, NDK_QP* qp, ULONG ird = 4, ULONG ord = 4,
                           std::span<const uint8_t> private_data = {});
     Done wait_accept(NDK_CONNECTOR* connector);
@@ -222,7 +224,7 @@ public:
     // completion if it pended.
     NTSTATUS close_async(void* object);
     Done wait_close(void* object);
-    void close_all();          // closes every object still open, successors first
+    void close_all();  // closes every object still open, successors first
 
     // ---- For the callback trampolines (session.cpp) ----
     struct Callback;     // one request's callback record (its address is the RequestContext)
@@ -234,7 +236,7 @@ public:
     void enqueue(model::Event event, EventRecord* record, NDK_CONNECTOR* connector = nullptr);
     void process_events();
 
-private:
+  private:
     struct PendingAsync {
         Callback* callback = nullptr;
         uint64_t pending = 0;
