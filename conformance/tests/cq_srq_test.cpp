@@ -26,8 +26,12 @@ NTSTATUS outcome(NTSTATUS status, NTSTATUS final_status) {
     return status == STATUS_PENDING ? final_status : status;
 }
 template <typename T>
-NTSTATUS outcome(const Made<T>& m) { return outcome(m.status, m.final_status); }
-NTSTATUS outcome(const Done& d) { return outcome(d.status, d.final_status); }
+NTSTATUS outcome(const Made<T>& m) {
+    return outcome(m.status, m.final_status);
+}
+NTSTATUS outcome(const Done& d) {
+    return outcome(d.status, d.final_status);
+}
 
 // Waits up to `limit` for the object's notification count to reach `want`; returns the count.
 size_t await_notifications(Session& s, void* object, size_t want,
@@ -61,7 +65,8 @@ bool connect_qps(Session& s, NDK_QP* active, NDK_QP* passive, std::string& probl
     if (!incoming) return problem = "no connect event", false;
     st = s.accept_async(incoming, passive);
     if (st != STATUS_PENDING && st != STATUS_SUCCESS) return problem = "NdkAccept failed", false;
-    if (!s.wait_connect(connector).ok()) return problem = "NdkConnect completed with an error", false;
+    if (!s.wait_connect(connector).ok())
+        return problem = "NdkConnect completed with an error", false;
     if (!s.complete_connect(connector).ok()) return problem = "NdkCompleteConnect failed", false;
     if (!s.wait_accept(incoming).ok()) return problem = "NdkAccept completed with an error", false;
     return true;
@@ -82,13 +87,14 @@ WriteTarget write_target(Session& s, NDK_PD* pd) {
 
 NTSTATUS write_one(Session& s, NDK_QP* qp, WriteTarget& w, void* context, ULONG length = 64) {
     NDK_SGE sge = Session::sge(w.source, 0, length, w.src.local_token);
-    return s.write(qp, context, {&sge, 1}, reinterpret_cast<uint64_t>(w.target.data()), w.dst.remote_token);
+    return s.write(qp, context, {&sge, 1}, reinterpret_cast<uint64_t>(w.target.data()),
+                   w.dst.remote_token);
 }
 
 // ---- Creation ----
 
-NDKCT_TEST(CompletionQueue, DepthAtTheMaximumAndOnePast, "ndk.cq.create.depth_limit", "CQ-CREATE-01",
-           "CQ-CREATE-02") {
+NDKCT_TEST(CompletionQueue, DepthAtTheMaximumAndOnePast, "ndk.cq.create.depth_limit",
+           "CQ-CREATE-01", "CQ-CREATE-02") {
     ULONG max = info().MaxCqDepth;
     NDKCT_REQUIRE(max > 0 && max < MAXULONG, "a finite MaxCqDepth");
     auto over = session().create_cq(max + 1);
@@ -105,8 +111,8 @@ NDKCT_TEST(CompletionQueue, DepthAtTheMaximumAndOnePast, "ndk.cq.create.depth_li
     EXPECT_NE(small.object, nullptr);
 }
 
-NDKCT_TEST(CompletionQueue, HoldsItsDepthWithoutOverrun, "ndk.cq.create.holds_depth", "CQ-CREATE-04",
-           "CQ-CST-01", "CQ-RES-05") {
+NDKCT_TEST(CompletionQueue, HoldsItsDepthWithoutOverrun, "ndk.cq.create.holds_depth",
+           "CQ-CREATE-04", "CQ-CST-01", "CQ-RES-05") {
     constexpr ULONG depth = 8;
     auto pair = session().loopback_pair({}, depth);
     ASSERT_TRUE(pair.connected) << pair.problem;
@@ -133,8 +139,8 @@ NDKCT_TEST(CompletionQueue, EmptyCqYieldsZero, "ndk.cq.get.empty", "CQ-GET-01", 
     EXPECT_TRUE(session().poll(cq.object, 16).empty());
 }
 
-NDKCT_TEST(CompletionQueue, AtMostNResultsAndEachOnce, "ndk.cq.get.bounds_once", "CQ-GET-01", "CQ-GET-03",
-           "CQ-GET-04") {
+NDKCT_TEST(CompletionQueue, AtMostNResultsAndEachOnce, "ndk.cq.get.bounds_once", "CQ-GET-01",
+           "CQ-GET-03", "CQ-GET-04") {
     auto pair = session().loopback_pair();
     ASSERT_TRUE(pair.connected) << pair.problem;
     auto w = write_target(session(), pair.pd);
@@ -148,19 +154,22 @@ NDKCT_TEST(CompletionQueue, AtMostNResultsAndEachOnce, "ndk.cq.get.bounds_once",
     while (seen.size() < size_t(count) && std::chrono::steady_clock::now() < deadline) {
         auto got = session().poll(pair.cq, 2);
         EXPECT_LE(got.size(), 2u);
-        for (const auto& r : got) seen.insert(r.RequestContext);
+        for (const auto& r : got)
+            seen.insert(r.RequestContext);
         if (got.empty()) std::this_thread::sleep_for(1ms);
     }
     ASSERT_EQ(seen.size(), size_t(count));
-    for (int& c : contexts) EXPECT_EQ(seen.count(&c), 1u);
+    for (int& c : contexts)
+        EXPECT_EQ(seen.count(&c), 1u);
     EXPECT_TRUE(session().poll(pair.cq, 16).empty()) << "every entry was already removed";
 }
 
 // ---- Result fields ----
 
-NDKCT_TEST(CompletionQueue, ResultFieldsNameTheRequest, "ndk.cq.results.fields", "CQ-RES-01", "CQ-RES-02",
-           "CQ-RES-03", "CQ-RES-04", "CQ-RES-05", "CQ-CST-01", "CQ-GET-03") {
-    NDKCT_REQUIRE(NDKCT_VERSION_AT_LEAST(session().version(), 1, 2), "NdkGetCqResultsEx (NDKPI 1.2)");
+NDKCT_TEST(CompletionQueue, ResultFieldsNameTheRequest, "ndk.cq.results.fields", "CQ-RES-01",
+           "CQ-RES-02", "CQ-RES-03", "CQ-RES-04", "CQ-RES-05", "CQ-CST-01", "CQ-GET-03") {
+    NDKCT_REQUIRE(NDKCT_VERSION_AT_LEAST(session().version(), 1, 2),
+                  "NdkGetCqResultsEx (NDKPI 1.2)");
     auto pd = session().create_pd().object;
     auto cq = session().create_cq(64).object;
     ASSERT_TRUE(pd && cq);
@@ -173,10 +182,13 @@ NDKCT_TEST(CompletionQueue, ResultFieldsNameTheRequest, "ndk.cq.results.fields",
 
     auto out = session().buffer(PAGE_SIZE);
     auto in = session().buffer(PAGE_SIZE);
-    for (size_t i = 0; i < out.size(); ++i) out.data()[i] = std::byte(uint8_t(i * 7 + 1));
+    for (size_t i = 0; i < out.size(); ++i)
+        out.data()[i] = std::byte(uint8_t(i * 7 + 1));
     auto o = session().register_buffer(pd, out, NDK_MR_FLAG_ALLOW_REMOTE_READ);
-    auto i = session().register_buffer(pd, in, NDK_MR_FLAG_ALLOW_LOCAL_WRITE | NDK_MR_FLAG_ALLOW_REMOTE_WRITE |
-                                                   NDK_MR_FLAG_RDMA_READ_SINK);
+    auto i =
+        session().register_buffer(pd, in,
+                                  NDK_MR_FLAG_ALLOW_LOCAL_WRITE | NDK_MR_FLAG_ALLOW_REMOTE_WRITE |
+                                      NDK_MR_FLAG_RDMA_READ_SINK);
     int receive_ctx, send_ctx, write_ctx, read_ctx;
     NDK_SGE receive = Session::sge(in, 0, 2048, i.local_token);
     ASSERT_STATUS(STATUS_SUCCESS, session().receive(b, &receive_ctx, {&receive, 1}));
@@ -184,11 +196,13 @@ NDKCT_TEST(CompletionQueue, ResultFieldsNameTheRequest, "ndk.cq.results.fields",
     ASSERT_STATUS(STATUS_SUCCESS, session().send(a, &send_ctx, {&send, 1}));
     auto results = session().drain(cq, 2);
     NDK_SGE wsge = Session::sge(out, 0, 300, o.local_token);
-    ASSERT_STATUS(STATUS_SUCCESS, session().write(a, &write_ctx, {&wsge, 1},
-                                                  reinterpret_cast<uint64_t>(in.data() + 3000), i.remote_token));
+    ASSERT_STATUS(STATUS_SUCCESS,
+                  session().write(a, &write_ctx, {&wsge, 1},
+                                  reinterpret_cast<uint64_t>(in.data() + 3000), i.remote_token));
     NDK_SGE rsge = Session::sge(in, 3500, 200, i.local_token);
-    ASSERT_STATUS(STATUS_SUCCESS, session().read(a, &read_ctx, {&rsge, 1},
-                                                 reinterpret_cast<uint64_t>(out.data() + 10), o.remote_token));
+    ASSERT_STATUS(STATUS_SUCCESS,
+                  session().read(a, &read_ctx, {&rsge, 1},
+                                 reinterpret_cast<uint64_t>(out.data() + 10), o.remote_token));
     auto more = session().drain(cq, 2);
     results.insert(results.end(), more.begin(), more.end());
     ASSERT_EQ(results.size(), 4u);
@@ -221,8 +235,8 @@ NDKCT_TEST(CompletionQueue, ResultFieldsNameTheRequest, "ndk.cq.results.fields",
 
 // ---- Completion statuses ----
 
-NDKCT_TEST(CompletionQueue, FlushedReceivesAreCancelled, "ndk.cq.status.flush_cancelled", "CQ-CST-02",
-           "CQ-RES-05") {
+NDKCT_TEST(CompletionQueue, FlushedReceivesAreCancelled, "ndk.cq.status.flush_cancelled",
+           "CQ-CST-02", "CQ-RES-05") {
     auto pair = session().loopback_pair();
     ASSERT_TRUE(pair.connected) << pair.problem;
     auto in = session().buffer(PAGE_SIZE);
@@ -242,7 +256,8 @@ NDKCT_TEST(CompletionQueue, FlushedReceivesAreCancelled, "ndk.cq.status.flush_ca
 
 // ---- Notifications ----
 
-NDKCT_TEST(CompletionQueue, NoNotificationWithoutAnArm, "ndk.cq.notify.none_without_arm", "CQ-NOT-01") {
+NDKCT_TEST(CompletionQueue, NoNotificationWithoutAnArm, "ndk.cq.notify.none_without_arm",
+           "CQ-NOT-01") {
     auto pair = session().loopback_pair();
     ASSERT_TRUE(pair.connected) << pair.problem;
     auto w = write_target(session(), pair.pd);
@@ -276,13 +291,14 @@ NDKCT_TEST(CompletionQueue, ArmAnyNotifiesOnce, "ndk.cq.notify.any_once", "CQ-NO
     EXPECT_EQ(session().drain(pair.cq, 1).size(), 1u);
 }
 
-NDKCT_TEST(CompletionQueue, ArmWithAQueuedEntryIsSatisfied, "ndk.cq.notify.arm_with_entry", "CQ-NOT-02",
-           "CQ-NOT-09") {
+NDKCT_TEST(CompletionQueue, ArmWithAQueuedEntryIsSatisfied, "ndk.cq.notify.arm_with_entry",
+           "CQ-NOT-02", "CQ-NOT-09") {
     auto pair = session().loopback_pair();
     ASSERT_TRUE(pair.connected) << pair.problem;
     auto w = write_target(session(), pair.pd);
     ASSERT_STATUS(STATUS_SUCCESS, write_one(session(), pair.a, w, nullptr));
-    std::this_thread::sleep_for(50ms);  // the entry is queued (or will be: ANY is satisfied either way)
+    std::this_thread::sleep_for(
+        50ms);  // the entry is queued (or will be: ANY is satisfied either way)
     session().arm_cq(pair.cq, NDK_CQ_NOTIFY_ANY);
     EXPECT_EQ(await_notifications(session(), pair.cq, 1), 1u);
     EXPECT_EQ(session().drain(pair.cq, 1).size(), 1u);
@@ -308,8 +324,8 @@ void send_one(Session& s, NDK_QP* from, NDK_QP* to, SendSetup& x, ULONG flags) {
     EXPECT_STATUS(STATUS_SUCCESS, s.send(from, nullptr, {&send, 1}, flags));
 }
 
-NDKCT_TEST(CompletionQueue, SolicitedArmWaitsForASolicitedSend, "ndk.cq.notify.solicited", "CQ-NOT-10",
-           "CQ-NOT-06") {
+NDKCT_TEST(CompletionQueue, SolicitedArmWaitsForASolicitedSend, "ndk.cq.notify.solicited",
+           "CQ-NOT-10", "CQ-NOT-06") {
     auto pair = session().loopback_pair();
     ASSERT_TRUE(pair.connected) << pair.problem;
     auto x = send_setup(session(), pair.pd);
@@ -325,26 +341,28 @@ NDKCT_TEST(CompletionQueue, SolicitedArmWaitsForASolicitedSend, "ndk.cq.notify.s
     EXPECT_EQ(session().notifications(pair.cq), 1u);
 }
 
-NDKCT_TEST(CompletionQueue, SolicitedArmFiresOnAnError, "ndk.cq.notify.solicited_error", "CQ-NOT-11",
-           "CQ-CST-03", "FLS-02", "RMR-FLG-04") {
+NDKCT_TEST(CompletionQueue, SolicitedArmFiresOnAnError, "ndk.cq.notify.solicited_error",
+           "CQ-NOT-11", "CQ-CST-03", "FLS-02", "RMR-FLG-04") {
     auto pair = session().loopback_pair();
     ASSERT_TRUE(pair.connected) << pair.problem;
     auto source = session().buffer(PAGE_SIZE);
     auto target = session().buffer(PAGE_SIZE);
     auto src = session().register_buffer(pair.pd, source, 0);
-    auto dst = session().register_buffer(pair.pd, target, NDK_MR_FLAG_ALLOW_LOCAL_WRITE);  // no remote right
+    auto dst = session().register_buffer(pair.pd, target,
+                                         NDK_MR_FLAG_ALLOW_LOCAL_WRITE);  // no remote right
     session().arm_cq(pair.cq, NDK_CQ_NOTIFY_SOLICITED);
     NDK_SGE sge = Session::sge(source, 0, 64, src.local_token);
-    ASSERT_STATUS(STATUS_SUCCESS, session().write(pair.a, nullptr, {&sge, 1},
-                                                  reinterpret_cast<uint64_t>(target.data()), dst.remote_token));
+    ASSERT_STATUS(STATUS_SUCCESS,
+                  session().write(pair.a, nullptr, {&sge, 1},
+                                  reinterpret_cast<uint64_t>(target.data()), dst.remote_token));
     EXPECT_EQ(await_notifications(session(), pair.cq, 1), 1u);
     auto results = session().drain(pair.cq, 1);
     ASSERT_EQ(results.size(), 1u);
     EXPECT_TRUE(NT_ERROR(results[0].Status)) << spec::status_name(results[0].Status);
 }
 
-NDKCT_TEST(CompletionQueue, SecondArmKeepsTheStrongerType, "ndk.cq.notify.rearm_combination", "CQ-NOT-04",
-           "CQ-NOT-09", "CQ-NOT-10") {
+NDKCT_TEST(CompletionQueue, SecondArmKeepsTheStrongerType, "ndk.cq.notify.rearm_combination",
+           "CQ-NOT-04", "CQ-NOT-09", "CQ-NOT-10") {
     auto pair = session().loopback_pair();
     ASSERT_TRUE(pair.connected) << pair.problem;
     auto x = send_setup(session(), pair.pd);
@@ -370,9 +388,10 @@ NDKCT_TEST(CompletionQueue, SecondArmKeepsTheStrongerType, "ndk.cq.notify.rearm_
 
 // ---- Resize ----
 
-NDKCT_TEST(CompletionQueue, ResizeLimitsAndNewDepth, "ndk.cq.resize.depth", "CQ-RESIZE-02", "CQ-RESIZE-03",
-           "CQ-RESIZE-04") {
-    NDKCT_REQUIRE(has_flag(NDK_ADAPTER_FLAG_CQ_RESIZE_SUPPORTED), "NDK_ADAPTER_FLAG_CQ_RESIZE_SUPPORTED");
+NDKCT_TEST(CompletionQueue, ResizeLimitsAndNewDepth, "ndk.cq.resize.depth", "CQ-RESIZE-02",
+           "CQ-RESIZE-03", "CQ-RESIZE-04") {
+    NDKCT_REQUIRE(has_flag(NDK_ADAPTER_FLAG_CQ_RESIZE_SUPPORTED),
+                  "NDK_ADAPTER_FLAG_CQ_RESIZE_SUPPORTED");
     ULONG max = info().MaxCqDepth;
     NDKCT_REQUIRE(max >= 32 && max < MAXULONG, "a finite MaxCqDepth of at least 32");
     auto pair = session().loopback_pair({}, 4);
@@ -388,18 +407,20 @@ NDKCT_TEST(CompletionQueue, ResizeLimitsAndNewDepth, "ndk.cq.resize.depth", "CQ-
     }
     auto results = session().drain(pair.cq, 32);
     ASSERT_EQ(results.size(), 32u);
-    for (const auto& r : results) EXPECT_STATUS(STATUS_SUCCESS, r.Status);
+    for (const auto& r : results)
+        EXPECT_STATUS(STATUS_SUCCESS, r.Status);
 }
 
 // ---- Interrupt moderation ----
 
-NDKCT_TEST(CompletionQueue, ModerationWithoutTheFlagIsNotSupported, "ndk.cq.moderation.not_supported",
-           "CQ-IM-02") {
+NDKCT_TEST(CompletionQueue, ModerationWithoutTheFlagIsNotSupported,
+           "ndk.cq.moderation.not_supported", "CQ-IM-02") {
     NDKCT_REQUIRE(!has_flag(NDK_ADAPTER_FLAG_CQ_INTERRUPT_MODERATION_SUPPORTED),
                   "an adapter without interrupt moderation");
     auto cq = session().create_cq(16);
     ASSERT_TRUE(cq.object);
-    EXPECT_STATUS(STATUS_NOT_SUPPORTED, session().control_cq_interrupt_moderation(cq.object, 100, 4));
+    EXPECT_STATUS(STATUS_NOT_SUPPORTED,
+                  session().control_cq_interrupt_moderation(cq.object, 100, 4));
 }
 
 NDKCT_TEST(CompletionQueue, ModerationSettingsAreAccepted, "ndk.cq.moderation.settings", "CQ-IM-03",
@@ -419,20 +440,22 @@ NDKCT_TEST(CompletionQueue, ModerationSettingsAreAccepted, "ndk.cq.moderation.se
     }
 }
 
-NDKCT_TEST(CompletionQueue, ModerationBothInfiniteIsAMix, "ndk.cq.moderation.invalid_mix", "CQ-IM-09",
-           "CQ-IM-04") {
+NDKCT_TEST(CompletionQueue, ModerationBothInfiniteIsAMix, "ndk.cq.moderation.invalid_mix",
+           "CQ-IM-09", "CQ-IM-04") {
     NDKCT_REQUIRE(has_flag(NDK_ADAPTER_FLAG_CQ_INTERRUPT_MODERATION_SUPPORTED),
                   "NDK_ADAPTER_FLAG_CQ_INTERRUPT_MODERATION_SUPPORTED");
     auto cq = session().create_cq(16);
     ASSERT_TRUE(cq.object);
     EXPECT_STATUS(STATUS_INVALID_PARAMETER_MIX,
                   session().control_cq_interrupt_moderation(cq.object, MAXULONG, MAXULONG));
-    EXPECT_STATUS(STATUS_INVALID_PARAMETER_MIX, session().control_cq_interrupt_moderation(cq.object, MAXULONG, 17));
+    EXPECT_STATUS(STATUS_INVALID_PARAMETER_MIX,
+                  session().control_cq_interrupt_moderation(cq.object, MAXULONG, 17));
 }
 
 // ---- SRQ ----
 
-NDKCT_TEST(SharedReceiveQueue, CreateLimits, "ndk.srq.create.limits", "SRQ-01", "SRQ-04", "SRQ-05") {
+NDKCT_TEST(SharedReceiveQueue, CreateLimits, "ndk.srq.create.limits", "SRQ-01", "SRQ-04",
+           "SRQ-05") {
     ULONG max = info().MaxSrqDepth;
     NDKCT_REQUIRE(max > 0 && max < MAXULONG, "SRQ support (MaxSrqDepth > 0)");
     ULONG max_sge = info().MaxReceiveRequestSge;
@@ -454,15 +477,16 @@ NDKCT_TEST(SharedReceiveQueue, CreateLimits, "ndk.srq.create.limits", "SRQ-01", 
     }
 }
 
-NDKCT_TEST(SharedReceiveQueue, NoSrqSupportRejectsEveryDepth, "ndk.srq.create.unsupported", "SRQ-06") {
+NDKCT_TEST(SharedReceiveQueue, NoSrqSupportRejectsEveryDepth, "ndk.srq.create.unsupported",
+           "SRQ-06") {
     NDKCT_REQUIRE(info().MaxSrqDepth == 0, "an adapter without SRQ support");
     auto pd = session().create_pd().object;
     ASSERT_TRUE(pd);
     EXPECT_STATUS(STATUS_INVALID_PARAMETER, outcome(session().create_srq(pd, 1, 1)));
 }
 
-NDKCT_TEST(SharedReceiveQueue, ModifyDepthAndThreshold, "ndk.srq.modify", "SRQ-02", "SRQ-09", "SRQ-14",
-           "SRQ-17") {
+NDKCT_TEST(SharedReceiveQueue, ModifyDepthAndThreshold, "ndk.srq.modify", "SRQ-02", "SRQ-09",
+           "SRQ-14", "SRQ-17") {
     ULONG max = info().MaxSrqDepth;
     NDKCT_REQUIRE(max >= 8 && max < MAXULONG, "SRQ support with MaxSrqDepth >= 8");
     auto pd = session().create_pd().object;
@@ -477,7 +501,8 @@ NDKCT_TEST(SharedReceiveQueue, ModifyDepthAndThreshold, "ndk.srq.modify", "SRQ-0
     auto i = session().register_buffer(pd, in, NDK_MR_FLAG_ALLOW_LOCAL_WRITE);
     NDK_SGE sge = Session::sge(in, 0, 256, i.local_token);
     for (int k = 0; k < 8; ++k) {
-        EXPECT_STATUS(STATUS_SUCCESS, session().srq_receive(srq, nullptr, {&sge, 1})) << "receive " << k;
+        EXPECT_STATUS(STATUS_SUCCESS, session().srq_receive(srq, nullptr, {&sge, 1}))
+            << "receive " << k;
     }
 }
 
@@ -491,7 +516,8 @@ struct SrqPair {
     int a_context = 0, b_context = 0;
 };
 
-void make_srq_pair(Session& s, SrqPair& p, ULONG srq_depth, ULONG threshold, bool& ok, std::string& problem) {
+void make_srq_pair(Session& s, SrqPair& p, ULONG srq_depth, ULONG threshold, bool& ok,
+                   std::string& problem) {
     ok = false;
     p.pd = s.create_pd().object;
     p.cq = s.create_cq(256).object;
@@ -504,8 +530,8 @@ void make_srq_pair(Session& s, SrqPair& p, ULONG srq_depth, ULONG threshold, boo
     ok = connect_qps(s, p.a, p.b, problem);
 }
 
-NDKCT_TEST(SharedReceiveQueue, SendsConsumeSrqReceives, "ndk.srq.receive.consumed", "SRQ-17", "CQ-RES-01",
-           "CQ-RES-02", "CQ-RES-05") {
+NDKCT_TEST(SharedReceiveQueue, SendsConsumeSrqReceives, "ndk.srq.receive.consumed", "SRQ-17",
+           "CQ-RES-01", "CQ-RES-02", "CQ-RES-05") {
     NDKCT_REQUIRE(info().MaxSrqDepth >= 8, "SRQ support with MaxSrqDepth >= 8");
     SrqPair p;
     bool ok;
@@ -514,7 +540,8 @@ NDKCT_TEST(SharedReceiveQueue, SendsConsumeSrqReceives, "ndk.srq.receive.consume
     ASSERT_TRUE(ok) << problem;
     auto out = session().buffer(PAGE_SIZE);
     auto in = session().buffer(2 * PAGE_SIZE);
-    for (size_t k = 0; k < out.size(); ++k) out.data()[k] = std::byte(uint8_t(k * 13 + 5));
+    for (size_t k = 0; k < out.size(); ++k)
+        out.data()[k] = std::byte(uint8_t(k * 13 + 5));
     auto o = session().register_buffer(p.pd, out, 0);
     auto i = session().register_buffer(p.pd, in, NDK_MR_FLAG_ALLOW_LOCAL_WRITE);
     int r1, r2, s1, s2;
@@ -579,12 +606,12 @@ NDKCT_TEST(SharedReceiveQueue, ThresholdNotificationIsOneShot, "ndk.srq.notify.t
     EXPECT_EQ(await_notifications(session(), p.srq, 2), 2u);
 }
 
-
 // ---- Capabilities cleared in a second session's profile ----
 
 NDKCT_TEST(CompletionQueue, ModerationWithTheFlagClearedIsNotSupported,
            "ndk.cq.moderation.not_supported_edited_profile", "CQ-IM-02", "CQ-IM-04") {
-    auto second = seed::session_with(GetParam(), {{"\"CQ_INTERRUPT_MODERATION_SUPPORTED\",\\s*", ""}});
+    auto second =
+        seed::session_with(GetParam(), {{"\"CQ_INTERRUPT_MODERATION_SUPPORTED\",\\s*", ""}});
     ASSERT_TRUE(second);
     NDKCT_REQUIRE(!second->has_flag(NDK_ADAPTER_FLAG_CQ_INTERRUPT_MODERATION_SUPPORTED),
                   "an adapter that can run without interrupt moderation");
@@ -595,9 +622,10 @@ NDKCT_TEST(CompletionQueue, ModerationWithTheFlagClearedIsNotSupported,
     seed::finish(*second);
 }
 
-NDKCT_TEST(SharedReceiveQueue, ZeroMaxSrqDepthRejectsEveryDepth, "ndk.srq.create.unsupported_edited_profile",
-           "SRQ-06", "SRQ-01", "SRQ-05") {
-    auto second = seed::session_with(GetParam(), {{"\"MaxSrqDepth\": [0-9]+", "\"MaxSrqDepth\": 0"}});
+NDKCT_TEST(SharedReceiveQueue, ZeroMaxSrqDepthRejectsEveryDepth,
+           "ndk.srq.create.unsupported_edited_profile", "SRQ-06", "SRQ-01", "SRQ-05") {
+    auto second =
+        seed::session_with(GetParam(), {{"\"MaxSrqDepth\": [0-9]+", "\"MaxSrqDepth\": 0"}});
     ASSERT_TRUE(second);
     NDKCT_REQUIRE(second->info().MaxSrqDepth == 0, "an adapter that can run without SRQ support");
     auto pd = second->create_pd().object;
@@ -610,8 +638,8 @@ NDKCT_TEST(SharedReceiveQueue, ZeroMaxSrqDepthRejectsEveryDepth, "ndk.srq.create
     seed::finish(*second);
 }
 
-NDKCT_TEST(SharedReceiveQueue, ZeroThresholdKeepsTheArm, "ndk.srq.notify.zero_threshold_keeps_arm", "SRQ-13",
-           "SRQ-10", "SRQ-02") {
+NDKCT_TEST(SharedReceiveQueue, ZeroThresholdKeepsTheArm, "ndk.srq.notify.zero_threshold_keeps_arm",
+           "SRQ-13", "SRQ-10", "SRQ-02") {
     NDKCT_REQUIRE(info().MaxSrqDepth >= 16, "SRQ support with MaxSrqDepth >= 16");
     SrqPair p;
     bool ok;
@@ -624,8 +652,10 @@ NDKCT_TEST(SharedReceiveQueue, ZeroThresholdKeepsTheArm, "ndk.srq.notify.zero_th
     for (int k = 0; k < 3; ++k) {
         ASSERT_STATUS(STATUS_SUCCESS, session().srq_receive(p.srq, nullptr, {&receive, 1}));
     }
-    ASSERT_STATUS(STATUS_SUCCESS, outcome(session().modify_srq(p.srq, 0, 3)));  // 3 queued: armed, not below
-    ASSERT_STATUS(STATUS_SUCCESS, outcome(session().modify_srq(p.srq, 16, 0)));  // new depth, same arm
+    ASSERT_STATUS(STATUS_SUCCESS,
+                  outcome(session().modify_srq(p.srq, 0, 3)));  // 3 queued: armed, not below
+    ASSERT_STATUS(STATUS_SUCCESS,
+                  outcome(session().modify_srq(p.srq, 16, 0)));  // new depth, same arm
     std::this_thread::sleep_for(50ms);
     EXPECT_EQ(session().notifications(reinterpret_cast<NDK_CQ*>(p.srq)), 0u);
     ASSERT_STATUS(STATUS_SUCCESS, session().send(p.a, nullptr, {&send, 1}));
@@ -633,9 +663,10 @@ NDKCT_TEST(SharedReceiveQueue, ZeroThresholdKeepsTheArm, "ndk.srq.notify.zero_th
     EXPECT_EQ(await_notifications(session(), p.srq, 1), 1u);
 }
 
-NDKCT_TEST(CompletionQueue, SendAndInvalidateEntries, "ndk.cq.results.send_and_invalidate", "CQ-RES-06",
-           "CQ-RES-07", "CQ-RI-01", "SAI-01") {
-    NDKCT_REQUIRE(NDKCT_VERSION_AT_LEAST(session().version(), 1, 2), "NdkSendAndInvalidate (NDKPI 1.2)");
+NDKCT_TEST(CompletionQueue, SendAndInvalidateEntries, "ndk.cq.results.send_and_invalidate",
+           "CQ-RES-06", "CQ-RES-07", "CQ-RI-01", "SAI-01") {
+    NDKCT_REQUIRE(NDKCT_VERSION_AT_LEAST(session().version(), 1, 2),
+                  "NdkSendAndInvalidate (NDKPI 1.2)");
     auto pair = session().loopback_pair();
     ASSERT_TRUE(pair.connected) << pair.problem;
     auto out = session().buffer(PAGE_SIZE);
@@ -643,13 +674,15 @@ NDKCT_TEST(CompletionQueue, SendAndInvalidateEntries, "ndk.cq.results.send_and_i
     auto exposed = session().buffer(PAGE_SIZE);
     auto o = session().register_buffer(pair.pd, out, 0);
     auto i = session().register_buffer(pair.pd, in, NDK_MR_FLAG_ALLOW_LOCAL_WRITE);
-    auto e = session().register_buffer(pair.pd, exposed, NDK_MR_FLAG_ALLOW_LOCAL_WRITE | NDK_MR_FLAG_ALLOW_REMOTE_WRITE);
+    auto e = session().register_buffer(
+        pair.pd, exposed, NDK_MR_FLAG_ALLOW_LOCAL_WRITE | NDK_MR_FLAG_ALLOW_REMOTE_WRITE);
     ASSERT_STATUS(STATUS_SUCCESS, e.status);
     int receive_ctx, send_ctx;
     NDK_SGE receive = Session::sge(in, 0, 512, i.local_token);
     ASSERT_STATUS(STATUS_SUCCESS, session().receive(pair.b, &receive_ctx, {&receive, 1}));
     NDK_SGE send = Session::sge(out, 0, 128, o.local_token);
-    ASSERT_STATUS(STATUS_SUCCESS, session().send_and_invalidate(pair.a, &send_ctx, {&send, 1}, 0, e.remote_token));
+    ASSERT_STATUS(STATUS_SUCCESS,
+                  session().send_and_invalidate(pair.a, &send_ctx, {&send, 1}, 0, e.remote_token));
     auto results = session().drain(pair.cq, 2);
     ASSERT_EQ(results.size(), 2u);
     for (const auto& r : results) {
@@ -666,16 +699,17 @@ NDKCT_TEST(CompletionQueue, SendAndInvalidateEntries, "ndk.cq.results.send_and_i
     // The token is no longer valid on the receiving side: a write with it fails.
     NDK_SGE wsge = Session::sge(out, 0, 32, o.local_token);
     int write_ctx;
-    ASSERT_STATUS(STATUS_SUCCESS, session().write(pair.a, &write_ctx, {&wsge, 1},
-                                                  reinterpret_cast<uint64_t>(exposed.data()), e.remote_token));
+    ASSERT_STATUS(STATUS_SUCCESS,
+                  session().write(pair.a, &write_ctx, {&wsge, 1},
+                                  reinterpret_cast<uint64_t>(exposed.data()), e.remote_token));
     auto after = session().drain(pair.cq, 1);
     ASSERT_EQ(after.size(), 1u);
     EXPECT_EQ(after[0].RequestContext, &write_ctx);
     EXPECT_TRUE(NT_ERROR(after[0].Status)) << spec::status_name(after[0].Status);
 }
 
-NDKCT_TEST(CompletionQueue, ErrorsArmIgnoresOrdinaryEntries, "ndk.cq.notify.errors_only", "CQ-NOT-05",
-           "CQ-ARM-01") {
+NDKCT_TEST(CompletionQueue, ErrorsArmIgnoresOrdinaryEntries, "ndk.cq.notify.errors_only",
+           "CQ-NOT-05", "CQ-ARM-01") {
     auto pair = session().loopback_pair();
     ASSERT_TRUE(pair.connected) << pair.problem;
     auto w = write_target(session(), pair.pd);
@@ -703,24 +737,26 @@ NDKCT_TEST(CompletionQueue, ReArmWithOnlyOldEntries, "ndk.cq.notify.rearm_old_en
     size_t now = session().notifications(pair.cq);
     EXPECT_TRUE(now == 1 || now == 2) << now;
     ASSERT_STATUS(STATUS_SUCCESS, write_one(session(), pair.a, w, nullptr));
-    EXPECT_EQ(await_notifications(session(), pair.cq, 2), 2u) << "the arm is satisfied at the latest now";
+    EXPECT_EQ(await_notifications(session(), pair.cq, 2), 2u)
+        << "the arm is satisfied at the latest now";
     EXPECT_EQ(session().drain(pair.cq, 2).size(), 2u);
 }
 
-NDKCT_TEST(SharedReceiveQueue, NoCallbackNoNotification, "ndk.srq.notify.without_callback", "SRQ-07") {
+NDKCT_TEST(SharedReceiveQueue, NoCallbackNoNotification, "ndk.srq.notify.without_callback",
+           "SRQ-07") {
     NDKCT_REQUIRE(info().MaxSrqDepth >= 8, "SRQ support with MaxSrqDepth >= 8");
     auto pd = session().create_pd().object;
     ASSERT_TRUE(pd);
     auto srq = session().create_srq(pd, 8, 1, 4, false).object;
     ASSERT_TRUE(srq);
-    ASSERT_STATUS(STATUS_SUCCESS, outcome(session().modify_srq(srq, 0, 6)));  // 0 queued: would notify
+    ASSERT_STATUS(STATUS_SUCCESS,
+                  outcome(session().modify_srq(srq, 0, 6)));  // 0 queued: would notify
     std::this_thread::sleep_for(100ms);
     EXPECT_EQ(session().notifications(reinterpret_cast<NDK_CQ*>(srq)), 0u);
 }
 
-
-NDKCT_TEST(SharedReceiveQueue, CreateThresholdIsTheInitialArm, "ndk.srq.notify.initial_threshold", "SRQ-16",
-           "SRQ-12") {
+NDKCT_TEST(SharedReceiveQueue, CreateThresholdIsTheInitialArm, "ndk.srq.notify.initial_threshold",
+           "SRQ-16", "SRQ-12") {
     NDKCT_REQUIRE(info().MaxSrqDepth >= 8, "SRQ support with MaxSrqDepth >= 8");
     SrqPair p;
     bool ok;

@@ -50,15 +50,25 @@ Args parse(int argc, char** argv) {
     for (int i = 1; i + 1 < argc; i += 2) {
         std::string_view k = argv[i];
         unsigned long long v = std::strtoull(argv[i + 1], nullptr, 10);
-        if (k == "--operations") a.operations = v;
-        else if (k == "--repeats") a.repeats = static_cast<int>(v);
-        else if (k == "--provider-iterations") a.provider_iterations = v;
-        else if (k == "--objects") a.objects = v;
-        else if (k == "--live-mrs") a.live_mrs = v;
-        else if (k == "--live-lams") a.live_lams = v;
-        else if (k == "--only") a.only = argv[i + 1];
+        if (k == "--operations")
+            a.operations = v;
+        else if (k == "--repeats")
+            a.repeats = static_cast<int>(v);
+        else if (k == "--provider-iterations")
+            a.provider_iterations = v;
+        else if (k == "--objects")
+            a.objects = v;
+        else if (k == "--live-mrs")
+            a.live_mrs = v;
+        else if (k == "--live-lams")
+            a.live_lams = v;
+        else if (k == "--only")
+            a.only = argv[i + 1];
         else {
-            std::fprintf(stderr, "usage: %s [--operations N] [--repeats R] [--provider-iterations N] [--objects N] [--only oracle|provider|memory]\n", argv[0]);
+            std::fprintf(stderr,
+                         "usage: %s [--operations N] [--repeats R] [--provider-iterations N] "
+                         "[--objects N] [--only oracle|provider|memory]\n",
+                         argv[0]);
             std::exit(2);
         }
     }
@@ -66,10 +76,13 @@ Args parse(int argc, char** argv) {
     return a;
 }
 
-double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+double since(Clock::time_point t0) {
+    return std::chrono::duration<double>(Clock::now() - t0).count();
+}
 
 HostMemoryView view_of(const platform::Arena& arena) {
-    return {static_cast<std::byte*>(arena.host_memory().PhysicalBase), arena.host_memory().PageCount};
+    return {static_cast<std::byte*>(arena.host_memory().PhysicalBase),
+            arena.host_memory().PageCount};
 }
 
 // ---- (a) The oracle on a recorded trace ----
@@ -99,18 +112,24 @@ int oracle_run(const Args& args, size_t live_mrs, size_t live_lams, const char* 
                          replayed.verdict.describe().substr(0, 2000).c_str());
         }
     }
-    std::printf("oracle%s: %.0f checked calls/s (trace of %zu calls and %zu completions, %zu steps; best of %d)\n",
-                label, static_cast<double>(t.calls) / best, t.calls, t.completions, t.steps.size(), args.repeats);
+    std::printf(
+        "oracle%s: %.0f checked calls/s (trace of %zu calls and %zu completions, %zu steps; best "
+        "of %d)\n",
+        label, static_cast<double>(t.calls) / best, t.calls, t.completions, t.steps.size(),
+        args.repeats);
     std::printf("oracle%s: %.0f checked calls+completions/s\n", label,
                 static_cast<double>(t.calls + t.completions) / best);
     return clean ? 0 : 1;
 }
 
-int oracle(const Args& args) { return oracle_run(args, 0, 0, ""); }
+int oracle(const Args& args) {
+    return oracle_run(args, 0, 0, "");
+}
 
 int oracle_many(const Args& args) {
     char label[96];
-    std::snprintf(label, sizeof label, " (%zu live MRs, %zu live LAMs)", args.live_mrs, args.live_lams);
+    std::snprintf(label, sizeof label, " (%zu live MRs, %zu live LAMs)", args.live_mrs,
+                  args.live_lams);
     return oracle_run(args, args.live_mrs, args.live_lams, label);
 }
 
@@ -189,9 +208,11 @@ sockaddr_in loopback(uint16_t port) {
 
 int provider(const Args& args) {
     platform::Arena arena(64, 9);
-    const char* profile = R"({"name": "bench", "reference_provider": {"pending_percent": 0, "callback_thread": "inline_thread"}})";
+    const char* profile =
+        R"({"name": "bench", "reference_provider": {"pending_percent": 0, "callback_thread": "inline_thread"}})";
     char error[256] = {};
-    NDKCT_OPEN_OPTIONS options{sizeof(NDKCT_OPEN_OPTIONS), {0, 0}, profile, 1, nullptr, error, sizeof error};
+    NDKCT_OPEN_OPTIONS options{
+        sizeof(NDKCT_OPEN_OPTIONS), {0, 0}, profile, 1, nullptr, error, sizeof error};
     const auto& entry = adapters::model_provider();
     NDK_ADAPTER* adapter = nullptr;
     NTSTATUS s = entry.OpenAdapter(&arena.host_memory(), &options, &adapter);
@@ -204,42 +225,67 @@ int provider(const Args& args) {
     NDK_PD* pd = nullptr;
     pd = created("NdkCreatePd", ad->NdkCreatePd(adapter, on_create, &w, &pd), w, &pd);
     NDK_CQ *cq_a = nullptr, *cq_b = nullptr;
-    cq_a = created("NdkCreateCq", ad->NdkCreateCq(adapter, 4096, nullptr, nullptr, nullptr, on_create, &w, &cq_a), w, &cq_a);
-    cq_b = created("NdkCreateCq", ad->NdkCreateCq(adapter, 4096, nullptr, nullptr, nullptr, on_create, &w, &cq_b), w, &cq_b);
+    cq_a = created("NdkCreateCq",
+                   ad->NdkCreateCq(adapter, 4096, nullptr, nullptr, nullptr, on_create, &w, &cq_a),
+                   w, &cq_a);
+    cq_b = created("NdkCreateCq",
+                   ad->NdkCreateCq(adapter, 4096, nullptr, nullptr, nullptr, on_create, &w, &cq_b),
+                   w, &cq_b);
     NDK_QP *qp_a = nullptr, *qp_b = nullptr;
-    qp_a = created("NdkCreateQp", pd->Dispatch->NdkCreateQp(pd, cq_a, cq_a, nullptr, 256, 256, 2, 2, 0, on_create, &w, &qp_a), w, &qp_a);
-    qp_b = created("NdkCreateQp", pd->Dispatch->NdkCreateQp(pd, cq_b, cq_b, nullptr, 256, 256, 2, 2, 0, on_create, &w, &qp_b), w, &qp_b);
+    qp_a = created(
+        "NdkCreateQp",
+        pd->Dispatch->NdkCreateQp(pd, cq_a, cq_a, nullptr, 256, 256, 2, 2, 0, on_create, &w, &qp_a),
+        w, &qp_a);
+    qp_b = created(
+        "NdkCreateQp",
+        pd->Dispatch->NdkCreateQp(pd, cq_b, cq_b, nullptr, 256, 256, 2, 2, 0, on_create, &w, &qp_b),
+        w, &qp_b);
 
     // Loopback connection: listener for B, connector for A.
     NDK_LISTENER* listener = nullptr;
-    listener = created("NdkCreateListener",
-                       ad->NdkCreateListener(adapter, on_connect_event, &events, on_create, &w, &listener), w, &listener);
+    listener =
+        created("NdkCreateListener",
+                ad->NdkCreateListener(adapter, on_connect_event, &events, on_create, &w, &listener),
+                w, &listener);
     sockaddr_in at = loopback(5000), from = loopback(5001);
-    finished("NdkListen", listener->Dispatch->NdkListen(listener, reinterpret_cast<PSOCKADDR>(&at), sizeof at, on_request, &w), w);
+    finished("NdkListen",
+             listener->Dispatch->NdkListen(listener, reinterpret_cast<PSOCKADDR>(&at), sizeof at,
+                                           on_request, &w),
+             w);
     NDK_CONNECTOR* active = nullptr;
-    active = created("NdkCreateConnector", ad->NdkCreateConnector(adapter, on_create, &w, &active), w, &active);
+    active = created("NdkCreateConnector", ad->NdkCreateConnector(adapter, on_create, &w, &active),
+                     w, &active);
     Waiter connecting, accepting;
-    NTSTATUS c = active->Dispatch->NdkConnect(active, qp_a, reinterpret_cast<PSOCKADDR>(&from), sizeof from,
-                                              reinterpret_cast<PSOCKADDR>(&at), sizeof at, 4, 4, nullptr, 0,
-                                              on_request, &connecting);
+    NTSTATUS c = active->Dispatch->NdkConnect(active, qp_a, reinterpret_cast<PSOCKADDR>(&from),
+                                              sizeof from, reinterpret_cast<PSOCKADDR>(&at),
+                                              sizeof at, 4, 4, nullptr, 0, on_request, &connecting);
     if (!NT_SUCCESS(c)) fail("NdkConnect", c);
     events.wait();
     NDK_CONNECTOR* passive = events.connector;
-    NTSTATUS a = passive->Dispatch->NdkAccept(passive, qp_b, 4, 4, nullptr, 0, nullptr, nullptr, on_request, &accepting);
+    NTSTATUS a = passive->Dispatch->NdkAccept(passive, qp_b, 4, 4, nullptr, 0, nullptr, nullptr,
+                                              on_request, &accepting);
     if (!NT_SUCCESS(a)) fail("NdkAccept", a);
     finished("NdkConnect", c, connecting);
-    finished("NdkCompleteConnect", active->Dispatch->NdkCompleteConnect(active, nullptr, nullptr, on_request, &w), w);
+    finished("NdkCompleteConnect",
+             active->Dispatch->NdkCompleteConnect(active, nullptr, nullptr, on_request, &w), w);
     finished("NdkAccept", a, accepting);
 
     // Memory: A's source, B's remote-writable target.
     platform::LockedBuffer src = arena.allocate(4 * PAGE_SIZE), dst = arena.allocate(4 * PAGE_SIZE);
-    platform::MdlChain src_mdl = platform::describe(src, 0, src.size()), dst_mdl = platform::describe(dst, 0, dst.size());
+    platform::MdlChain src_mdl = platform::describe(src, 0, src.size()),
+                       dst_mdl = platform::describe(dst, 0, dst.size());
     NDK_MR *mr_src = nullptr, *mr_dst = nullptr;
-    mr_src = created("NdkCreateMr", pd->Dispatch->NdkCreateMr(pd, FALSE, on_create, &w, &mr_src), w, &mr_src);
-    mr_dst = created("NdkCreateMr", pd->Dispatch->NdkCreateMr(pd, FALSE, on_create, &w, &mr_dst), w, &mr_dst);
-    finished("NdkRegisterMr", mr_src->Dispatch->NdkRegisterMr(mr_src, src_mdl.head(), src.size(), 0, on_request, &w), w);
-    finished("NdkRegisterMr", mr_dst->Dispatch->NdkRegisterMr(mr_dst, dst_mdl.head(), dst.size(),
-                                                              NDK_MR_FLAG_ALLOW_REMOTE_WRITE, on_request, &w), w);
+    mr_src = created("NdkCreateMr", pd->Dispatch->NdkCreateMr(pd, FALSE, on_create, &w, &mr_src), w,
+                     &mr_src);
+    mr_dst = created("NdkCreateMr", pd->Dispatch->NdkCreateMr(pd, FALSE, on_create, &w, &mr_dst), w,
+                     &mr_dst);
+    finished("NdkRegisterMr",
+             mr_src->Dispatch->NdkRegisterMr(mr_src, src_mdl.head(), src.size(), 0, on_request, &w),
+             w);
+    finished("NdkRegisterMr",
+             mr_dst->Dispatch->NdkRegisterMr(mr_dst, dst_mdl.head(), dst.size(),
+                                             NDK_MR_FLAG_ALLOW_REMOTE_WRITE, on_request, &w),
+             w);
     UINT32 local = mr_src->Dispatch->NdkGetLocalTokenFromMr(mr_src);
     UINT32 remote = mr_dst->Dispatch->NdkGetRemoteTokenFromMr(mr_dst);
     NDK_SGE sge{};
@@ -252,15 +298,20 @@ int provider(const Args& args) {
     size_t calls = 0, completions = 0;
     auto t0 = Clock::now();
     for (size_t i = 0; i < args.provider_iterations; ++i) {
-        NTSTATUS ws = qp_a->Dispatch->NdkWrite(qp_a, reinterpret_cast<PVOID>(i + 1), &sge, 1, remote_address, remote, 0);
+        NTSTATUS ws = qp_a->Dispatch->NdkWrite(qp_a, reinterpret_cast<PVOID>(i + 1), &sge, 1,
+                                               remote_address, remote, 0);
         if (ws != STATUS_SUCCESS) fail("NdkWrite", ws);
         completions += cq_a->Dispatch->NdkGetCqResults(cq_a, results, 16);
         calls += 2;
     }
     double took = since(t0);
-    std::printf("provider: %.0f NDK calls/s (NdkWrite + NdkGetCqResults, %zu calls, %zu completions)\n",
-                static_cast<double>(calls) / took, calls, completions);
-    int rc = std::memcmp(dst.data(), src.data(), 512) == 0 && completions == args.provider_iterations ? 0 : 1;
+    std::printf(
+        "provider: %.0f NDK calls/s (NdkWrite + NdkGetCqResults, %zu calls, %zu completions)\n",
+        static_cast<double>(calls) / took, calls, completions);
+    int rc =
+        std::memcmp(dst.data(), src.data(), 512) == 0 && completions == args.provider_iterations
+            ? 0
+            : 1;
     if (rc) std::fprintf(stderr, "provider: the writes did not all complete or land\n");
     entry.CloseAdapter(adapter);
     return rc;
@@ -268,13 +319,16 @@ int provider(const Args& args) {
 
 // ---- (c) Memory ----
 
-size_t heap_in_use() { return mallinfo2().uordblks; }
+size_t heap_in_use() {
+    return mallinfo2().uordblks;
+}
 
 int memory(const Args& args) {
-    std::printf("memory: sizeof Object %zu, ObjectState %zu, MrState %zu, QpState %zu, CqState %zu, "
-                "Completion %zu, WorkRequest %zu, Call %zu bytes\n",
-                sizeof(Object), sizeof(ObjectState), sizeof(MrState), sizeof(QpState), sizeof(CqState),
-                sizeof(Completion), sizeof(WorkRequest), sizeof(Call));
+    std::printf(
+        "memory: sizeof Object %zu, ObjectState %zu, MrState %zu, QpState %zu, CqState %zu, "
+        "Completion %zu, WorkRequest %zu, Call %zu bytes\n",
+        sizeof(Object), sizeof(ObjectState), sizeof(MrState), sizeof(QpState), sizeof(CqState),
+        sizeof(Completion), sizeof(WorkRequest), sizeof(Call));
     Readings readings = read_profile(spec::builtin_profile("default"));
     platform::Arena arena(16, 4);
     platform::LockedBuffer buffer = arena.allocate(2 * PAGE_SIZE);
@@ -297,10 +351,11 @@ int memory(const Args& args) {
         m.apply(calls::CreateQp{pd, cq, cq, i, 64, 64, 2, 2, 0}, {});
     size_t after_qps = heap_in_use();
     double n = static_cast<double>(args.objects);
-    std::printf("memory: %.0f heap bytes per registered MR (2 pages), %.0f per QP (%zu of each, "
-                "object table growth included; %zu objects)\n",
-                static_cast<double>(after_mrs - before) / n, static_cast<double>(after_qps - after_mrs) / n,
-                args.objects, m.object_count());
+    std::printf(
+        "memory: %.0f heap bytes per registered MR (2 pages), %.0f per QP (%zu of each, "
+        "object table growth included; %zu objects)\n",
+        static_cast<double>(after_mrs - before) / n, static_cast<double>(after_qps - after_mrs) / n,
+        args.objects, m.object_count());
     return 0;
 }
 

@@ -24,11 +24,11 @@ namespace ndkct::model::trace {
 
 struct Step {
     enum class Kind : uint8_t { apply, complete, event } kind = Kind::apply;
-    Call call = calls::CreatePd{0};  // apply
-    Observed observed;               // apply: the outcome; complete: the callback's outputs
-    size_t origin = 0;               // complete: the apply step that returned STATUS_PENDING
+    Call call = calls::CreatePd{0};    // apply
+    Observed observed;                 // apply: the outcome; complete: the callback's outputs
+    size_t origin = 0;                 // complete: the apply step that returned STATUS_PENDING
     NTSTATUS status = STATUS_SUCCESS;  // complete
-    Event event{};                   // event (check mode reports it with observe_event)
+    Event event{};                     // event (check mode reports it with observe_event)
 };
 
 struct Trace {
@@ -39,7 +39,7 @@ struct Trace {
 };
 
 class Recorder {
-public:
+  public:
     // `live_mrs` / `live_lams`: extra registered MRs (each with its own tokens) and LAMs created
     // during setup and left open, so that lookups over many live objects are measured.
     Recorder(platform::Arena& arena, Readings readings, uint64_t seed, size_t live_mrs = 0,
@@ -48,7 +48,8 @@ public:
           live_mrs_(live_mrs),
           live_lams_(live_lams),
           model_(std::move(readings),
-                 {static_cast<std::byte*>(arena.host_memory().PhysicalBase), arena.host_memory().PageCount},
+                 {static_cast<std::byte*>(arena.host_memory().PhysicalBase),
+                  arena.host_memory().PageCount},
                  Mode::simulate),
           rng_(seed) {
         adapter_ = model_.open_adapter();
@@ -60,10 +61,22 @@ public:
         setup();
         for (size_t i = 0; i < operations; ++i) {
             switch (rng_() % 8) {
-                case 0: case 1: case 2: write(); break;
-                case 3: case 4: read(); break;
-                case 5: case 6: send(); break;
-                case 7: fast_register_cycle(); break;
+                case 0:
+                case 1:
+                case 2:
+                    write();
+                    break;
+                case 3:
+                case 4:
+                    read();
+                    break;
+                case 5:
+                case 6:
+                    send();
+                    break;
+                case 7:
+                    fast_register_cycle();
+                    break;
             }
             if (i % 4 == 3) drain();
         }
@@ -72,7 +85,7 @@ public:
         return std::move(trace_);
     }
 
-private:
+  private:
     static constexpr uint32_t kBytes = 4 * PAGE_SIZE;  // each buffer
     static constexpr uint64_t kFrBase = 0x40000000;
 
@@ -102,7 +115,8 @@ private:
     }
     void complete(uint64_t pending, NTSTATUS status, Observed outputs = {}) {
         Applied done = model_.complete(pending, status, outputs);
-        if (!done.verdict.ok()) throw std::logic_error("recording: completion: " + done.verdict.describe());
+        if (!done.verdict.ok())
+            throw std::logic_error("recording: completion: " + done.verdict.describe());
         Step s;
         s.kind = Step::Kind::complete;
         s.origin = origin_.at(pending);
@@ -136,7 +150,11 @@ private:
     ObjectId create(const Call& call) { return maybe_pending(call).created; }
     uint32_t token() { return next_token_++; }
 
-    struct Reg { ObjectId mr; uint32_t local, remote; uint64_t va; };
+    struct Reg {
+        ObjectId mr;
+        uint32_t local, remote;
+        uint64_t va;
+    };
     Reg reg(const platform::LockedBuffer& b, uint32_t flags) {
         Reg r;
         r.mr = create(calls::CreateMr{pd_, false});
@@ -154,18 +172,21 @@ private:
 
     void setup() {
         pd_ = create(calls::CreatePd{adapter_});
-        for (auto* b : {&src_, &dst_, &sink_, &rbuf_, &fbuf_}) *b = arena_.allocate(kBytes);
+        for (auto* b : {&src_, &dst_, &sink_, &rbuf_, &fbuf_})
+            *b = arena_.allocate(kBytes);
         platform::MdlChain chain = platform::describe(fbuf_, 0, kBytes);
         MdlView view = view_mdl(chain.head(), kBytes);
         // Many live objects, created first so that every lookup meets them: registrations of the
         // source buffer (each with its own tokens) and mappings of fbuf (each at its own logical
         // addresses), all left open.
-        for (size_t i = 0; i < live_mrs_; ++i) reg(src_, 0);
+        for (size_t i = 0; i < live_mrs_; ++i)
+            reg(src_, 0);
         for (size_t i = 0; i < live_lams_; ++i) {
             Observed more;
             for (PFN_NUMBER pfn : view.pfns)
                 more.lam_pages.push_back((uint64_t{2 + i} << 40) + pfn * PAGE_SIZE);
-            more.size_out = static_cast<uint32_t>(NDK_LOGICAL_ADDRESS_MAPPING_SIZE(more.lam_pages.size()));
+            more.size_out =
+                static_cast<uint32_t>(NDK_LOGICAL_ADDRESS_MAPPING_SIZE(more.lam_pages.size()));
             more.fbo_out = 0;
             maybe_pending(calls::BuildLam{adapter_, view, kBytes, true, true, 4096}, more);
         }
@@ -193,15 +214,18 @@ private:
         apply(calls::CompleteConnect{active});
 
         auto bytes = src_.bytes();
-        for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = std::byte(static_cast<uint8_t>(i * 31 + 7));
+        for (size_t i = 0; i < bytes.size(); ++i)
+            bytes[i] = std::byte(static_cast<uint8_t>(i * 31 + 7));
         src_a_ = reg(src_, 0xF);  // read source for B's reads of A... and A's local source
         dst_b_ = reg(dst_, NDK_MR_FLAG_ALLOW_REMOTE_WRITE);
         sink_a_ = reg(sink_, NDK_MR_FLAG_ALLOW_LOCAL_WRITE | NDK_MR_FLAG_RDMA_READ_SINK);
         rbuf_b_ = reg(rbuf_, NDK_MR_FLAG_ALLOW_LOCAL_WRITE);
         // A LAM over fbuf for fast registrations on B's side.
         Observed lam;
-        for (PFN_NUMBER pfn : view.pfns) lam.lam_pages.push_back((uint64_t{1} << 40) + pfn * PAGE_SIZE);
-        lam.size_out = static_cast<uint32_t>(NDK_LOGICAL_ADDRESS_MAPPING_SIZE(lam.lam_pages.size()));
+        for (PFN_NUMBER pfn : view.pfns)
+            lam.lam_pages.push_back((uint64_t{1} << 40) + pfn * PAGE_SIZE);
+        lam.size_out =
+            static_cast<uint32_t>(NDK_LOGICAL_ADDRESS_MAPPING_SIZE(lam.lam_pages.size()));
         lam.fbo_out = 0;
         lam_pages_ = lam.lam_pages;
         maybe_pending(calls::BuildLam{adapter_, view, kBytes, true, true, 4096}, lam);
@@ -219,11 +243,22 @@ private:
 
     void write() {
         auto [o, n] = span();
-        apply(calls::Write{qp_a_, ctx_++, {{src_a_.va + o, n, src_a_.local}}, dst_b_.va + o, dst_b_.remote, flags(), {}});
+        apply(calls::Write{qp_a_,
+                           ctx_++,
+                           {{src_a_.va + o, n, src_a_.local}},
+                           dst_b_.va + o,
+                           dst_b_.remote,
+                           flags(),
+                           {}});
     }
     void read() {
         auto [o, n] = span();
-        apply(calls::Read{qp_a_, ctx_++, {{sink_a_.va + o, n, sink_a_.local}}, src_a_.va + o, src_a_.remote, flags()});
+        apply(calls::Read{qp_a_,
+                          ctx_++,
+                          {{sink_a_.va + o, n, sink_a_.local}},
+                          src_a_.va + o,
+                          src_a_.remote,
+                          flags()});
     }
     void send() {
         auto [o, n] = span(1024);
@@ -231,12 +266,14 @@ private:
         apply(calls::Send{qp_a_, ctx_++, {{src_a_.va + o, n, src_a_.local}}, flags(), {}});
     }
     void fast_register_cycle() {
-        apply(calls::FastRegister{qp_b_, ctx_++, fr_mr_, lam_pages_, 0, kBytes, kFrBase, NDK_OP_FLAG_ALLOW_REMOTE_WRITE});
+        apply(calls::FastRegister{qp_b_, ctx_++, fr_mr_, lam_pages_, 0, kBytes, kFrBase,
+                                  NDK_OP_FLAG_ALLOW_REMOTE_WRITE});
         Observed t;
         t.value = token();
         apply(calls::GetRemoteTokenFromMr{fr_mr_}, t);
         auto [o, n] = span();
-        apply(calls::Write{qp_a_, ctx_++, {{src_a_.va + o, n, src_a_.local}}, kFrBase + o, t.value, flags(), {}});
+        apply(calls::Write{
+            qp_a_, ctx_++, {{src_a_.va + o, n, src_a_.local}}, kFrBase + o, t.value, flags(), {}});
         apply(calls::Invalidate{qp_b_, ctx_++, fr_mr_, flags()});
     }
 
@@ -278,7 +315,7 @@ private:
     uint32_t next_token_ = 0x5000;
     Context ctx_ = 0x1000;
 
-public:
+  public:
     // The buffers must outlive replays over the same arena (their pages hold the landings).
     Model& model() { return model_; }
 };

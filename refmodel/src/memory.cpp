@@ -6,7 +6,8 @@ namespace ndkct::model {
 
 uint64_t Extent::bytes() const {
     uint64_t total = 0;
-    for (uint32_t size : sizes) total += size;
+    for (uint32_t size : sizes)
+        total += size;
     return total;
 }
 

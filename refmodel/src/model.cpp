@@ -12,16 +12,26 @@ namespace {
 ObjectId primary_object(const Call& call) {
     return std::visit(
         [](const auto& c) -> ObjectId {
-            if constexpr (requires { c.connector; }) return c.connector;
-            else if constexpr (requires { c.listener; }) return c.listener;
-            else if constexpr (requires { c.pd; }) return c.pd;
-            else if constexpr (requires { c.adapter; }) return c.adapter;
-            else if constexpr (requires { c.qp; }) return c.qp;
-            else if constexpr (requires { c.srq; }) return c.srq;
-            else if constexpr (requires { c.cq; }) return c.cq;
-            else if constexpr (requires { c.mr; }) return c.mr;
-            else if constexpr (requires { c.mw; }) return c.mw;
-            else return c.object;
+            if constexpr (requires { c.connector; })
+                return c.connector;
+            else if constexpr (requires { c.listener; })
+                return c.listener;
+            else if constexpr (requires { c.pd; })
+                return c.pd;
+            else if constexpr (requires { c.adapter; })
+                return c.adapter;
+            else if constexpr (requires { c.qp; })
+                return c.qp;
+            else if constexpr (requires { c.srq; })
+                return c.srq;
+            else if constexpr (requires { c.cq; })
+                return c.cq;
+            else if constexpr (requires { c.mr; })
+                return c.mr;
+            else if constexpr (requires { c.mw; })
+                return c.mw;
+            else
+                return c.object;
         },
         call);
 }
@@ -30,17 +40,28 @@ ObjectId primary_object(const Call& call) {
 
 const char* kind_name(Kind kind) {
     switch (kind) {
-        case Kind::adapter: return "adapter";
-        case Kind::pd: return "PD";
-        case Kind::cq: return "CQ";
-        case Kind::qp: return "QP";
-        case Kind::srq: return "SRQ";
-        case Kind::mr: return "MR";
-        case Kind::mw: return "MW";
-        case Kind::lam: return "LAM";
-        case Kind::connector: return "connector";
-        case Kind::listener: return "listener";
-        case Kind::shared_endpoint: return "shared endpoint";
+        case Kind::adapter:
+            return "adapter";
+        case Kind::pd:
+            return "PD";
+        case Kind::cq:
+            return "CQ";
+        case Kind::qp:
+            return "QP";
+        case Kind::srq:
+            return "SRQ";
+        case Kind::mr:
+            return "MR";
+        case Kind::mw:
+            return "MW";
+        case Kind::lam:
+            return "LAM";
+        case Kind::connector:
+            return "connector";
+        case Kind::listener:
+            return "listener";
+        case Kind::shared_endpoint:
+            return "shared endpoint";
     }
     return "?";
 }
@@ -64,7 +85,8 @@ const Object* Model::require(Expectation& e, ObjectId id, Kind kind, const char*
     const Object* o = find(id);
     auto undefined = [&](RuleIds rules, std::string why) {
         e.undefined = true;
-        for (auto& r : rules) e.undefined_rules.push_back(std::move(r));
+        for (auto& r : rules)
+            e.undefined_rules.push_back(std::move(r));
         if (!e.undefined_why.empty()) e.undefined_why += "; ";
         e.undefined_why += why;
         return nullptr;
@@ -74,7 +96,8 @@ const Object* Model::require(Expectation& e, ObjectId id, Kind kind, const char*
     if (o->life == Life::closing || o->life == Life::closed)  // CLOSE-06
         return undefined({"CLOSE-06"}, std::string(role) + " is used after its close began");
     if (o->life == Life::creating)  // GEN-CREATE-01: the object exists once its creation completed
-        return undefined({"GEN-CREATE-01"}, std::string(role) + " is used before its creation completed");
+        return undefined({"GEN-CREATE-01"},
+                         std::string(role) + " is used before its creation completed");
     return o;
 }
 
@@ -84,14 +107,16 @@ ObjectId Model::create_object(Kind kind, ObjectId parent, ObjectState state,
     o.id = static_cast<ObjectId>(objects_.size());
     o.kind = kind;
     o.parent = parent;
-    o.adapter = parent ? (objects_[parent].kind == Kind::adapter ? parent : objects_[parent].adapter)
-                       : o.id;
+    o.adapter = parent
+                    ? (objects_[parent].kind == Kind::adapter ? parent : objects_[parent].adapter)
+                    : o.id;
     o.life = Life::creating;
     o.antecedents = std::move(antecedents);
     o.state = std::move(state);
     // LIFE-TREE-01/02: a parent or antecedent cannot finish closing while this is open.
     if (parent) ++objects_[parent].open_successors;
-    for (ObjectId a : o.antecedents) ++objects_[a].open_successors;
+    for (ObjectId a : o.antecedents)
+        ++objects_[a].open_successors;
     objects_.push_back(std::move(o));
     ObjectId id = objects_.back().id;
     index_object(id);
@@ -112,8 +137,10 @@ void Model::set_token(ObjectId object, bool remote, std::optional<uint32_t> valu
     Object* o = find_mutable(object);
     if (!o) return;
     std::optional<uint32_t>* slot = nullptr;
-    if (auto* mr = std::get_if<MrState>(&o->state)) slot = remote ? &mr->remote_token : &mr->local_token;
-    else if (auto* mw = std::get_if<MwState>(&o->state); mw && remote) slot = &mw->remote_token;
+    if (auto* mr = std::get_if<MrState>(&o->state))
+        slot = remote ? &mr->remote_token : &mr->local_token;
+    else if (auto* mw = std::get_if<MwState>(&o->state); mw && remote)
+        slot = &mw->remote_token;
     if (!slot || *slot == value) return;
     auto* a = state_mut<AdapterState>(o->adapter);
     auto& index = remote ? a->remote_tokens : a->local_tokens;
@@ -180,7 +207,9 @@ void Model::unindex_object(ObjectId id) {
     }
 }
 
-void Model::ready(ObjectId id) { objects_[id].life = Life::ready; }
+void Model::ready(ObjectId id) {
+    objects_[id].life = Life::ready;
+}
 
 void Model::destroy(ObjectId id) {
     Object& o = objects_[id];
@@ -275,12 +304,14 @@ const NDK_ADAPTER_INFO& Model::adapter_info(ObjectId any_object) const {
 
 void Model::mark_indeterminate(const Call& call) {
     ObjectId id = primary_object(call);
-    std::visit([&](const auto& c) {
-        if constexpr (requires { c.mr; })
-            if (auto* mr = state_mut<MrState>(c.mr)) mr->indeterminate = true;
-        if constexpr (requires { c.mw; })
-            if (auto* mw = state_mut<MwState>(c.mw)) mw->indeterminate = true;
-    }, call);
+    std::visit(
+        [&](const auto& c) {
+            if constexpr (requires { c.mr; })
+                if (auto* mr = state_mut<MrState>(c.mr)) mr->indeterminate = true;
+            if constexpr (requires { c.mw; })
+                if (auto* mw = state_mut<MwState>(c.mw)) mw->indeterminate = true;
+        },
+        call);
     if (auto* mr = state_mut<MrState>(id)) mr->indeterminate = true;
 }
 
@@ -306,10 +337,12 @@ Verdict Model::close_adapter(ObjectId adapter) {
     // CLOSE-ADP-01, ADP-CLOSE-01: blocking, no status; everything under the adapter goes with
     // it. AMB-36: LAMs left open.
     for (Object& o : objects_) {
-        if (o.id == 0 || o.id == adapter || o.adapter != adapter || o.life == Life::closed) continue;
+        if (o.id == 0 || o.id == adapter || o.adapter != adapter || o.life == Life::closed)
+            continue;
         if (o.kind == Kind::lam && readings_.live_lam_warns)
-            v.add({{"AMB-36"}, "the adapter closed with LAM " + std::to_string(o.id) +
-                                   " not released", true});
+            v.add({{"AMB-36"},
+                   "the adapter closed with LAM " + std::to_string(o.id) + " not released",
+                   true});
         o.life = Life::closed;
     }
     if (Object* a = find_mutable(adapter)) {
@@ -335,7 +368,7 @@ Expectation Model::expect_open(NDK_VERSION requested) const {
     e.may_lack_resources = true;
     e.success_rules = {"VER-02", "ADP-OPEN-01"};
     const NDK_VERSION highest = readings_.version;  // VER-01: {Major, Minor}
-    if (requested.Major != highest.Major)  // VER-04
+    if (requested.Major != highest.Major)           // VER-04
         e.fail(NDIS_STATUS_BAD_VERSION, {"VER-04"}, Strength::documented,
                "major version " + std::to_string(requested.Major) + " is not implemented");
     else if (requested.Minor > highest.Minor)  // VER-05 (VER-07: a lower minor is a subset)
@@ -351,10 +384,14 @@ namespace {
 
 // The nine work-request calls (WR-04): synchronous, no callback; their outcome is a CQ entry.
 bool is_work_request(const Call& call) {
-    return std::holds_alternative<calls::Send>(call) || std::holds_alternative<calls::SendAndInvalidate>(call) ||
-           std::holds_alternative<calls::Read>(call) || std::holds_alternative<calls::Write>(call) ||
-           std::holds_alternative<calls::FastRegister>(call) || std::holds_alternative<calls::Bind>(call) ||
-           std::holds_alternative<calls::Invalidate>(call) || std::holds_alternative<calls::Receive>(call) ||
+    return std::holds_alternative<calls::Send>(call) ||
+           std::holds_alternative<calls::SendAndInvalidate>(call) ||
+           std::holds_alternative<calls::Read>(call) ||
+           std::holds_alternative<calls::Write>(call) ||
+           std::holds_alternative<calls::FastRegister>(call) ||
+           std::holds_alternative<calls::Bind>(call) ||
+           std::holds_alternative<calls::Invalidate>(call) ||
+           std::holds_alternative<calls::Receive>(call) ||
            std::holds_alternative<calls::SrqReceive>(call);
 }
 
@@ -376,15 +413,21 @@ Applied Model::apply(const Call& call, const Observed& observed) {
         // the entry of one accepted against the verdict is not judged a second time.
         if (is_work_request(call) && observed.status != STATUS_PENDING) {
             if (NT_ERROR(observed.status)) {
-                std::visit([&](const auto& c) { commit(c, observed, applied, Stage::refused); }, call);
+                std::visit([&](const auto& c) { commit(c, observed, applied, Stage::refused); },
+                           call);
             } else {
-                std::visit([&](const auto& c) {
-                    if constexpr (requires { c.qp; c.request_context; })
-                        if (auto* q = state_mut<QpState>(c.qp)) {
-                            q->unjudged.push_back(c.request_context);
-                            if (q->unjudged.size() > 64) q->unjudged.pop_front();
-                        }
-                }, call);
+                std::visit(
+                    [&](const auto& c) {
+                        if constexpr (requires {
+                                          c.qp;
+                                          c.request_context;
+                                      })
+                            if (auto* q = state_mut<QpState>(c.qp)) {
+                                q->unjudged.push_back(c.request_context);
+                                if (q->unjudged.size() > 64) q->unjudged.erase(q->unjudged.begin());
+                            }
+                    },
+                    call);
             }
         }
         return applied;
@@ -392,8 +435,9 @@ Applied Model::apply(const Call& call, const Observed& observed) {
 
     if (!e.returns_void && observed.status == STATUS_PENDING) {
         if (observed.output_written_while_pending)
-            applied.verdict.add({{"GEN-CREATE-01"}, std::string(name) + " returned STATUS_PENDING "
-                                                                   "but wrote its out-parameter anyway"});
+            applied.verdict.add({{"GEN-CREATE-01"},
+                                 std::string(name) + " returned STATUS_PENDING "
+                                                     "but wrote its out-parameter anyway"});
         // AMB-16: a consumer error's request moves nothing while it pends (the MR keeps its state).
         // A call that must fail moves nothing either: its failure, inline or through the
         // callback, leaves the state as it was (AMB-10: a refused re-initialization keeps the
@@ -437,7 +481,8 @@ Applied Model::complete(uint64_t id, NTSTATUS status, const Observed& outputs) {
     const Object* on = find(p.object);
     bool cancelled_by_close = on && on->close_requested && NT_ERROR(status) &&
                               !std::holds_alternative<calls::CloseObject>(p.call);
-    Verdict v = cancelled_by_close ? Verdict{} : judge_async(p.expected, status, ndk_function_name(p.call));
+    Verdict v =
+        cancelled_by_close ? Verdict{} : judge_async(p.expected, status, ndk_function_name(p.call));
 
     Observed with_status = outputs;
     with_status.status = status;
@@ -448,7 +493,8 @@ Applied Model::complete(uint64_t id, NTSTATUS status, const Observed& outputs) {
     if (!p.committed) {
         // Nothing was applied when it pended: a failure is a refusal, as if returned inline.
         if (!p.expected.consumer_error && !success)
-            std::visit([&](const auto& c) { commit(c, with_status, applied, Stage::refused); }, p.call);
+            std::visit([&](const auto& c) { commit(c, with_status, applied, Stage::refused); },
+                       p.call);
         else if (success)
             mark_indeterminate(p.call);  // AMB-16: accepted through the callback; state now unknown
     } else {
@@ -505,13 +551,15 @@ void Model::check_usable(Expectation& e, const QpState& q) const {
     e.may_fail_any = true;
     e.any_failure_warns = readings_.post_after_cq_error_cancelled;
     e.any_failure_rules = {"MODEL-CQ-STATUS-01", "CQ-STATUS-02"};
-    e.preferred = readings_.post_after_cq_error_cancelled ? STATUS_SUCCESS : STATUS_INVALID_DEVICE_STATE;
+    e.preferred =
+        readings_.post_after_cq_error_cancelled ? STATUS_SUCCESS : STATUS_INVALID_DEVICE_STATE;
 }
 
 // CQP-DEPTH-01/02, SRQ-17: up to the depth must be accepted. MODEL-WR-DEPTH-01: beyond it a
 // provider with a deeper queue may accept (and the request completes normally) or refuse
 // inline: with any error status (any_error), or only STATUS_INSUFFICIENT_RESOURCES.
-void Model::check_depth(Expectation& e, uint32_t outstanding, uint32_t depth, const char* rule) const {
+void Model::check_depth(Expectation& e, uint32_t outstanding, uint32_t depth,
+                        const char* rule) const {
     if (outstanding < depth) return;
     e.may_lack_resources = true;
     e.preferred = STATUS_INSUFFICIENT_RESOURCES;  // the reference provider refuses
@@ -570,9 +618,10 @@ void Model::commit(const calls::CloseObject& c, const Observed&, Applied& applie
             if (o.kind == Kind::qp) flush_qp(c.object);
             if (mode_ == Mode::simulate && o.kind == Kind::connector)
                 for (const auto& [pid, p] : pending_)
-                    if (p.object == c.object && (std::holds_alternative<calls::Connect>(p.call) ||
-                                                 std::holds_alternative<calls::ConnectWithSharedEndpoint>(p.call) ||
-                                                 std::holds_alternative<calls::Accept>(p.call)))
+                    if (p.object == c.object &&
+                        (std::holds_alternative<calls::Connect>(p.call) ||
+                         std::holds_alternative<calls::ConnectWithSharedEndpoint>(p.call) ||
+                         std::holds_alternative<calls::Accept>(p.call)))
                         emit({Event::Kind::request_complete, c.object, 0, STATUS_CANCELLED, pid});
             if (mode_ == Mode::simulate && o.open_successors == 0 && o.pending_requests == 0)
                 emit({Event::Kind::request_complete, c.object, 0, STATUS_SUCCESS, next_pending_});
@@ -580,9 +629,10 @@ void Model::commit(const calls::CloseObject& c, const Observed&, Applied& applie
         case Stage::completed:
         case Stage::failed:
             if (o.open_successors > 0)
-                applied.verdict.add({{"CLOSE-02"}, "the close of " + std::string(kind_name(o.kind)) +
-                                                       " " + std::to_string(o.id) +
-                                                       " completed while a successor is still open"});
+                applied.verdict.add({{"CLOSE-02"},
+                                     "the close of " + std::string(kind_name(o.kind)) + " " +
+                                         std::to_string(o.id) +
+                                         " completed while a successor is still open"});
             if (o.kind == Kind::qp) flush_qp(c.object);
             destroy(c.object);
             break;

@@ -9,13 +9,17 @@ namespace ndkct::model {
 
 namespace {
 
-std::string num(uint64_t v) { return std::to_string(v); }
+std::string num(uint64_t v) {
+    return std::to_string(v);
+}
 
-constexpr uint32_t kSockaddrIn = 16;   // sizeof(SOCKADDR_IN)
-constexpr uint32_t kSockaddrIn6 = 28;  // sizeof(SOCKADDR_IN6)
+constexpr uint32_t kSockaddrIn = 16;         // sizeof(SOCKADDR_IN)
+constexpr uint32_t kSockaddrIn6 = 28;        // sizeof(SOCKADDR_IN6)
 constexpr uint16_t kEphemeralFirst = 49152;  // CONN-07, CONN-11, CONN-25: 49152..65535
 
-uint32_t sockaddr_size(const SocketAddress& a) { return a.family == 10 ? kSockaddrIn6 : kSockaddrIn; }
+uint32_t sockaddr_size(const SocketAddress& a) {
+    return a.family == 10 ? kSockaddrIn6 : kSockaddrIn;
+}
 
 // CONN-IP-01: IPv4 (AF_INET) and IPv6 (AF_INET6) alike.
 bool valid_address(const SocketAddress& a) {
@@ -27,7 +31,9 @@ bool same_endpoint(const SocketAddress& a, const SocketAddress& b) {
 }
 
 // The port a provider picks for a port-0 address; the reference provider's choice.
-uint16_t ephemeral_port(ObjectId id) { return static_cast<uint16_t>(kEphemeralFirst + id % 16384); }
+uint16_t ephemeral_port(ObjectId id) {
+    return static_cast<uint16_t>(kEphemeralFirst + id % 16384);
+}
 
 }  // namespace
 
@@ -64,7 +70,8 @@ Expectation Model::expect_call(const calls::CreateConnector& c) const {
     return e;
 }
 
-void Model::commit(const calls::CreateConnector& c, const Observed&, Applied& applied, Stage stage) {
+void Model::commit(const calls::CreateConnector& c, const Observed&, Applied& applied,
+                   Stage stage) {
     create_stage(Kind::connector, c.adapter, ConnectorState{}, {}, applied, stage);
 }
 
@@ -103,7 +110,8 @@ void Model::commit(const calls::CreateSharedEndpoint& c, const Observed&, Applie
     create_stage(Kind::shared_endpoint, c.adapter, s, {}, applied, stage);
     // CONN-07: with port 0 the provider picks an ephemeral port (the reference's choice here; a
     // provider's is learnt from NdkGetSharedEndpointLocalAddress, CONN-26).
-    if (c.address.port == 0 && applied.created && (stage == Stage::done || stage == Stage::pending)) {
+    if (c.address.port == 0 && applied.created &&
+        (stage == Stage::done || stage == Stage::pending)) {
         auto* se = state_mut<SharedEndpointState>(applied.created);
         se->ephemeral = true;
         if (mode_ == Mode::simulate) se->address.port = ephemeral_port(applied.created);
@@ -167,18 +175,20 @@ static ObjectId listener_for(const std::vector<Object>& objects, const SocketAdd
 
 // ---- Active side: connect, complete ----
 
-static void check_connect(const Readings& r, Expectation& e, const Object* connector, const Object* qp,
-                          uint32_t private_data_length, const SocketAddress& source,
-                          const SocketAddress& destination, const std::vector<Object>& objects,
-                          const NDK_ADAPTER_INFO& info) {
+static void check_connect(const Readings& r, Expectation& e, const Object* connector,
+                          const Object* qp, uint32_t private_data_length,
+                          const SocketAddress& source, const SocketAddress& destination,
+                          const std::vector<Object>& objects, const NDK_ADAPTER_INFO& info) {
     e.may_pend = e.may_lack_resources = true;  // CONN-02
     e.success_rules = {"CONN-02", "CONN-15"};
     // CONN-13: a connect the peer does not answer in time fails with STATUS_IO_TIMEOUT (the
     // model's network always answers, but a real one may not).
-    e.also_allowed.push_back({STATUS_IO_TIMEOUT, {"CONN-13"}, Strength::documented,
-                              "the connect timed out"});
+    e.also_allowed.push_back(
+        {STATUS_IO_TIMEOUT, {"CONN-13"}, Strength::documented, "the connect timed out"});
     // CONN-08, CONN-23: a listener's consumer may reject (or its backlog be full).
-    e.also_allowed.push_back({STATUS_CONNECTION_REFUSED, {"CONN-08"}, Strength::documented,
+    e.also_allowed.push_back({STATUS_CONNECTION_REFUSED,
+                              {"CONN-08"},
+                              Strength::documented,
                               "the peer refused the request"});
     const auto& cs = std::get<ConnectorState>(connector->state);
     const auto& q = std::get<QpState>(qp->state);
@@ -196,7 +206,8 @@ static void check_connect(const Readings& r, Expectation& e, const Object* conne
                "PrivateDataLength " + num(private_data_length) + " exceeds MaxCallerData " +
                    num(info.MaxCallerData));
     if (!valid_address(destination)) {
-        e.fail(STATUS_INVALID_ADDRESS, {"CONN-02"}, Strength::model_choice, "not a usable destination");
+        e.fail(STATUS_INVALID_ADDRESS, {"CONN-02"}, Strength::model_choice,
+               "not a usable destination");
         return;
     }
     if (!listener_for(objects, destination))  // CONN-08: nobody listens there
@@ -208,13 +219,13 @@ static void check_connect(const Readings& r, Expectation& e, const Object* conne
             const auto* other = std::get_if<ConnectorState>(&o.state);
             if (!other || o.life == Life::closed || o.id == connector->id) continue;
             using P = ConnectorState::Phase;
-            if (other->phase == P::idle || other->phase == P::failed || other->phase == P::rejected ||
-                other->phase == P::disconnected)
+            if (other->phase == P::idle || other->phase == P::failed ||
+                other->phase == P::rejected || other->phase == P::disconnected)
                 continue;
             if (same_endpoint(other->local, source) && same_endpoint(other->remote, destination))
                 e.fail(STATUS_ADDRESS_ALREADY_EXISTS, {"CONN-12"}, Strength::documented,
-                       "connector " + num(o.id) + " already connects " + source.describe() + " to " +
-                           destination.describe());
+                       "connector " + num(o.id) + " already connects " + source.describe() +
+                           " to " + destination.describe());
         }
 }
 
@@ -336,8 +347,8 @@ void Model::commit(const calls::ConnectWithSharedEndpoint& c, const Observed&, A
                    Stage stage) {
     // CONN-14: the shared endpoint's address is the local one (CONN-LST-04: held by it too).
     SocketAddress source = std::get<SharedEndpointState>(objects_[c.shared_endpoint].state).address;
-    connect_stage({c.connector, c.qp, c.shared_endpoint, source, c.destination, c.inbound_read_limit,
-                   c.outbound_read_limit, c.private_data_length},
+    connect_stage({c.connector, c.qp, c.shared_endpoint, source, c.destination,
+                   c.inbound_read_limit, c.outbound_read_limit, c.private_data_length},
                   stage);
 }
 
@@ -348,8 +359,8 @@ Expectation Model::expect_call(const calls::CompleteConnect& c) const {
     e.may_pend = e.may_lack_resources = true;  // CONN-03; CONN-19: the Ex form alike
     e.success_rules = {"CONN-03", "CONN-19"};
     // CONN-18: establishment may time out (not a permanent fault; it ends this attempt).
-    e.also_allowed.push_back({STATUS_IO_TIMEOUT, {"CONN-18"}, Strength::documented,
-                              "establishment timed out"});
+    e.also_allowed.push_back(
+        {STATUS_IO_TIMEOUT, {"CONN-18"}, Strength::documented, "establishment timed out"});
     if (c.ex && !readings_.version_at_least(2, 1)) {  // VER-10, VER-11
         e.undefined = true;
         e.undefined_rules = {"VER-11"};
@@ -361,7 +372,8 @@ Expectation Model::expect_call(const calls::CompleteConnect& c) const {
                "the connector has no completed connect request to finish");
     else if (const auto* peer = state_of<ConnectorState>(cs.peer);
              !peer || peer->phase == ConnectorState::Phase::disconnected)
-        e.fail(STATUS_CONNECTION_ABORTED, {"CONN-17"}, Strength::documented, "the acceptor gave up");
+        e.fail(STATUS_CONNECTION_ABORTED, {"CONN-17"}, Strength::documented,
+               "the acceptor gave up");
     return e;
 }
 
@@ -411,9 +423,13 @@ Expectation Model::expect_call(const calls::Accept& c) const {
     e.may_pend = e.may_lack_resources = true;  // CONN-21; CONN-22: the Ex form alike
     e.success_rules = {"CONN-21", "CONN-22"};
     // CONN-21: a peer that gave up, or never completes its side.
-    e.also_allowed.push_back({STATUS_CONNECTION_ABORTED, {"CONN-21"}, Strength::documented,
+    e.also_allowed.push_back({STATUS_CONNECTION_ABORTED,
+                              {"CONN-21"},
+                              Strength::documented,
                               "the connecting peer gave up"});
-    e.also_allowed.push_back({STATUS_IO_TIMEOUT, {"CONN-21"}, Strength::documented,
+    e.also_allowed.push_back({STATUS_IO_TIMEOUT,
+                              {"CONN-21"},
+                              Strength::documented,
                               "the peer never completed its side"});
     if (c.ex && !readings_.version_at_least(2, 1)) {
         e.undefined = true;
@@ -422,7 +438,8 @@ Expectation Model::expect_call(const calls::Accept& c) const {
     }
     const auto& cs = std::get<ConnectorState>(co->state);
     const auto& q = std::get<QpState>(qp->state);
-    if (cs.phase != ConnectorState::Phase::accepting_incoming || q.connection != QpState::Connection::idle) {
+    if (cs.phase != ConnectorState::Phase::accepting_incoming ||
+        q.connection != QpState::Connection::idle) {
         e.undefined = true;
         e.undefined_rules = {"CONN-21"};
         e.undefined_why = "the connector has no incoming request, or the QP is in use";
@@ -431,8 +448,10 @@ Expectation Model::expect_call(const calls::Accept& c) const {
     uint32_t max = adapter_info(c.connector).MaxCalleeData;
     if (c.private_data_length > max)  // MODEL-CONN-PD-01 (CONN-28: the caller's duty)
         e.fail(STATUS_INVALID_PARAMETER, {"MODEL-CONN-PD-01", "CONN-28"},
-               readings_.private_data_over_limit_invalid ? Strength::model_choice : Strength::any_error,
-               "PrivateDataLength " + num(c.private_data_length) + " exceeds MaxCalleeData " + num(max));
+               readings_.private_data_over_limit_invalid ? Strength::model_choice
+                                                         : Strength::any_error,
+               "PrivateDataLength " + num(c.private_data_length) + " exceeds MaxCalleeData " +
+                   num(max));
     return e;
 }
 
@@ -458,10 +477,14 @@ void Model::commit(const calls::Accept& c, const Observed&, Applied&, Stage stag
         // The active side's connect request completes: the peer accepted (CONN-15).
         if (auto* active = state_mut<ConnectorState>(cs.peer)) {
             auto& passive = std::get<ConnectorState>(objects_[c.connector].state);
-            passive.inbound_read_limit = std::min(passive.inbound_read_limit, active->outbound_read_limit);
-            passive.outbound_read_limit = std::min(passive.outbound_read_limit, active->inbound_read_limit);
-            active->inbound_read_limit = std::min(active->inbound_read_limit, passive.outbound_read_limit);
-            active->outbound_read_limit = std::min(active->outbound_read_limit, passive.inbound_read_limit);
+            passive.inbound_read_limit =
+                std::min(passive.inbound_read_limit, active->outbound_read_limit);
+            passive.outbound_read_limit =
+                std::min(passive.outbound_read_limit, active->inbound_read_limit);
+            active->inbound_read_limit =
+                std::min(active->inbound_read_limit, passive.outbound_read_limit);
+            active->outbound_read_limit =
+                std::min(active->outbound_read_limit, passive.inbound_read_limit);
             active->private_data_length = c.private_data_length;  // CONN-27
             if (mode_ == Mode::simulate)
                 for (const auto& [pid, p] : pending_)
@@ -488,8 +511,8 @@ Expectation Model::expect_call(const calls::Reject& c) const {
     if (!co) return e;
     e.success_rules = {"CONN-23"};
     e.no_pending_rules = {"CONN-23"};
-    e.tolerated.push_back({STATUS_CONNECTION_ABORTED, {"CONN-23"}, Strength::documented,
-                           "the peer gave up first"});
+    e.tolerated.push_back(
+        {STATUS_CONNECTION_ABORTED, {"CONN-23"}, Strength::documented, "the peer gave up first"});
     const auto& cs = std::get<ConnectorState>(co->state);
     if (cs.phase != ConnectorState::Phase::accepting_incoming &&
         cs.phase != ConnectorState::Phase::connected_pending_complete) {  // CONN-23, CONN-24
@@ -502,8 +525,10 @@ Expectation Model::expect_call(const calls::Reject& c) const {
     uint32_t max = adapter_info(c.connector).MaxCalleeData;
     if (c.private_data_length > max)
         e.fail(STATUS_INVALID_PARAMETER, {"MODEL-CONN-PD-01", "CONN-28"},
-               readings_.private_data_over_limit_invalid ? Strength::model_choice : Strength::any_error,
-               "PrivateDataLength " + num(c.private_data_length) + " exceeds MaxCalleeData " + num(max));
+               readings_.private_data_over_limit_invalid ? Strength::model_choice
+                                                         : Strength::any_error,
+               "PrivateDataLength " + num(c.private_data_length) + " exceeds MaxCalleeData " +
+                   num(max));
     return e;
 }
 
@@ -548,20 +573,24 @@ Expectation Model::expect_call(const calls::GetConnectionData& c) const {
         e.fail(STATUS_BUFFER_TOO_SMALL, {"CONN-PD-04"}, Strength::documented,
                "the buffer is smaller than the private data");
     else if (c.has_buffer)
-        e.also_allowed.push_back({STATUS_BUFFER_TOO_SMALL, {"CONN-PD-04", "CONN-PD-06"},
-                                  Strength::documented, "RDS may exceed what the peer sent"});
+        e.also_allowed.push_back({STATUS_BUFFER_TOO_SMALL,
+                                  {"CONN-PD-04", "CONN-PD-06"},
+                                  Strength::documented,
+                                  "RDS may exceed what the peer sent"});
     return e;
 }
 
-void Model::commit(const calls::GetConnectionData& c, const Observed& o, Applied& applied, Stage stage) {
+void Model::commit(const calls::GetConnectionData& c, const Observed& o, Applied& applied,
+                   Stage stage) {
     if (stage != Stage::done && stage != Stage::refused) return;
     const auto& cs = std::get<ConnectorState>(objects_[c.connector].state);
     if (!o.size_out)  // CONN-PD-05
-        applied.verdict.add({{"CONN-PD-05"}, "NdkGetConnectionData did not store RDS in *pPrivateDataLength"});
+        applied.verdict.add(
+            {{"CONN-PD-05"}, "NdkGetConnectionData did not store RDS in *pPrivateDataLength"});
     else if (*o.size_out < cs.private_data_length)  // CONN-27: what the peer sent is offered
-        applied.verdict.add({{"CONN-PD-05", "CONN-27"}, "RDS " + num(*o.size_out) + " is below the " +
-                                                            num(cs.private_data_length) +
-                                                            " bytes the peer sent"});
+        applied.verdict.add({{"CONN-PD-05", "CONN-27"},
+                             "RDS " + num(*o.size_out) + " is below the " +
+                                 num(cs.private_data_length) + " bytes the peer sent"});
     if (stage != Stage::done) return;
     // CONN-RL-03: the effective limits: never above the caps (CONN-RL-01, AI-08) nor above what
     // the peer allows the other way (CONN-RL-02). The active side's are fixed once the connect
@@ -586,7 +615,8 @@ void Model::commit(const calls::GetConnectionData& c, const Observed& o, Applied
         applied.verdict.add({{"CONN-RL-02", "CONN-RL-03"},
                              "the effective read limits " + num(o.inbound_read_limit) + "/" +
                                  num(o.outbound_read_limit) + " are below " + num(in_cap) + "/" +
-                                 num(out_cap) + ", the smaller of the requested, the adapter's "
+                                 num(out_cap) +
+                                 ", the smaller of the requested, the adapter's "
                                  "and the peer's",
                              true});
 }
@@ -603,7 +633,8 @@ Expectation Model::expect_call(const calls::GetLocalAddress& c) const {
     Expectation e;
     const Object* o = find(c.object);
     if (!o || o->life != Life::ready ||
-        (o->kind != Kind::connector && o->kind != Kind::listener && o->kind != Kind::shared_endpoint)) {
+        (o->kind != Kind::connector && o->kind != Kind::listener &&
+         o->kind != Kind::shared_endpoint)) {
         e.undefined = true;
         e.undefined_rules = {"CONN-ADDR-02"};
         return e;
@@ -625,8 +656,8 @@ static void judge_address(const SocketAddress& expected, bool picked, const Obse
     if (!o.address || !expected.present) return;
     const SocketAddress& got = *o.address;
     if (got.family != expected.family || got.address != expected.address) {
-        v.add({{"CONN-ADDR-03"}, std::string(what) + " reported " + got.describe() + ", not " +
-                                     expected.describe()});
+        v.add({{"CONN-ADDR-03"},
+               std::string(what) + " reported " + got.describe() + ", not " + expected.describe()});
         return;
     }
     if (picked) {
@@ -637,19 +668,23 @@ static void judge_address(const SocketAddress& expected, bool picked, const Obse
         else if (learn && (expected.port == 0 || expected.port != got.port))
             learn->port = got.port;
         else if (expected.port != 0 && expected.port != got.port)
-            v.add({{"CONN-ADDR-03"}, std::string(what) + " reported port " + num(got.port) + ", not " +
-                                         num(expected.port)});
+            v.add({{"CONN-ADDR-03"},
+                   std::string(what) + " reported port " + num(got.port) + ", not " +
+                       num(expected.port)});
         return;
     }
     if (got.port != expected.port)
-        v.add({{"CONN-ADDR-03"}, std::string(what) + " reported port " + num(got.port) + ", not " +
-                                     num(expected.port)});
+        v.add({{"CONN-ADDR-03"},
+               std::string(what) + " reported port " + num(got.port) + ", not " +
+                   num(expected.port)});
 }
 
-void Model::commit(const calls::GetLocalAddress& c, const Observed& o, Applied& applied, Stage stage) {
+void Model::commit(const calls::GetLocalAddress& c, const Observed& o, Applied& applied,
+                   Stage stage) {
     if (stage == Stage::refused && o.status == STATUS_BUFFER_TOO_SMALL && !o.size_out)
-        applied.verdict.add({{"CONN-ADDR-01"}, "the address getter returned STATUS_BUFFER_TOO_SMALL "
-                                               "without the required size"});
+        applied.verdict.add({{"CONN-ADDR-01"},
+                             "the address getter returned STATUS_BUFFER_TOO_SMALL "
+                             "without the required size"});
     if (stage != Stage::done) return;
     Object& obj = objects_[c.object];
     bool learnable = mode_ == Mode::check;
@@ -657,8 +692,8 @@ void Model::commit(const calls::GetLocalAddress& c, const Observed& o, Applied& 
         judge_address(l->address, l->ephemeral, o, "NdkGetListenerLocalAddress", applied.verdict,
                       learnable ? &l->address : nullptr);
     else if (auto* s = std::get_if<SharedEndpointState>(&obj.state))
-        judge_address(s->address, s->ephemeral, o, "NdkGetSharedEndpointLocalAddress", applied.verdict,
-                      learnable ? &s->address : nullptr);
+        judge_address(s->address, s->ephemeral, o, "NdkGetSharedEndpointLocalAddress",
+                      applied.verdict, learnable ? &s->address : nullptr);
     else if (auto* cs = std::get_if<ConnectorState>(&obj.state))
         judge_address(cs->local, cs->ephemeral_local, o, "NdkGetLocalAddress", applied.verdict,
                       learnable ? &cs->local : nullptr);
@@ -678,10 +713,12 @@ Expectation Model::expect_call(const calls::GetPeerAddress& c) const {
     return e;
 }
 
-void Model::commit(const calls::GetPeerAddress& c, const Observed& o, Applied& applied, Stage stage) {
+void Model::commit(const calls::GetPeerAddress& c, const Observed& o, Applied& applied,
+                   Stage stage) {
     if (stage == Stage::refused && o.status == STATUS_BUFFER_TOO_SMALL && !o.size_out)
-        applied.verdict.add({{"CONN-ADDR-01"}, "NdkGetPeerAddress returned STATUS_BUFFER_TOO_SMALL "
-                                               "without the required size"});
+        applied.verdict.add({{"CONN-ADDR-01"},
+                             "NdkGetPeerAddress returned STATUS_BUFFER_TOO_SMALL "
+                             "without the required size"});
     if (stage != Stage::done) return;
     // CONN-ADDR-03: the remote address; a passive connector's peer may sit on a port its
     // provider picked (learnt in check mode).
@@ -700,7 +737,9 @@ Expectation Model::expect_call(const calls::Disconnect& c) const {
     if (!o) return e;
     e.may_pend = true;  // CONN-DISC-01
     e.success_rules = {"CONN-DISC-01"};
-    e.tolerated.push_back({STATUS_IO_TIMEOUT, {"CONN-DISC-01"}, Strength::documented,
+    e.tolerated.push_back({STATUS_IO_TIMEOUT,
+                           {"CONN-DISC-01"},
+                           Strength::documented,
                            "the disconnect handshake timed out"});
     if (std::get<ConnectorState>(o->state).phase != ConnectorState::Phase::established) {
         e.undefined = true;
@@ -720,9 +759,9 @@ void Model::commit(const calls::Disconnect& c, const Observed&, Applied&, Stage 
         // CONN-DISC-02: the peer learns of it through its disconnect callback, once (the Ex one
         // with reason 0 when it completed with an Ex call, CONN-DISC-03); its QP is not
         // flushed for it (DISC-FLUSH-02).
-        if (auto* peer = state_mut<ConnectorState>(cs.peer);
-            peer && peer->has_disconnect_event && !peer->disconnect_event_delivered &&
-            mode_ == Mode::simulate) {
+        if (auto* peer = state_mut<ConnectorState>(cs.peer); peer && peer->has_disconnect_event &&
+                                                             !peer->disconnect_event_delivered &&
+                                                             mode_ == Mode::simulate) {
             peer->disconnect_event_delivered = true;
             emit({Event::Kind::disconnect, cs.peer, 0, STATUS_SUCCESS, 0});
         }
@@ -756,13 +795,15 @@ Applied Model::observe_event(const Event& event) {
                     if (o.kind == Kind::connector && l && o.life != Life::closed) {
                         const auto& cs = std::get<ConnectorState>(o.state);
                         using P = ConnectorState::Phase;
-                        if ((cs.phase == P::connecting || cs.phase == P::connected_pending_complete) &&
+                        if ((cs.phase == P::connecting ||
+                             cs.phase == P::connected_pending_complete) &&
                             !cs.peer && same_endpoint(cs.remote, l->address))
                             active = o.id;
                     }
                 if (!active) {
-                    applied.verdict.add({{"CONN-20"}, "a connect event came with no connect "
-                                                      "request aimed at the listener"});
+                    applied.verdict.add({{"CONN-20"},
+                                         "a connect event came with no connect "
+                                         "request aimed at the listener"});
                     break;
                 }
             }
@@ -777,9 +818,12 @@ Applied Model::observe_event(const Event& event) {
             // CONN-RL-02: before its Accept the passive side may allow no more reads than the
             // active side offers the other way (CONN-RL-01: capped at its own maxima).
             const NDK_ADAPTER_INFO& info = adapter_info(listener);
-            passive.inbound_read_limit = std::min(info.MaxInboundReadLimit, act.outbound_read_limit);
-            passive.outbound_read_limit = std::min(info.MaxOutboundReadLimit, act.inbound_read_limit);
-            applied.created = create_object(Kind::connector, objects_[listener].adapter, passive, {listener});
+            passive.inbound_read_limit =
+                std::min(info.MaxInboundReadLimit, act.outbound_read_limit);
+            passive.outbound_read_limit =
+                std::min(info.MaxOutboundReadLimit, act.inbound_read_limit);
+            applied.created =
+                create_object(Kind::connector, objects_[listener].adapter, passive, {listener});
             ready(applied.created);
             std::get<ConnectorState>(objects_[active].state).peer = applied.created;
             if (mode_ == Mode::simulate)
@@ -791,15 +835,17 @@ Applied Model::observe_event(const Event& event) {
             if (cs && mode_ == Mode::check) {
                 // CONN-DISC-02, CONN-DISC-03: only a registered callback, and exactly once.
                 if (!cs->has_disconnect_event)
-                    applied.verdict.add({{"CONN-DISC-02"}, "a disconnect callback came for a "
-                                                           "connector that registered none"});
+                    applied.verdict.add({{"CONN-DISC-02"},
+                                         "a disconnect callback came for a "
+                                         "connector that registered none"});
                 else if (cs->disconnect_events > 0)
                     applied.verdict.add({{"CONN-DISC-02"}, "a second disconnect callback came"});
             }
             if (cs) {
                 ++cs->disconnect_events;
                 cs->disconnect_event_delivered = true;
-                if (auto* q = state_mut<QpState>(cs->qp)) q->connection = QpState::Connection::disconnecting;
+                if (auto* q = state_mut<QpState>(cs->qp))
+                    q->connection = QpState::Connection::disconnecting;
             }
             break;
         }

@@ -8,14 +8,19 @@ namespace ndkct::model {
 
 namespace {
 
-std::string num(uint64_t v) { return std::to_string(v); }
+std::string num(uint64_t v) {
+    return std::to_string(v);
+}
 
 // CQ-NOT-04: a second arm before the first fired keeps the stronger: ANY > SOLICITED > ERRORS.
 int arm_rank(int type) {
     switch (type) {
-        case NDK_CQ_NOTIFY_ANY: return 2;
-        case NDK_CQ_NOTIFY_SOLICITED: return 1;
-        default: return 0;
+        case NDK_CQ_NOTIFY_ANY:
+            return 2;
+        case NDK_CQ_NOTIFY_SOLICITED:
+            return 1;
+        default:
+            return 0;
     }
 }
 
@@ -70,7 +75,8 @@ Expectation Model::expect_call(const calls::ResizeCq& c) const {
 }
 
 void Model::commit(const calls::ResizeCq& c, const Observed&, Applied&, Stage stage) {
-    if (stage == Stage::done || stage == Stage::completed) state_mut<CqState>(c.cq)->depth = c.depth;
+    if (stage == Stage::done || stage == Stage::completed)
+        state_mut<CqState>(c.cq)->depth = c.depth;
 }
 
 Expectation Model::expect_call(const calls::ArmCq& c) const {
@@ -94,13 +100,16 @@ void Model::commit(const calls::ArmCq& c, const Observed&, Applied&, Stage) {
     // CQ-NOT-08: entries already seen may (the profile decides whether the reference does).
     bool fire = false;
     if (!cq->entries.empty()) {
-        bool any_error = std::any_of(cq->entries.begin(), cq->entries.end(), [](const Completion& e) {
-            return e.outcome == Completion::Outcome::error || e.outcome == Completion::Outcome::cancelled ||
-                   e.outcome == Completion::Outcome::any_error;
-        });
-        bool satisfied = cq->armed == NDK_CQ_NOTIFY_ANY ||
-                         (cq->armed == NDK_CQ_NOTIFY_SOLICITED && any_error);
-        fire = satisfied && (cq->new_since_notification || readings_.reference.rearm_fires_on_old_entries);
+        bool any_error =
+            std::any_of(cq->entries.begin(), cq->entries.end(), [](const Completion& e) {
+                return e.outcome == Completion::Outcome::error ||
+                       e.outcome == Completion::Outcome::cancelled ||
+                       e.outcome == Completion::Outcome::any_error;
+            });
+        bool satisfied =
+            cq->armed == NDK_CQ_NOTIFY_ANY || (cq->armed == NDK_CQ_NOTIFY_SOLICITED && any_error);
+        fire = satisfied &&
+               (cq->new_since_notification || readings_.reference.rearm_fires_on_old_entries);
     }
     if (cq->failed) fire = true;  // CQ-NOT-05, CQ-STATUS-02/03: the CQ's error satisfies any arm
     if (fire) {
@@ -116,8 +125,9 @@ void Model::notify_cq(ObjectId cq_id, bool error_entry, bool solicited) {
     // What satisfies which arm (both modes keep it: check mode judges notifications by it).
     if (!solicited) cq->new_since_notification = true;
     if (solicited || error_entry) cq->solicited_since_notification = true;
-    bool satisfied = cq->armed == NDK_CQ_NOTIFY_ANY ||                                  // CQ-NOT-09
-                     (cq->armed == NDK_CQ_NOTIFY_SOLICITED && (solicited || error_entry));  // CQ-NOT-10/11
+    bool satisfied =
+        cq->armed == NDK_CQ_NOTIFY_ANY ||                                      // CQ-NOT-09
+        (cq->armed == NDK_CQ_NOTIFY_SOLICITED && (solicited || error_entry));  // CQ-NOT-10/11
     // CQ-NOT-05: an ERRORS arm is not satisfied by entries, only by the CQ's own error.
     if (mode_ != Mode::simulate || !cq->has_notification || !satisfied) return;
     // CQ-NOT-07: a satisfied arm is never dropped. CQ-NOT-06: one notification per arm.
@@ -146,10 +156,12 @@ void Model::observe_cq_notification(ObjectId cq_id, NTSTATUS status, Verdict& v)
             v.add({{"CQ-NOT-12"}, "a CQ created without a notification callback was notified"});
         if (status == STATUS_SUCCESS) {
             if (cq->armed < 0)  // CQ-NOT-01, CQ-NOT-06
-                v.add({{"CQ-NOT-01", "CQ-NOT-06"}, "a CQ notification came without an outstanding arm"});
+                v.add({{"CQ-NOT-01", "CQ-NOT-06"},
+                       "a CQ notification came without an outstanding arm"});
             else if (cq->armed == NDK_CQ_NOTIFY_ERRORS)  // CQ-NOT-05
-                v.add({{"CQ-NOT-05"}, "an NDK_CQ_NOTIFY_ERRORS arm was notified with STATUS_SUCCESS, "
-                                      "as if by an ordinary entry"});
+                v.add({{"CQ-NOT-05"},
+                       "an NDK_CQ_NOTIFY_ERRORS arm was notified with STATUS_SUCCESS, "
+                       "as if by an ordinary entry"});
             else {
                 // CQ-NOT-08 lets an arm fire for entries already there; with none at all, and
                 // nothing satisfying the arm since the last notification, it had no cause.
@@ -157,13 +169,15 @@ void Model::observe_cq_notification(ObjectId cq_id, NTSTATUS status, Verdict& v)
                 for (ObjectId qp : cq->qps) {
                     const auto& q = std::get<QpState>(objects_[qp].state);
                     for (const auto* list : {&q.initiator_pending, &q.receive_pending})
-                        for (const auto& c : *list) queued |= c.cq == cq_id;
+                        for (const auto& c : *list)
+                            queued |= c.cq == cq_id;
                 }
                 bool cause = cq->armed == NDK_CQ_NOTIFY_ANY ? cq->new_since_notification
                                                             : cq->solicited_since_notification;
                 if (!cause && !queued)
-                    v.add({{cq->armed == NDK_CQ_NOTIFY_ANY ? "CQ-NOT-09" : "CQ-NOT-10", "CQ-NOT-11"},
-                           "a CQ notification came with nothing that satisfies its arm"});
+                    v.add(
+                        {{cq->armed == NDK_CQ_NOTIFY_ANY ? "CQ-NOT-09" : "CQ-NOT-10", "CQ-NOT-11"},
+                         "a CQ notification came with nothing that satisfies its arm"});
             }
         } else if (status == STATUS_BUFFER_OVERFLOW) {
             // CQ-CREATE-04, CQ-RESIZE-04: CqDepth entries fit without an overrun. The provider's
@@ -172,16 +186,18 @@ void Model::observe_cq_notification(ObjectId cq_id, NTSTATUS status, Verdict& v)
             for (ObjectId qp : cq->qps) {
                 const auto& q = std::get<QpState>(objects_[qp].state);
                 for (const auto* list : {&q.initiator_pending, &q.receive_pending})
-                    for (const auto& c : *list) queued += c.cq == cq_id;
+                    for (const auto& c : *list)
+                        queued += c.cq == cq_id;
             }
             if (queued <= cq->depth)
                 v.add({{"CQ-CREATE-04", "CQ-RESIZE-04", "CQ-STATUS-02"},
                        "the CQ reported an overrun with at most " + num(queued) +
                            " entries for a depth of " + num(cq->depth)});
         } else if (status != STATUS_INTERNAL_ERROR) {
-            v.add({{"CQ-STATUS-01"}, "a CQ notification carried CqStatus " + num(static_cast<uint32_t>(status)) +
-                                         ": only STATUS_SUCCESS, STATUS_BUFFER_OVERFLOW and "
-                                         "STATUS_INTERNAL_ERROR are defined"});
+            v.add({{"CQ-STATUS-01"},
+                   "a CQ notification carried CqStatus " + num(static_cast<uint32_t>(status)) +
+                       ": only STATUS_SUCCESS, STATUS_BUFFER_OVERFLOW and "
+                       "STATUS_INTERNAL_ERROR are defined"});
         }
     }
     cq->armed = -1;
@@ -204,12 +220,14 @@ Expectation Model::expect_call(const calls::GetCqResults& c) const {
 
 void Model::commit(const calls::GetCqResults& c, const Observed& o, Applied& applied, Stage) {
     if (o.value > c.max_results)  // CQ-GET-01
-        applied.verdict.add({{"CQ-GET-01"}, "NdkGetCqResults returned " + num(o.value) +
-                                                " results for room of " + num(c.max_results)});
+        applied.verdict.add({{"CQ-GET-01"},
+                             "NdkGetCqResults returned " + num(o.value) + " results for room of " +
+                                 num(c.max_results)});
     if (mode_ == Mode::simulate) {
         auto* cq = state_mut<CqState>(c.cq);
         size_t n = std::min<size_t>(o.value, cq->entries.size());
-        for (size_t i = 0; i < n; ++i) retrieved(cq->entries[i]);  // CQ-GET-04: removed once
+        for (size_t i = 0; i < n; ++i)
+            retrieved(cq->entries[i]);  // CQ-GET-04: removed once
         cq->entries.erase(cq->entries.begin(), cq->entries.begin() + static_cast<ptrdiff_t>(n));
         return;
     }
@@ -248,14 +266,16 @@ void Model::commit(const calls::ControlCqInterruptModeration& c, const Observed&
                    Stage stage) {
     if (stage != Stage::done) return;
     // CQ-IM-10: the latest settings win. The model keeps the moderation in force as the pages
-    // define it (it changes only timing, which no test measures: CQ-IM-12). 0 = off.
+    // define it (it changes only when interrupts come, which NDKPI calls do not show). 0 = off.
     auto* cq = state_mut<CqState>(c.cq);
     uint32_t interval = c.interval, count = c.count;
     if (count == MAXULONG || count > cq->depth) count = 0;  // CQ-IM-08: interval alone
     if (interval == MAXULONG) interval = 0;                 // CQ-IM-07: count alone
     bool off = c.interval == 0;                             // CQ-IM-06: interval 0 is off
-    if (readings_.moderation_count_zero_or_one) off |= c.count == 0 || c.count == 1;  // AMB-24
-    else off |= c.interval == 1;                                                       // AMB-24 literal
+    if (readings_.moderation_count_zero_or_one)
+        off |= c.count == 0 || c.count == 1;  // AMB-24
+    else
+        off |= c.interval == 1;  // AMB-24 literal
     cq->interrupt_interval = off ? 0 : interval;
     cq->interrupt_count = off ? 0 : count;
 }

@@ -21,7 +21,8 @@ uint64_t pages_spanned(uint64_t first_byte_offset, uint64_t length) {
 // (RMR-SINK-03).
 uint32_t mr_access(uint32_t flags) {
     uint32_t access = 0;
-    if (flags & (NDK_MR_FLAG_ALLOW_LOCAL_WRITE | NDKCT_MR_FLAG_REMOTE_WRITE_BIT)) access |= kLocalWrite;
+    if (flags & (NDK_MR_FLAG_ALLOW_LOCAL_WRITE | NDKCT_MR_FLAG_REMOTE_WRITE_BIT))
+        access |= kLocalWrite;
     if (flags & NDK_MR_FLAG_ALLOW_REMOTE_READ) access |= kRemoteRead;
     if (flags & NDKCT_MR_FLAG_REMOTE_WRITE_BIT) access |= kRemoteWrite;
     if (flags & NDK_MR_FLAG_RDMA_READ_SINK) access |= kReadSink;
@@ -32,14 +33,17 @@ uint32_t mr_access(uint32_t flags) {
 // bit; 0x80 makes a read sink (FR-SINK-03). Local read needs no flag (FR-FLG-02).
 uint32_t op_access(uint32_t flags) {
     uint32_t access = 0;
-    if (flags & (NDK_OP_FLAG_ALLOW_LOCAL_WRITE | NDKCT_OP_FLAG_REMOTE_WRITE_BIT)) access |= kLocalWrite;
+    if (flags & (NDK_OP_FLAG_ALLOW_LOCAL_WRITE | NDKCT_OP_FLAG_REMOTE_WRITE_BIT))
+        access |= kLocalWrite;
     if (flags & NDK_OP_FLAG_ALLOW_REMOTE_READ) access |= kRemoteRead;
     if (flags & NDKCT_OP_FLAG_REMOTE_WRITE_BIT) access |= kRemoteWrite;
     if (flags & NDK_OP_FLAG_RDMA_READ_SINK) access |= kReadSink;
     return access;
 }
 
-std::string num(uint64_t v) { return std::to_string(v); }
+std::string num(uint64_t v) {
+    return std::to_string(v);
+}
 
 // WR-05: the contexts of requests refused inline, kept (a bounded few) so that check mode can
 // flag a CQ entry for one of them (as rules_qp.cpp does for the data requests).
@@ -68,8 +72,8 @@ Expectation Model::expect_call(const calls::QueryAdapterInfo& c) const {
                "*pBufferSize " + num(c.buffer_size) + " is below the information's size");
     } else if (c.buffer_size < sizeof(NDK_ADAPTER_INFO)) {
         // AMB-23: a 96-byte buffer (the layout without RdmaTechnology) may or may not do.
-        ExpectedFailure alt{STATUS_BUFFER_TOO_SMALL, {"AMB-23"}, Strength::model_choice,
-                            "a 96..103-byte buffer"};
+        ExpectedFailure alt{
+            STATUS_BUFFER_TOO_SMALL, {"AMB-23"}, Strength::model_choice, "a 96..103-byte buffer"};
         if (readings_.adapter_info_accepts_96) {
             e.tolerated.push_back(alt);
         } else {
@@ -87,40 +91,45 @@ void Model::commit(const calls::QueryAdapterInfo& c, const Observed& o, Applied&
         // AI-05: the required size is written back.
         if (o.status == STATUS_BUFFER_TOO_SMALL &&
             (!o.size_out || (*o.size_out != full && *o.size_out != NDK_ADAPTER_INFO_V1_SIZE)))
-            applied.verdict.add({{"AI-05"}, "NdkQueryAdapterInfo returned STATUS_BUFFER_TOO_SMALL "
-                                            "without writing the required size to *pBufferSize"});
+            applied.verdict.add({{"AI-05"},
+                                 "NdkQueryAdapterInfo returned STATUS_BUFFER_TOO_SMALL "
+                                 "without writing the required size to *pBufferSize"});
         return;
     }
     if (stage != Stage::done) return;
     uint32_t written = c.buffer_size >= full ? full : NDK_ADAPTER_INFO_V1_SIZE;
     if (o.size_out && *o.size_out != written && !(written == full && *o.size_out == full))
-        applied.verdict.add({{"AI-06"}, "NdkQueryAdapterInfo succeeded but set *pBufferSize to " +
-                                            num(*o.size_out) + ", not the " + num(written) +
-                                            " bytes written"});
+        applied.verdict.add({{"AI-06"},
+                             "NdkQueryAdapterInfo succeeded but set *pBufferSize to " +
+                                 num(*o.size_out) + ", not the " + num(written) +
+                                 " bytes written"});
     if (!o.adapter_info) return;
     const NDK_ADAPTER_INFO& info = *o.adapter_info;
     if (info.FRMRPageCount < 16)  // AI-02
-        applied.verdict.add({{"AI-02"}, "NDK_ADAPTER_INFO.FRMRPageCount is " +
-                                            num(info.FRMRPageCount) + ", below 16"});
+        applied.verdict.add(
+            {{"AI-02"},
+             "NDK_ADAPTER_INFO.FRMRPageCount is " + num(info.FRMRPageCount) + ", below 16"});
     // VER-02, VER-06, VER-01: the negotiated version, {Major, Minor}: the requested major at the
     // provider's highest minor (in check mode the harness reads it from this very call once, so
     // only the major is held to the profile).
     if (info.Version.Major != readings_.version.Major ||
         (mode_ == Mode::simulate && info.Version.Minor != readings_.version.Minor))
-        applied.verdict.add({{"VER-02", "VER-06"}, "NDK_ADAPTER_INFO.Version is " + num(info.Version.Major) +
-                                                       "." + num(info.Version.Minor) + ", not " +
-                                                       num(readings_.version.Major) + "." +
-                                                       num(readings_.version.Minor)});
+        applied.verdict.add({{"VER-02", "VER-06"},
+                             "NDK_ADAPTER_INFO.Version is " + num(info.Version.Major) + "." +
+                                 num(info.Version.Minor) + ", not " + num(readings_.version.Major) +
+                                 "." + num(readings_.version.Minor)});
     // VER-09, AI-FLAG-05: read-with-local-invalidate is a 1.2 capability.
     if (info.Version.Major == 1 && info.Version.Minor < 2 &&
         (info.AdapterFlags & NDK_ADAPTER_FLAG_RDMA_READ_LOCAL_INVALIDATE_SUPPORTED))
-        applied.verdict.add({{"VER-09", "AI-FLAG-05"}, "a 1.1 instance reports "
-                                                       "NDK_ADAPTER_FLAG_RDMA_READ_LOCAL_INVALIDATE_SUPPORTED"});
+        applied.verdict.add({{"VER-09", "AI-FLAG-05"},
+                             "a 1.1 instance reports "
+                             "NDK_ADAPTER_FLAG_RDMA_READ_LOCAL_INVALIDATE_SUPPORTED"});
     // AI-11: RdmaTechnology names one transport (1 iWARP .. 4 RoCEv2), when the buffer holds it.
     if (written == full && (info.RdmaTechnology < NdkiWarp || info.RdmaTechnology > NdkRoCEv2))
-        applied.verdict.add({{"AI-11"}, "NDK_ADAPTER_INFO.RdmaTechnology is " +
-                                            num(static_cast<uint32_t>(info.RdmaTechnology)) +
-                                            ", not one of the transports 1..4"});
+        applied.verdict.add({{"AI-11"},
+                             "NDK_ADAPTER_INFO.RdmaTechnology is " +
+                                 num(static_cast<uint32_t>(info.RdmaTechnology)) +
+                                 ", not one of the transports 1..4"});
     // In check mode the provider's own limits are the ones its other calls are judged by.
     if (mode_ == Mode::check) {
         if (auto* a = state_mut<AdapterState>(c.adapter)) {
@@ -195,8 +204,9 @@ Expectation Model::expect_call(const calls::RegisterMr& c) const {
         return e;
     }
     if (mr.phase != MrState::Phase::unregistered) {  // RMR-PRE-01: not registered twice
-        wrong_mr_state(e, "RMR-PRE-01", "the MR is already registered (or its registration "
-                                        "or deregistration is pending)");
+        wrong_mr_state(e, "RMR-PRE-01",
+                       "the MR is already registered (or its registration "
+                       "or deregistration is pending)");
         return e;
     }
     if (!c.mdl.present) {
@@ -206,8 +216,8 @@ Expectation Model::expect_call(const calls::RegisterMr& c) const {
         return e;
     }
     const NDK_ADAPTER_INFO& info = adapter_info(c.mr);
-    Strength limit = readings_.limit_violation_status_required ? Strength::documented
-                                                               : Strength::model_choice;
+    Strength limit =
+        readings_.limit_violation_status_required ? Strength::documented : Strength::model_choice;
     if (c.length == 0 && readings_.zero_length_mapping_rejected)  // MODEL-RMR-LEN-02
         e.fail(STATUS_INVALID_PARAMETER, {"RMR-LEN-03", "MODEL-RMR-LEN-02"}, Strength::model_choice,
                "Length is 0");
@@ -275,8 +285,9 @@ Expectation Model::expect_call(const calls::DeregisterMr& c) const {
         return e;
     }
     if (mr.fast_register || mr.phase != MrState::Phase::registered) {  // DMR-02
-        wrong_mr_state(e, "DMR-02", mr.fast_register ? "the MR is a fast-register MR"
-                                                     : "the MR is not registered");
+        wrong_mr_state(
+            e, "DMR-02",
+            mr.fast_register ? "the MR is a fast-register MR" : "the MR is not registered");
         return e;
     }
     if (!mr.bound_windows.empty() && readings_.deregister_with_bound_mw_rejected)  // AMB-31
@@ -332,11 +343,14 @@ Expectation Model::expect_call(const calls::InitializeFastRegisterMr& c) const {
     if (mr.phase != P::uninitialized) {  // AMB-10: initializing the same MR again
         bool allowed = false;
         switch (readings_.fr_reinitialize) {
-            case Readings::FrReinitialize::allow_always: allowed = mr.phase != P::initializing; break;
+            case Readings::FrReinitialize::allow_always:
+                allowed = mr.phase != P::initializing;
+                break;
             case Readings::FrReinitialize::allow_when_unregistered:
                 allowed = mr.phase == P::initialized || mr.phase == P::invalidated;
                 break;
-            case Readings::FrReinitialize::reject: break;
+            case Readings::FrReinitialize::reject:
+                break;
         }
         if (!allowed)
             e.fail(STATUS_INVALID_DEVICE_STATE, {"IFR-CONC-01", "AMB-10"}, Strength::model_choice,
@@ -352,7 +366,8 @@ Expectation Model::expect_call(const calls::InitializeFastRegisterMr& c) const {
     // adapter's and unadvertised (IFR-APC-02, AMB-08): STATUS_IMPLEMENTATION_LIMIT or success.
     uint32_t guaranteed = std::max<uint32_t>(16, adapter_info(c.mr).FRMRPageCount);
     if (c.adapter_page_count > guaranteed) {
-        e.also_allowed.push_back({STATUS_IMPLEMENTATION_LIMIT, {"IFR-APC-02", "AMB-08"},
+        e.also_allowed.push_back({STATUS_IMPLEMENTATION_LIMIT,
+                                  {"IFR-APC-02", "AMB-08"},
                                   Strength::documented,
                                   "AdapterPageCount " + num(c.adapter_page_count) +
                                       " is beyond the guaranteed " + num(guaranteed)});
@@ -421,8 +436,9 @@ void Model::commit(const calls::GetLocalTokenFromMr& c, const Observed& o, Appli
     auto* mr = state_mut<MrState>(c.mr);
     if (mr->local_token && *mr->local_token != o.value &&
         mr->phase == MrState::Phase::registered)  // TOK-01: one token per registration
-        applied.verdict.add({{"TOK-01"}, "NdkGetLocalTokenFromMr returned a different token for "
-                                         "the same registration"});
+        applied.verdict.add({{"TOK-01"},
+                             "NdkGetLocalTokenFromMr returned a different token for "
+                             "the same registration"});
     set_token(c.mr, false, o.value);
 }
 
@@ -489,14 +505,14 @@ Expectation Model::expect_call(const calls::BuildLam& c) const {
         e.undefined_why = "Mdl is NULL";
         return e;
     }
-    Strength limit = readings_.limit_violation_status_required ? Strength::documented
-                                                               : Strength::model_choice;
+    Strength limit =
+        readings_.limit_violation_status_required ? Strength::documented : Strength::model_choice;
     if (c.length == 0 && readings_.zero_length_mapping_rejected)
         e.fail(STATUS_INVALID_PARAMETER, {"MODEL-RMR-LEN-02"}, Strength::model_choice,
                "Length is 0");
     if (c.length > adapter_info(c.adapter).MaxRegistrationSize)
-        e.fail(readings_.over_max_registration_status, {"MODEL-RMR-LEN-01"},
-               Strength::model_choice, "Length exceeds MaxRegistrationSize");
+        e.fail(readings_.over_max_registration_status, {"MODEL-RMR-LEN-01"}, Strength::model_choice,
+               "Length exceeds MaxRegistrationSize");
     if (c.length > c.mdl.chain_bytes) {  // LAM-LEN-01 (the caller's duty), AMB-26
         e.fail(STATUS_INVALID_PARAMETER, {"LAM-LEN-01", "AMB-26"}, limit,
                "Length " + num(c.length) + " exceeds the chain's " + num(c.mdl.chain_bytes) +
@@ -516,9 +532,9 @@ Expectation Model::expect_call(const calls::BuildLam& c) const {
             e.fail(STATUS_INVALID_PARAMETER, {"LAM-SIZE-03", "AMB-14"}, Strength::model_choice,
                    "pNdkLAM is NULL");
     } else if (c.buffer_size < required) {  // LAM-SIZE-01 (the required size does: LAM-SIZE-05)
-        e.fail(STATUS_BUFFER_TOO_SMALL, {"LAM-SIZE-01"}, Strength::documented,
-               "*pLAMSize " + num(c.buffer_size) + " is below the " + num(required) +
-                   " bytes needed");
+        e.fail(
+            STATUS_BUFFER_TOO_SMALL, {"LAM-SIZE-01"}, Strength::documented,
+            "*pLAMSize " + num(c.buffer_size) + " is below the " + num(required) + " bytes needed");
     }
     return e;
 }
@@ -529,8 +545,10 @@ void Model::commit(const calls::BuildLam& c, const Observed& o, Applied& applied
     if (stage == Stage::pending) {
         // AMB-15: with inline_only, a too-small buffer should have been refused inline.
         if (c.has_buffer && c.buffer_size < required && !readings_.build_lam_size_check_async)
-            applied.verdict.add({{"AMB-15"}, "NdkBuildLam pended for a buffer too small to hold "
-                                             "the mapping instead of refusing it inline", true});
+            applied.verdict.add({{"AMB-15"},
+                                 "NdkBuildLam pended for a buffer too small to hold "
+                                 "the mapping instead of refusing it inline",
+                                 true});
         return;
     }
     // LAM-ST-04, LAM-ERR-01: a failure leaves no mapping behind (one is created on success only).
@@ -539,40 +557,47 @@ void Model::commit(const calls::BuildLam& c, const Observed& o, Applied& applied
         if (o.status == STATUS_BUFFER_TOO_SMALL) {
             // LAM-SIZE-04: a size left as the caller passed it (below the need) was not written.
             if (!o.size_out || (*o.size_out == c.buffer_size && *o.size_out < required))
-                applied.verdict.add({{"LAM-SIZE-04"}, "NdkBuildLam returned STATUS_BUFFER_TOO_SMALL "
-                                                      "without writing the required size (*pLAMSize "
-                                                      "is still the " + num(c.buffer_size) +
-                                                      " passed in)"});
+                applied.verdict.add({{"LAM-SIZE-04"},
+                                     "NdkBuildLam returned STATUS_BUFFER_TOO_SMALL "
+                                     "without writing the required size (*pLAMSize "
+                                     "is still the " +
+                                         num(c.buffer_size) + " passed in)"});
             else if (*o.size_out < required)
                 applied.verdict.add({{"LAM-SIZE-02"},
-                                     "NdkBuildLam reported a required size of " +
-                                         num(*o.size_out) + " bytes, below the " + num(required) +
-                                         " a mapping of " + num(pages) + " pages needs"});
+                                     "NdkBuildLam reported a required size of " + num(*o.size_out) +
+                                         " bytes, below the " + num(required) + " a mapping of " +
+                                         num(pages) + " pages needs"});
         }
         return;
     }
     // Success: check the mapping the provider wrote (LAM-OUT-01), then keep it.
     size_t count = o.lam_pages.size();
     if (count < pages)  // LAM-PAGE-02
-        applied.verdict.add({{"LAM-PAGE-02"}, "the mapping has " + num(count) + " pages; the range "
-                                              "spans " + num(pages)});
+        applied.verdict.add({{"LAM-PAGE-02"},
+                             "the mapping has " + num(count) +
+                                 " pages; the range "
+                                 "spans " +
+                                 num(pages)});
     for (size_t i = 0; i < count; ++i)
         if (o.lam_pages[i] % PAGE_SIZE != 0) {  // LAM-PAGE-01
-            applied.verdict.add({{"LAM-PAGE-01"}, "AdapterPageArray[" + num(i) + "] = " +
-                                                      num(o.lam_pages[i]) +
-                                                      " is not PAGE_SIZE-aligned"});
+            applied.verdict.add({{"LAM-PAGE-01"},
+                                 "AdapterPageArray[" + num(i) + "] = " + num(o.lam_pages[i]) +
+                                     " is not PAGE_SIZE-aligned"});
             break;
         }
     if (o.size_out && *o.size_out != kLamHeader + 8 * count)  // LAM-OUT-02
-        applied.verdict.add({{"LAM-OUT-02"}, "*pLAMSize is " + num(*o.size_out) + " after success; "
-                                             "the mapping written is " +
-                                             num(kLamHeader + 8 * count) + " bytes"});
+        applied.verdict.add({{"LAM-OUT-02"},
+                             "*pLAMSize is " + num(*o.size_out) +
+                                 " after success; "
+                                 "the mapping written is " +
+                                 num(kLamHeader + 8 * count) + " bytes"});
     if (o.size_out && *o.size_out > c.buffer_size)
         applied.verdict.add({{"LAM-OUT-02"}, "*pLAMSize grew past the buffer size passed in"});
     if (o.fbo_out && *o.fbo_out != c.mdl.first_byte_offset)  // LAM-OUT-03
-        applied.verdict.add({{"LAM-OUT-03"}, "*pFBO is " + num(*o.fbo_out) + ", not " +
-                                             num(c.mdl.first_byte_offset) +
-                                             " (the first byte's offset in its page)"});
+        applied.verdict.add({{"LAM-OUT-03"},
+                             "*pFBO is " + num(*o.fbo_out) + ", not " +
+                                 num(c.mdl.first_byte_offset) +
+                                 " (the first byte's offset in its page)"});
     // Two pages of live mappings at one logical address would alias memory.
     if (const auto* a = state_of<AdapterState>(c.adapter))
         for (size_t j = 0; j < count && j < c.mdl.pfns.size(); ++j) {
@@ -630,13 +655,12 @@ namespace {
 
 // The argument problems whose status the docs leave open (AMB-29, AMB-08, AMB-09, AMB-05).
 std::vector<ExpectedFailure> fast_register_argument_problems(const calls::FastRegister& c,
-                                                             const MrState& mr,
-                                                             const Readings& r) {
+                                                             const MrState& mr, const Readings& r) {
     std::vector<ExpectedFailure> problems;
     auto bad = [&](RuleIds rules, std::string why) {
         rules.push_back("AMB-29");
-        problems.push_back({STATUS_INVALID_PARAMETER, std::move(rules), Strength::model_choice,
-                            std::move(why)});
+        problems.push_back(
+            {STATUS_INVALID_PARAMETER, std::move(rules), Strength::model_choice, std::move(why)});
     };
     uint64_t pages = c.adapter_pages.size();
     if (pages == 0 && r.zero_adapter_page_count_rejected) bad({"AMB-09"}, "AdapterPageCount is 0");
@@ -645,7 +669,8 @@ std::vector<ExpectedFailure> fast_register_argument_problems(const calls::FastRe
                                          " exceeds the MR's initialized " + num(mr.max_pages));
     if (c.fbo >= PAGE_SIZE)  // FR-FBO-02 (FR-FBO-01: 0..PAGE_SIZE-1 are all valid)
         bad({"FR-FBO-02"}, "FBO " + num(c.fbo) + " is not an offset inside a page");
-    else if (c.fbo > pages * PAGE_SIZE || c.length > pages * PAGE_SIZE - c.fbo)  // FR-LEN-02 (no wrap-around)
+    else if (c.fbo > pages * PAGE_SIZE ||
+             c.length > pages * PAGE_SIZE - c.fbo)  // FR-LEN-02 (no wrap-around)
         bad({"FR-LEN-02"}, "Length " + num(c.length) + " exceeds AdapterPageCount * PAGE_SIZE (" +
                                num(pages * PAGE_SIZE) + ") - FBO (" + num(c.fbo) + ")");
     if (c.length == 0 && r.zero_length_mapping_rejected) bad({"MODEL-RMR-LEN-02"}, "Length is 0");
@@ -671,7 +696,8 @@ std::vector<ExpectedFailure> fast_register_argument_problems(const calls::FastRe
 Expectation Model::expect_call(const calls::FastRegister& c) const {
     Expectation e;
     e.no_pending_rules = {"FR-ST-03", "WR-04"};
-    e.success_rules = {"FR-ST-01", "FR-APC-03", "FR-LEN-01", "FR-ALIGN-01", "FR-ACC-02", "FR-ACC-03"};
+    e.success_rules = {"FR-ST-01",    "FR-APC-03", "FR-LEN-01",
+                       "FR-ALIGN-01", "FR-ACC-02", "FR-ACC-03"};
     const QpState* qp = require_connected_qp(e, c.qp, "FR-ST-02");
     const Object* o = require(e, c.mr, Kind::mr, "pMr");
     if (!qp || !o) return e;
@@ -685,8 +711,9 @@ Expectation Model::expect_call(const calls::FastRegister& c) const {
                        mr.phase == P::invalidated ||
                        (mr.phase == P::initializing && readings_.fr_usable_at_return);  // AMB-11
     if (!mr.fast_register || !initialized) {  // FR-MR-01, IFR-POST-01
-        wrong_mr_state(e, "FR-MR-01", mr.fast_register ? "the MR's initialization has not completed"
-                                                        : "the MR is not a fast-register MR");
+        wrong_mr_state(e, "FR-MR-01",
+                       mr.fast_register ? "the MR's initialization has not completed"
+                                        : "the MR is not a fast-register MR");
         return e;
     }
     // Flags (FR-FLG-01): the documented set, 0x80 per AMB-01, DEFER from 1.2.
@@ -706,7 +733,8 @@ Expectation Model::expect_call(const calls::FastRegister& c) const {
         (c.flags & (NDK_OP_FLAG_ALLOW_REMOTE_READ | NDKCT_OP_FLAG_REMOTE_WRITE_BIT)))
         e.fail(STATUS_ACCESS_VIOLATION, {"FR-ACC-01"}, Strength::documented,
                "remote rights requested on an MR initialized with RemoteAccess = FALSE");
-    if (mr.phase == P::fast_registered && readings_.fr_over_valid == Readings::FrOverValid::inline_error)
+    if (mr.phase == P::fast_registered &&
+        readings_.fr_over_valid == Readings::FrOverValid::inline_error)
         e.fail(STATUS_INVALID_DEVICE_STATE, {"FR-INV-01", "AMB-30"}, Strength::model_choice,
                "the MR's previous fast registration was not invalidated");
     if (o->parent != find(c.qp)->parent && readings_.foreign_objects_all_inline)  // AMB-28
@@ -778,13 +806,16 @@ void Model::commit(const calls::FastRegister& c, const Observed&, Applied&, Stag
         u->mr_state = *mr;
         undo_info = std::move(u);
         std::vector<PFN_NUMBER> pfns;
-        for (uint64_t page : c.adapter_pages) pfns.push_back(*pfn_of_logical(qp->adapter, page));
+        for (uint64_t page : c.adapter_pages)
+            pfns.push_back(*pfn_of_logical(qp->adapter, page));
         mr->phase = MrState::Phase::fast_registered;
         mr->region = {c.base_virtual_address, c.length, c.fbo, std::move(pfns), op_access(c.flags)};
-        if (!readings_.fr_token_stable_from_initialize) set_token(c.mr, true, std::nullopt);  // AMB-07
+        if (!readings_.fr_token_stable_from_initialize)
+            set_token(c.mr, true, std::nullopt);  // AMB-07
     }
     // FR-SILENT-01, FR-SILENT-02: silent only if it succeeds. FR-QP-01: on the initiator queue.
-    done.silent = (c.flags & NDK_OP_FLAG_SILENT_SUCCESS) && done.outcome == Completion::Outcome::success;
+    done.silent =
+        (c.flags & NDK_OP_FLAG_SILENT_SUCCESS) && done.outcome == Completion::Outcome::success;
     post(c.qp, c, c.request_context, c.flags, false, done, std::move(undo_info));
 }
 
@@ -795,16 +826,20 @@ namespace {
 // Bind arguments whose status the docs leave open: the range outside the MR (BND-02, AMB-20),
 // a window longer than MaxWindowSize (BND-09, MODEL-BND-01). Such a bind must not take effect.
 std::vector<ExpectedFailure> bind_argument_problems(const calls::Bind& c, const MrState& mr,
-                                                    const NDK_ADAPTER_INFO& info, const Readings& r) {
+                                                    const NDK_ADAPTER_INFO& info,
+                                                    const Readings& r) {
     std::vector<ExpectedFailure> problems;
     if (!mr.region.covers(c.virtual_address, c.length))
-        problems.push_back({STATUS_INVALID_PARAMETER, {"BND-02", "AMB-20"}, Strength::model_choice,
+        problems.push_back({STATUS_INVALID_PARAMETER,
+                            {"BND-02", "AMB-20"},
+                            Strength::model_choice,
                             "[VirtualAddress, +Length) is not inside the MR's registered range"});
     if (c.length > info.MaxWindowSize)
-        problems.push_back({STATUS_INVALID_PARAMETER, {"MODEL-BND-01", "BND-09"},
-                            r.over_max_window_invalid ? Strength::model_choice : Strength::any_error,
-                            "Length " + num(c.length) + " exceeds MaxWindowSize " +
-                                num(info.MaxWindowSize)});
+        problems.push_back(
+            {STATUS_INVALID_PARAMETER,
+             {"MODEL-BND-01", "BND-09"},
+             r.over_max_window_invalid ? Strength::model_choice : Strength::any_error,
+             "Length " + num(c.length) + " exceeds MaxWindowSize " + num(info.MaxWindowSize)});
     return problems;
 }
 
@@ -823,8 +858,8 @@ Expectation Model::expect_call(const calls::Bind& c) const {
         e.undefined = true;
         return e;
     }
-    bool registered = mr.phase == MrState::Phase::registered ||
-                      mr.phase == MrState::Phase::fast_registered;
+    bool registered =
+        mr.phase == MrState::Phase::registered || mr.phase == MrState::Phase::fast_registered;
     if (!registered) {
         wrong_mr_state(e, "BND-02", "the MR has no valid registration");
         return e;
@@ -874,8 +909,9 @@ void Model::commit(const calls::Bind& c, const Observed&, Applied&, Stage stage)
     } else if (!problems.empty()) {
         // Accepted although the profile refuses it inline (MODEL-BND-01, AMB-20): it binds
         // nothing, and its completion reports the error (in any form, with any_error).
-        done.outcome = problems.front().strength == Strength::any_error ? Completion::Outcome::any_error
-                                                                       : Completion::Outcome::error;
+        done.outcome = problems.front().strength == Strength::any_error
+                           ? Completion::Outcome::any_error
+                           : Completion::Outcome::error;
         done.status = STATUS_INVALID_PARAMETER;
         done.rules = problems.front().rules;
         done.why = problems.front().why;
@@ -897,10 +933,12 @@ void Model::commit(const calls::Bind& c, const Observed&, Applied&, Stage stage)
         mw->bound = true;
         mw->mr = c.mr;
         mw->qp = c.qp;
-        mw->region = {c.virtual_address, c.length, 0, {}, op_access(c.flags) & (kRemoteRead | kRemoteWrite)};
+        mw->region = {
+            c.virtual_address, c.length, 0, {}, op_access(c.flags) & (kRemoteRead | kRemoteWrite)};
         set_token(c.mw, true, std::nullopt);
         auto* mr = state_mut<MrState>(c.mr);
-        if (std::find(mr->bound_windows.begin(), mr->bound_windows.end(), c.mw) == mr->bound_windows.end())
+        if (std::find(mr->bound_windows.begin(), mr->bound_windows.end(), c.mw) ==
+            mr->bound_windows.end())
             mr->bound_windows.push_back(c.mw);
         Object& w = objects_[c.mw];
         if (std::find(w.antecedents.begin(), w.antecedents.end(), c.mr) == w.antecedents.end()) {
@@ -910,7 +948,8 @@ void Model::commit(const calls::Bind& c, const Observed&, Applied&, Stage stage)
         }
         undo_info = std::move(u);
     }
-    done.silent = (c.flags & NDK_OP_FLAG_SILENT_SUCCESS) && done.outcome == Completion::Outcome::success;
+    done.silent =
+        (c.flags & NDK_OP_FLAG_SILENT_SUCCESS) && done.outcome == Completion::Outcome::success;
     post(c.qp, c, c.request_context, c.flags, false, done, std::move(undo_info));
 }
 
@@ -949,9 +988,11 @@ Expectation Model::expect_call(const calls::Invalidate& c) const {
         valid = std::get<MwState>(target->state).bound;
     }
     check_usable(e, *qp);  // MODEL-CQ-STATUS-01
-    if (!valid) {  // CQ-RI-03, AMB-32: inline or by completion, the docs do not say
-        ExpectedFailure inline_failure{STATUS_INVALID_DEVICE_STATE, {"CQ-RI-03", "AMB-32"},
-                                       Strength::model_choice, "the token is no longer valid"};
+    if (!valid) {          // CQ-RI-03, AMB-32: inline or by completion, the docs do not say
+        ExpectedFailure inline_failure{STATUS_INVALID_DEVICE_STATE,
+                                       {"CQ-RI-03", "AMB-32"},
+                                       Strength::model_choice,
+                                       "the token is no longer valid"};
         if (readings_.invalidate_invalid_token_inline) {
             e.failures.push_back(inline_failure);
             e.failure_may_surface_in_completion = true;
@@ -988,8 +1029,10 @@ void Model::commit(const calls::Invalidate& c, const Observed&, Applied&, Stage 
             u->mw = c.target;
             u->mw_state = std::get<MwState>(target->state);
             u->window_mr = u->mw_state->mr;
-            if (const auto* owner = state_of<MrState>(u->window_mr)) u->window_mr_windows = owner->bound_windows;
-            else u->window_mr = 0;
+            if (const auto* owner = state_of<MrState>(u->window_mr))
+                u->window_mr_windows = owner->bound_windows;
+            else
+                u->window_mr = 0;
         }
         undo_info = std::move(u);
         invalidate_token_of(c.target);
@@ -999,7 +1042,8 @@ void Model::commit(const calls::Invalidate& c, const Observed&, Applied&, Stage 
         done.rules = {"CQ-RI-03", "AMB-32"};
         done.why = "the token was no longer valid";
     }
-    done.silent = (c.flags & NDK_OP_FLAG_SILENT_SUCCESS) && done.outcome == Completion::Outcome::success;
+    done.silent =
+        (c.flags & NDK_OP_FLAG_SILENT_SUCCESS) && done.outcome == Completion::Outcome::success;
     post(c.qp, c, c.request_context, c.flags, false, done, std::move(undo_info));
 }
 

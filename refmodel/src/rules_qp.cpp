@@ -11,11 +11,14 @@ namespace ndkct::model {
 
 namespace {
 
-std::string num(uint64_t v) { return std::to_string(v); }
+std::string num(uint64_t v) {
+    return std::to_string(v);
+}
 
 uint64_t total_length(const std::vector<Sge>& sgl) {
     uint64_t total = 0;
-    for (const auto& sge : sgl) total += sge.length;
+    for (const auto& sge : sgl)
+        total += sge.length;
     return total;
 }
 
@@ -29,6 +32,11 @@ constexpr size_t kRememberedContexts = 64;
 void remember(std::deque<Context>& list, Context context) {
     list.push_back(context);
     if (list.size() > kRememberedContexts) list.pop_front();
+}
+
+void remember(std::vector<Context>& list, Context context) {
+    list.push_back(context);
+    if (list.size() > kRememberedContexts) list.erase(list.begin());
 }
 
 }  // namespace
@@ -54,7 +62,8 @@ Expectation Model::expect_call(const calls::CreateQp& c) const {
                    std::string(what) + " " + num(value) + " exceeds the adapter's " + num(max));
     };
     limit(c.receive_queue_depth, info.MaxReceiveQueueDepth, "CQP-LIM-01", "ReceiveQueueDepth");
-    limit(c.initiator_queue_depth, info.MaxInitiatorQueueDepth, "CQP-LIM-02", "InitiatorQueueDepth");
+    limit(c.initiator_queue_depth, info.MaxInitiatorQueueDepth, "CQP-LIM-02",
+          "InitiatorQueueDepth");
     limit(c.max_receive_sge, info.MaxReceiveRequestSge, "CQP-LIM-03", "MaxReceiveRequestSge");
     limit(c.max_initiator_sge, info.MaxInitiatorRequestSge, "CQP-LIM-04", "MaxInitiatorRequestSge");
     limit(c.inline_data_size, info.MaxInlineDataSize, "CQP-LIM-05", "InlineDataSize");
@@ -107,7 +116,8 @@ Expectation Model::expect_call(const calls::CreateQpWithSrq& c) const {
             e.fail(STATUS_INVALID_PARAMETER, {rule, "CQP-SRQ-05"}, Strength::documented,
                    std::string(what) + " " + num(value) + " exceeds the adapter's " + num(max));
     };
-    limit(c.initiator_queue_depth, info.MaxInitiatorQueueDepth, "CQP-SRQ-02", "InitiatorQueueDepth");
+    limit(c.initiator_queue_depth, info.MaxInitiatorQueueDepth, "CQP-SRQ-02",
+          "InitiatorQueueDepth");
     limit(c.max_initiator_sge, info.MaxInitiatorRequestSge, "CQP-SRQ-03", "MaxInitiatorRequestSge");
     limit(c.inline_data_size, info.MaxInlineDataSize, "CQP-SRQ-04", "InlineDataSize");
     return e;
@@ -199,7 +209,8 @@ void Model::commit(const calls::ModifySrq& c, const Observed&, Applied&, Stage s
     if (c.depth != 0) s->depth = c.depth;  // SRQ-02: 0 keeps the depth (SRQ-17: the new one holds)
     if (c.notify_threshold > 0) {  // SRQ-10: sets and arms; SRQ-13: 0 keeps threshold and arm
         s->notify_threshold = c.notify_threshold;
-        s->notify_armed = s->has_notification;  // SRQ-07
+        s->notify_armed = s->has_notification && !s->armed_by_pending_modify_fired;  // SRQ-07
+        s->armed_by_pending_modify_fired = false;
         s->needs_reach = false;  // SRQ-11: already below the threshold fires at once
     }
     srq_check_threshold(c.srq);
@@ -214,8 +225,10 @@ Expectation Model::expect_call(const calls::SrqReceive& c) const {
     const auto& s = std::get<SrqState>(o->state);
     if (c.sgl.size() > s.max_sge)  // SGE-10, AMB-26
         e.fail(STATUS_INVALID_PARAMETER, {"SGE-10", "AMB-26"},
-               readings_.limit_violation_status_required ? Strength::documented : Strength::model_choice,
-               "nSge " + num(c.sgl.size()) + " exceeds the SRQ's MaxReceiveRequestSge " + num(s.max_sge));
+               readings_.limit_violation_status_required ? Strength::documented
+                                                         : Strength::model_choice,
+               "nSge " + num(c.sgl.size()) + " exceeds the SRQ's MaxReceiveRequestSge " +
+                   num(s.max_sge));
     // SRQ-17: up to the current depth must be accepted; beyond it (SRQ-18, the caller's error)
     // MODEL-WR-DEPTH-01 decides.
     check_depth(e, s.outstanding, s.depth, "SRQ-17");
@@ -250,16 +263,25 @@ void Model::observe_srq_notification(ObjectId srq, NTSTATUS status, Verdict& v) 
         if (!s->has_notification)  // SRQ-07
             v.add({{"SRQ-07"}, "an SRQ created without a notification callback was notified"});
         if (status == STATUS_SUCCESS) {
-            if (!s->notify_armed)  // SRQ-12: one notification per arm
+            // An NdkModifySrq that arms may notify (SRQ-11) before its own callback came.
+            bool arming = false;
+            for (const auto& [pid, p] : pending_)
+                if (const auto* m = std::get_if<calls::ModifySrq>(&p.call);
+                    m && m->srq == srq && m->notify_threshold > 0 && p.committed)
+                    arming = true;
+            if (!s->notify_armed && arming) {
+                s->armed_by_pending_modify_fired = true;
+            } else if (!s->notify_armed) {  // SRQ-12: one notification per arm
                 v.add({{"SRQ-12"}, "an SRQ notification came while it was not armed"});
-            else if (s->needs_reach && s->posted < s->notify_threshold)  // MODEL-SRQ-02, SRQ-16
+            } else if (s->needs_reach && s->posted < s->notify_threshold) {  // MODEL-SRQ-02, SRQ-16
                 v.add({{"MODEL-SRQ-02", "SRQ-16"},
                        "the SRQ was notified although its receives never reached the threshold " +
                            num(s->notify_threshold) + " (" + num(s->posted) + " posted)"});
+            }
         } else if (status != STATUS_INTERNAL_ERROR) {  // SRQ-03
-            v.add({{"SRQ-03"}, "an SRQ notification carried SrqStatus " +
-                                   num(static_cast<uint32_t>(status)) +
-                                   ": only STATUS_SUCCESS and STATUS_INTERNAL_ERROR are defined"});
+            v.add({{"SRQ-03"},
+                   "an SRQ notification carried SrqStatus " + num(static_cast<uint32_t>(status)) +
+                       ": only STATUS_SUCCESS and STATUS_INTERNAL_ERROR are defined"});
         }
     }
     s->notify_armed = false;
@@ -285,7 +307,8 @@ Expectation Model::expect_call(const calls::Receive& c) const {
     }
     if (c.sgl.size() > q.max_receive_sge)  // SGE-10, AMB-26 (up to it is accepted: CQP-SGE-01)
         e.fail(STATUS_INVALID_PARAMETER, {"SGE-10", "AMB-26"},
-               readings_.limit_violation_status_required ? Strength::documented : Strength::model_choice,
+               readings_.limit_violation_status_required ? Strength::documented
+                                                         : Strength::model_choice,
                "nSge " + num(c.sgl.size()) + " exceeds the QP's MaxReceiveRequestSge " +
                    num(q.max_receive_sge));
     check_depth(e, q.receive_outstanding, q.receive_depth, "CQP-DEPTH-01");  // N fits; N+1 may not
@@ -305,7 +328,8 @@ void Model::check_data_request(Expectation& e, const QpState& q, const std::vect
                                uint32_t flags, bool read) const {
     const Readings& r = readings_;
     const NDK_ADAPTER_INFO& info = adapter_info(q.pd);
-    Strength limit = r.limit_violation_status_required ? Strength::documented : Strength::model_choice;
+    Strength limit =
+        r.limit_violation_status_required ? Strength::documented : Strength::model_choice;
     bool is_inline = flags & NDK_OP_FLAG_INLINE;
     uint64_t bytes = total_length(sgl);
     if (read) {
@@ -326,7 +350,8 @@ void Model::check_data_request(Expectation& e, const QpState& q, const std::vect
         e.fail(STATUS_INVALID_PARAMETER, {"SGE-12", "AMB-26"}, limit,
                "the request moves " + num(bytes) + " bytes, more than MaxTransferLength " +
                    num(info.MaxTransferLength));
-    check_depth(e, q.initiator_outstanding, q.initiator_depth, "CQP-DEPTH-02");  // N fits, N+1 may not
+    check_depth(e, q.initiator_outstanding, q.initiator_depth,
+                "CQP-DEPTH-02");  // N fits, N+1 may not
     // RD-08: as many reads in progress as the effective OutboundReadLimit must work. Beyond it,
     // MODEL-RD-01: queue (the read waits and succeeds: nothing to judge here) or fail (a consumer
     // error: any inline error, or an error completion; queueing it is a warning).
@@ -436,7 +461,9 @@ Expectation Model::expect_call(const calls::Flush& c) const {
     return e;
 }
 
-void Model::commit(const calls::Flush& c, const Observed&, Applied&, Stage) { flush_qp(c.qp); }
+void Model::commit(const calls::Flush& c, const Observed&, Applied&, Stage) {
+    flush_qp(c.qp);
+}
 
 // ======================= The engine =======================
 
@@ -445,7 +472,7 @@ Completion Model::initiator_completion(ObjectId qp, const WorkRequest& wr,
     const auto& q = std::get<QpState>(objects_[qp].state);
     Completion done;
     done.qp = qp;
-    done.cq = q.initiator_cq;       // CQP-OBJ-02, FR-QP-01, WR-01: initiator requests complete here
+    done.cq = q.initiator_cq;  // CQP-OBJ-02, FR-QP-01, WR-01: initiator requests complete here
     done.qp_context = q.qp_context;  // CQP-CTX-01
     // FR-RES-01 and its siblings: `type` is what NDK_RESULT_EX.Type must say.
     done.request_context = wr.request_context;
@@ -457,11 +484,13 @@ void Model::post(ObjectId qp, const Call& call, Context request_context, uint32_
                  bool receive_queue, std::optional<Completion> decided,
                  std::shared_ptr<const WorkRequest::Undo> undo_info) {
     auto& q = std::get<QpState>(objects_[qp].state);
-    WorkRequest wr{q.next_sequence++, call, request_context, flags, false, std::move(decided),
+    WorkRequest wr{q.next_sequence++,   call, request_context, flags, false, std::move(decided),
                    std::move(undo_info)};
     const bool is_read = std::holds_alternative<calls::Read>(call);
-    if (receive_queue) ++q.receive_outstanding;
-    else ++q.initiator_outstanding;
+    if (receive_queue)
+        ++q.receive_outstanding;
+    else
+        ++q.initiator_outstanding;
     if (is_read) {
         // MODEL-RD-01 (fail): a read beyond the effective OutboundReadLimit that was accepted.
         wr.over_read_limit = readings_.outbound_read_overflow_fails && q.outbound_read_limit &&
@@ -484,6 +513,10 @@ void Model::post(ObjectId qp, const Call& call, Context request_context, uint32_
         return;
     }
     if (receive_queue) {
+        if (q.error) {  // FLS-02, MODEL-CQ-ERR-01: a QP in error flushes what is posted to it
+            deliver(cancelled(qp, wr, true));
+            return;
+        }
         q.receive.push_back(std::move(wr));
         if (q.peer) run_queues(q.peer);  // a send waiting on this receive may go on
         return;
@@ -497,7 +530,8 @@ void Model::post(ObjectId qp, const Call& call, Context request_context, uint32_
     q.initiator.push_back(std::move(wr));
     if (!hold) {
         // DEFER-07: a request without DEFER takes every earlier deferred one to the hardware.
-        for (auto& queued : q.initiator) queued.deferred = false;
+        for (auto& queued : q.initiator)
+            queued.deferred = false;
         run_queues(qp);
     }
 }
@@ -506,7 +540,8 @@ void Model::release_deferred(ObjectId qp) {
     auto* q = state_mut<QpState>(qp);
     if (!q) return;
     bool any = false;
-    for (auto& wr : q->initiator) any |= std::exchange(wr.deferred, false);
+    for (auto& wr : q->initiator)
+        any |= std::exchange(wr.deferred, false);
     if (any) run_queues(qp);  // DEFER-04: earlier DEFER requests reach the hardware first
 }
 
@@ -584,8 +619,9 @@ bool Model::execute(ObjectId qp, const WorkRequest& wr, Completion& done) {
     const bool is_send = std::holds_alternative<calls::Send>(wr.call) ||
                          std::holds_alternative<calls::SendAndInvalidate>(wr.call);
     NDK_OPERATION_TYPE type = is_send ? NdkOperationTypeSend
-                              : std::holds_alternative<calls::Read>(wr.call) ? NdkOperationTypeRead
-                                                                             : NdkOperationTypeWrite;
+                              : std::holds_alternative<calls::Read>(wr.call)
+                                  ? NdkOperationTypeRead
+                                  : NdkOperationTypeWrite;
     done = initiator_completion(qp, wr, type);
     std::string why;
     RuleIds rules;
@@ -686,8 +722,8 @@ bool Model::execute(ObjectId qp, const WorkRequest& wr, Completion& done) {
                 uint32_t token = as<calls::SendAndInvalidate>(wr.call).remote_token;
                 ObjectId victim = object_of_token(objects_[peer_id].adapter, token, true);
                 if (victim) {
-                    // CQ-RI-01, CQ-RI-02: retrieved with NdkGetCqResults too, the entry is an ordinary
-                    // receive, and the token is invalidated all the same.
+                    // CQ-RI-01, CQ-RI-02: retrieved with NdkGetCqResults too, the entry is an
+                    // ordinary receive, and the token is invalidated all the same.
                     invalidate_token_of(victim);
                     got.type = NdkOperationTypeReceiveAndInvalidate;  // CQ-RES-07
                     got.invalidated = true;
@@ -716,8 +752,8 @@ bool Model::execute(ObjectId qp, const WorkRequest& wr, Completion& done) {
     const auto& sgl = is_read ? as<calls::Read>(wr.call).sgl : as<calls::Write>(wr.call).sgl;
     uint64_t remote_address = is_read ? as<calls::Read>(wr.call).remote_address
                                       : as<calls::Write>(wr.call).remote_address;
-    uint32_t remote_token = is_read ? as<calls::Read>(wr.call).remote_token
-                                    : as<calls::Write>(wr.call).remote_token;
+    uint32_t remote_token =
+        is_read ? as<calls::Read>(wr.call).remote_token : as<calls::Write>(wr.call).remote_token;
     uint64_t bytes = total_length(sgl);
     bool is_inline = !is_read && (wr.flags & NDK_OP_FLAG_INLINE);
     Extent local;
@@ -725,8 +761,8 @@ bool Model::execute(ObjectId qp, const WorkRequest& wr, Completion& done) {
     bool sink_ok = adapter_info(qp).AdapterFlags & NDK_ADAPTER_FLAG_RDMA_READ_SINK_NOT_REQUIRED;
     if (is_read && !sink_ok) local_need |= kReadSink;  // RD-03, RMR-SINK-01, FR-SINK-01
     if (!is_inline && !resolve_local(qp, sgl, local_need, local, why, rules)) {
-        bool sink_only = is_read && !sink_ok &&
-                         resolve_local(qp, sgl, kLocalWrite, local, why, rules);
+        bool sink_only =
+            is_read && !sink_ok && resolve_local(qp, sgl, kLocalWrite, local, why, rules);
         remote_failure(qp, done, STATUS_ACCESS_VIOLATION, rules, why);
         if (sink_only) done.outcome = Completion::Outcome::any;  // RD-03 is the caller's duty
         q.error = true;
@@ -755,14 +791,17 @@ bool Model::execute(ObjectId qp, const WorkRequest& wr, Completion& done) {
         // RD-02, AI-FLAG-05: on success the first SGE's token is invalidated where the adapter
         // supports it; RD-07: without the flag the token stays valid.
         if ((wr.flags & readings_.read_local_invalidate_flag) &&
-            (adapter_info(qp).AdapterFlags & NDK_ADAPTER_FLAG_RDMA_READ_LOCAL_INVALIDATE_SUPPORTED) &&
+            (adapter_info(qp).AdapterFlags &
+             NDK_ADAPTER_FLAG_RDMA_READ_LOCAL_INVALIDATE_SUPPORTED) &&
             !sgl.empty())
             if (ObjectId victim = object_of_token(objects_[qp].adapter, sgl[0].token, false))
                 invalidate_token_of(victim);
     } else {
         std::vector<std::byte> data;
-        if (is_inline) data = as<calls::Write>(wr.call).inline_payload;  // SGE-06
-        else determined = gather_expected(qp, local, fenced, data);
+        if (is_inline)
+            data = as<calls::Write>(wr.call).inline_payload;  // SGE-06
+        else
+            determined = gather_expected(qp, local, fenced, data);
         record_landing(done, remote, std::move(data));  // WRT-01
         if (!done.landings.empty()) done.landings.back().unchecked = !determined;
     }
@@ -782,17 +821,25 @@ Completion Model::cancelled(ObjectId qp, const WorkRequest& wr, bool receive_que
     done.outcome = Completion::Outcome::cancelled;  // FLS-02, CQ-CST-02
     done.status = STATUS_CANCELLED;
     done.rules = {"FLS-02"};
-    std::visit([&](const auto& c) {
-        using T = std::decay_t<decltype(c)>;
-        if constexpr (std::is_same_v<T, calls::Receive> || std::is_same_v<T, calls::SrqReceive>)
-            done.type = NdkOperationTypeReceive;
-        else if constexpr (std::is_same_v<T, calls::Read>) done.type = NdkOperationTypeRead;
-        else if constexpr (std::is_same_v<T, calls::Write>) done.type = NdkOperationTypeWrite;
-        else if constexpr (std::is_same_v<T, calls::FastRegister>) done.type = NdkOperationTypeFastRegister;
-        else if constexpr (std::is_same_v<T, calls::Bind>) done.type = NdkOperationTypeBind;
-        else if constexpr (std::is_same_v<T, calls::Invalidate>) done.type = NdkOperationTypeInvalidate;
-        else done.type = NdkOperationTypeSend;
-    }, wr.call);
+    std::visit(
+        [&](const auto& c) {
+            using T = std::decay_t<decltype(c)>;
+            if constexpr (std::is_same_v<T, calls::Receive> || std::is_same_v<T, calls::SrqReceive>)
+                done.type = NdkOperationTypeReceive;
+            else if constexpr (std::is_same_v<T, calls::Read>)
+                done.type = NdkOperationTypeRead;
+            else if constexpr (std::is_same_v<T, calls::Write>)
+                done.type = NdkOperationTypeWrite;
+            else if constexpr (std::is_same_v<T, calls::FastRegister>)
+                done.type = NdkOperationTypeFastRegister;
+            else if constexpr (std::is_same_v<T, calls::Bind>)
+                done.type = NdkOperationTypeBind;
+            else if constexpr (std::is_same_v<T, calls::Invalidate>)
+                done.type = NdkOperationTypeInvalidate;
+            else
+                done.type = NdkOperationTypeSend;
+        },
+        wr.call);
     return done;
 }
 
@@ -804,12 +851,15 @@ void Model::fail_qp(ObjectId qp, bool flush_receives) {
     // they did when posted is undone, newest first.
     std::deque<WorkRequest> rest;
     rest.swap(q.initiator);
-    for (auto it = rest.rbegin(); it != rest.rend(); ++it) undo(*it);
-    for (const auto& wr : rest) deliver(cancelled(qp, wr, false));
+    for (auto it = rest.rbegin(); it != rest.rend(); ++it)
+        undo(*it);
+    for (const auto& wr : rest)
+        deliver(cancelled(qp, wr, false));
     auto& q2 = std::get<QpState>(objects_[qp].state);
     std::deque<WorkRequest> receives;
     receives.swap(q2.receive);
-    for (const auto& wr : receives) deliver(cancelled(qp, wr, true));
+    for (const auto& wr : receives)
+        deliver(cancelled(qp, wr, true));
 }
 
 void Model::flush_qp(ObjectId qp) {
@@ -829,9 +879,12 @@ void Model::flush_qp(ObjectId qp) {
     receive.swap(q->receive);
     // A FastRegister, Bind or Invalidate flushed before it ran leaves no effect (FR-TOK-01 made
     // it visible at posting; undone newest first).
-    for (auto it = initiator.rbegin(); it != initiator.rend(); ++it) undo(*it);
-    for (const auto& wr : initiator) deliver(cancelled(qp, wr, false));
-    for (const auto& wr : receive) deliver(cancelled(qp, wr, true));
+    for (auto it = initiator.rbegin(); it != initiator.rend(); ++it)
+        undo(*it);
+    for (const auto& wr : initiator)
+        deliver(cancelled(qp, wr, false));
+    for (const auto& wr : receive)
+        deliver(cancelled(qp, wr, true));
 }
 
 void Model::undo(const WorkRequest& wr) {
@@ -863,8 +916,10 @@ void Model::make_unusable(ObjectId qp) {
     q = state_mut<QpState>(qp);
     // Nothing more is reported for it: entries still expected may never come.
     for (auto* list : {&q->initiator_pending, &q->receive_pending})
-        for (auto& done : *list) done.outcome = Completion::Outcome::any;
-    for (const auto& l : q->silent_landings) note_landing(l, -1);
+        for (auto& done : *list)
+            done.outcome = Completion::Outcome::any;
+    for (const auto& l : q->silent_landings)
+        note_landing(l, -1);
     q->silent_landings.clear();
 }
 
@@ -877,7 +932,8 @@ void Model::fail_cq(ObjectId cq_id, NTSTATUS status) {
     cq->overrun = status == STATUS_BUFFER_OVERFLOW;
     cq->failure = status;
     std::vector<ObjectId> qps = cq->qps;
-    for (ObjectId qp : qps) make_unusable(qp);
+    for (ObjectId qp : qps)
+        make_unusable(qp);
     cq = state_mut<CqState>(cq_id);
     if (mode_ != Mode::simulate) return;
     cq->entries.clear();
@@ -896,7 +952,8 @@ void Model::fail_srq(ObjectId srq_id) {
     s->notify_armed = false;
     s->receives.clear();
     std::vector<ObjectId> qps = s->qps;
-    for (ObjectId qp : qps) make_unusable(qp);
+    for (ObjectId qp : qps)
+        make_unusable(qp);
 }
 
 void Model::retrieved(const Completion& done) {
@@ -904,8 +961,10 @@ void Model::retrieved(const Completion& done) {
     if (!q) return;
     auto drop = [](uint32_t& n, uint32_t k) { n = n > k ? n - k : 0; };
     if (done.receive_queue) {
-        if (auto* s = state_mut<SrqState>(done.srq)) drop(s->outstanding, 1);
-        else drop(q->receive_outstanding, 1);
+        if (auto* s = state_mut<SrqState>(done.srq))
+            drop(s->outstanding, 1);
+        else
+            drop(q->receive_outstanding, 1);
         return;
     }
     // Completions of one queue come in order: silent successes before this entry are done too.
@@ -973,13 +1032,17 @@ bool Model::gather_expected(ObjectId qp, const Extent& source, bool fenced,
         if (o.kind != Kind::qp || o.life == Life::closed) continue;
         const auto& q = std::get<QpState>(o.state);
         auto consider = [&](const Completion::Landing& l) {
-            if (o.id == qp && fenced && l.from_read) overlay(l, source, &out);
-            else if (overlay(l, source, nullptr)) determined = false;
+            if (o.id == qp && fenced && l.from_read)
+                overlay(l, source, &out);
+            else if (overlay(l, source, nullptr))
+                determined = false;
         };
         for (const auto* list : {&q.initiator_pending, &q.receive_pending})
             for (const auto& done : *list)
-                for (const auto& l : done.landings) consider(l);
-        for (const auto& l : q.silent_landings) consider(l);
+                for (const auto& l : done.landings)
+                    consider(l);
+        for (const auto& l : q.silent_landings)
+            consider(l);
     }
     return determined;
 }
@@ -999,7 +1062,8 @@ void Model::deliver(Completion done) {
         if (done.type == NdkOperationTypeRead) ++q->reads_silent;
         if (mode_ == Mode::check) {
             remember(q->silent_successes, done.request_context);
-            for (auto& l : done.landings) q->silent_landings.push_back(std::move(l));
+            for (auto& l : done.landings)
+                q->silent_landings.push_back(std::move(l));
         }
         return;
     }
@@ -1011,7 +1075,8 @@ void Model::deliver(Completion done) {
     ObjectId cq_id = done.cq;
     if (mode_ == Mode::check) {
         if (initiator) {
-            for (auto& l : q->silent_landings) done.landings.push_back(std::move(l));
+            for (auto& l : q->silent_landings)
+                done.landings.push_back(std::move(l));
             q->silent_landings.clear();
         }
         (initiator ? q->initiator_pending : q->receive_pending).push_back(std::move(done));
@@ -1041,7 +1106,8 @@ ObjectId Model::object_of_token(ObjectId adapter, uint32_t token, bool remote) c
         const Object& o = objects_[id];
         if (o.life == Life::closed) continue;
         if (const auto* mr = std::get_if<MrState>(&o.state)) {
-            if (mr->phase == MrState::Phase::registered || mr->phase == MrState::Phase::fast_registered)
+            if (mr->phase == MrState::Phase::registered ||
+                mr->phase == MrState::Phase::fast_registered)
                 return id;
         } else if (const auto* mw = std::get_if<MwState>(&o.state)) {
             if (remote && mw->bound) return id;
@@ -1080,7 +1146,8 @@ bool Model::resolve_local(ObjectId qp, const std::vector<Sge>& sgl, uint32_t nee
         if (pd && pd->privileged_token && sge.token == *pd->privileged_token) {
             // SGE-01, PTOK-01, LAM-USE-02: logical addresses of live LAMs, local read/write.
             // AI-FLAG-02, PTOK-03: read sinks too where the adapter needs no sink right.
-            bool sink_ok = adapter_info(qp).AdapterFlags & NDK_ADAPTER_FLAG_RDMA_READ_SINK_NOT_REQUIRED;
+            bool sink_ok =
+                adapter_info(qp).AdapterFlags & NDK_ADAPTER_FLAG_RDMA_READ_SINK_NOT_REQUIRED;
             if ((need & kReadSink) && !sink_ok) {
                 why = "SGE " + num(i) + " uses the privileged token as a read sink";
                 rules = {"LAM-USE-03", "PTOK-03"};
@@ -1147,8 +1214,8 @@ bool Model::resolve_remote(ObjectId qp, uint32_t token, uint64_t address, uint64
         return false;
     }
     const auto& pq = std::get<QpState>(peer->state);
-    if (const auto* pd = state_of<PdState>(pq.pd); pd && pd->privileged_token &&
-                                                 *pd->privileged_token == token) {
+    if (const auto* pd = state_of<PdState>(pq.pd);
+        pd && pd->privileged_token && *pd->privileged_token == token) {
         why = "RemoteToken is the peer's privileged token";  // PTOK-02
         rules = {"PTOK-02"};
         return false;
@@ -1157,8 +1224,9 @@ bool Model::resolve_remote(ObjectId qp, uint32_t token, uint64_t address, uint64
     if (target) *target = id;
     const char* right = need & kRemoteWrite ? "remote write" : "remote read";
     if (const auto* mr = state_of<MrState>(id)) {
-        RuleIds access_rule = {mr->fast_register ? (need & kRemoteWrite ? "FR-FLG-05" : "FR-FLG-04")
-                                                 : (need & kRemoteWrite ? "RMR-FLG-04" : "RMR-ACC-01")};
+        RuleIds access_rule = {mr->fast_register
+                                   ? (need & kRemoteWrite ? "FR-FLG-05" : "FR-FLG-04")
+                                   : (need & kRemoteWrite ? "RMR-FLG-04" : "RMR-ACC-01")};
         if (find(id)->parent != pq.pd) {
             why = "the remote token names an MR of another PD than the peer QP's";
             rules = {"AMB-28"};
@@ -1167,7 +1235,8 @@ bool Model::resolve_remote(ObjectId qp, uint32_t token, uint64_t address, uint64
         // RMR-VA-02, FR-ZBVA-01: remote addresses are VAs inside [base, base + length), never
         // offsets from 0.
         if (!mr->region.covers(address, bytes)) {
-            why = "the access [" + num(address) + ", +" + num(bytes) + ") reaches beyond the region";
+            why =
+                "the access [" + num(address) + ", +" + num(bytes) + ") reaches beyond the region";
             rules = {mr->fast_register ? "FR-LEN-03" : "RMR-ACC-03"};
             return false;
         }
@@ -1186,7 +1255,8 @@ bool Model::resolve_remote(ObjectId qp, uint32_t token, uint64_t address, uint64
             rules = {"BND-08"};
             return false;
         }
-        if (!(mw->region.access & need) || !mr || !(mr->region.access & (kLocalWrite | kRemoteRead | kRemoteWrite) ) ) {
+        if (!(mw->region.access & need) || !mr ||
+            !(mr->region.access & (kLocalWrite | kRemoteRead | kRemoteWrite))) {
             if (!(mw->region.access & need)) {
                 why = std::string("the window does not grant ") + right;
                 rules = {"BND-08"};
@@ -1215,7 +1285,8 @@ size_t Model::outstanding_completions(ObjectId qp) const {
     size_t n = 0;
     for (ObjectId cq : {q->initiator_cq, q->receive_cq}) {
         if (const auto* c = state_of<CqState>(cq))
-            for (const auto& e : c->entries) n += e.qp == qp;
+            for (const auto& e : c->entries)
+                n += e.qp == qp;
         if (q->initiator_cq == q->receive_cq) break;
     }
     return n;
@@ -1232,7 +1303,8 @@ Verdict Model::expect_nothing_outstanding(ObjectId qp) {
                 v.add({{"WR-10", "FLS-03"},
                        "no completion appeared for the request with RequestContext " +
                            num(done.request_context) + " on QP " + num(qp)});
-            for (const auto& l : done.landings) note_landing(l, -1);
+            for (const auto& l : done.landings)
+                note_landing(l, -1);
             retrieved(done);  // given up on: its slot is free again
         }
         list->clear();
@@ -1245,13 +1317,20 @@ namespace {
 const char* outcome_rule(NDK_OPERATION_TYPE type) {
     switch (type) {
         case NdkOperationTypeReceive:
-        case NdkOperationTypeReceiveAndInvalidate: return "RCV-03";
-        case NdkOperationTypeSend: return "SND-01";
-        case NdkOperationTypeFastRegister: return "FR-ST-01";
-        case NdkOperationTypeBind: return "BND-01";
-        case NdkOperationTypeInvalidate: return "INV-01";
-        case NdkOperationTypeRead: return "RD-01";
-        case NdkOperationTypeWrite: return "WRT-01";
+        case NdkOperationTypeReceiveAndInvalidate:
+            return "RCV-03";
+        case NdkOperationTypeSend:
+            return "SND-01";
+        case NdkOperationTypeFastRegister:
+            return "FR-ST-01";
+        case NdkOperationTypeBind:
+            return "BND-01";
+        case NdkOperationTypeInvalidate:
+            return "INV-01";
+        case NdkOperationTypeRead:
+            return "RD-01";
+        case NdkOperationTypeWrite:
+            return "WRT-01";
     }
     return "CQ-CST-01";
 }
@@ -1289,15 +1368,18 @@ Verdict Model::observe_completion(ObjectId cq, const NDK_RESULT_EX& r, bool ex) 
             switch (expected.outcome) {
                 case Out::success:
                     if (r.Status != STATUS_SUCCESS)
-                        v.add({{rule, "CQ-CST-01"}, what() + " should have succeeded, but its status is " +
-                                                        std::to_string(r.Status)});
+                        v.add({{rule, "CQ-CST-01"},
+                               what() + " should have succeeded, but its status is " +
+                                   std::to_string(r.Status)});
                     landed = r.Status == STATUS_SUCCESS;
                     break;
                 case Out::success_or_cancelled:
                     if (r.Status != STATUS_SUCCESS && r.Status != STATUS_CANCELLED)
-                        v.add({{rule, "FLS-02"}, what() + " was flushed: it may succeed or be "
-                                                        "cancelled, but its status is " +
-                                                        std::to_string(r.Status)});
+                        v.add({{rule, "FLS-02"},
+                               what() +
+                                   " was flushed: it may succeed or be "
+                                   "cancelled, but its status is " +
+                                   std::to_string(r.Status)});
                     landed = r.Status == STATUS_SUCCESS;
                     break;
                 case Out::cancelled:
@@ -1318,9 +1400,10 @@ Verdict Model::observe_completion(ObjectId cq, const NDK_RESULT_EX& r, bool ex) 
                     break;
                 case Out::any_error:  // MODEL-CQ-STATUS-01: it may not succeed
                     if (!NT_ERROR(r.Status))
-                        v.add({expected.rules, what() + " was posted to a QP whose CQ or SRQ had "
-                                                        "failed, but completed with status " +
-                                                        std::to_string(r.Status)});
+                        v.add({expected.rules, what() +
+                                                   " was posted to a QP whose CQ or SRQ had "
+                                                   "failed, but completed with status " +
+                                                   std::to_string(r.Status)});
                     break;
                 case Out::any:
                     break;
@@ -1334,33 +1417,41 @@ Verdict Model::observe_completion(ObjectId cq, const NDK_RESULT_EX& r, bool ex) 
             if (ex && expected.outcome != Out::any) {
                 NDK_OPERATION_TYPE want = expected.type;
                 if (r.Type != want && !(r.Status == STATUS_CANCELLED))  // CQ-RES-03, FR-RES-01
-                    v.add({{"CQ-RES-03"}, what() + " has Type " + num(r.Type) + ", expected " + num(want)});
+                    v.add({{"CQ-RES-03"},
+                           what() + " has Type " + num(r.Type) + ", expected " + num(want)});
                 if (want == NdkOperationTypeReceiveAndInvalidate &&
-                    static_cast<uint32_t>(r.TypeSpecificCompletionOutput) != expected.invalidated_token)
+                    static_cast<uint32_t>(r.TypeSpecificCompletionOutput) !=
+                        expected.invalidated_token)
                     v.add({{"CQ-RES-07"}, what() + " does not carry the invalidated token"});
-                // CQ-GET-03, VER-12, AMB-22: the Ex entry; ProviderErrorCode by the layout in force.
-                bool has_code = readings_.result_ex_layout == Readings::ResultExLayout::with_provider_error_code ||
-                                (readings_.result_ex_layout == Readings::ResultExLayout::by_version &&
-                                 readings_.version_at_least(2, 1));
+                // CQ-GET-03, VER-12, AMB-22: the Ex entry; ProviderErrorCode by the layout in
+                // force.
+                bool has_code =
+                    readings_.result_ex_layout ==
+                        Readings::ResultExLayout::with_provider_error_code ||
+                    (readings_.result_ex_layout == Readings::ResultExLayout::by_version &&
+                     readings_.version_at_least(2, 1));
                 if (has_code && r.Status == STATUS_SUCCESS && r.ProviderErrorCode != 0)
                     v.add({{"CQ-RES-04"}, what() + " succeeded with a non-zero ProviderErrorCode"});
             }
             if (landed && receive && r.BytesTransferred != expected.bytes_transferred)
-                v.add({{"CQ-RES-01"}, what() + " reports " + num(r.BytesTransferred) +
-                                          " bytes transferred; " + num(expected.bytes_transferred) +
-                                          " were sent"});
-            for (const auto& landing : expected.landings) note_landing(landing, -1);
+                v.add({{"CQ-RES-01"},
+                       what() + " reports " + num(r.BytesTransferred) + " bytes transferred; " +
+                           num(expected.bytes_transferred) + " were sent"});
+            for (const auto& landing : expected.landings)
+                note_landing(landing, -1);
             if (landed) {
                 for (const auto& landing : expected.landings) {
                     if (landing.unchecked) continue;  // WR-FENCE-01: the order is open
                     size_t at = 0;
                     for (size_t i = 0; i < landing.at.size(); ++i) {
-                        const std::byte* p = memory_.page(landing.at[i].first) + landing.at[i].second;
+                        const std::byte* p =
+                            memory_.page(landing.at[i].first) + landing.at[i].second;
                         // memcmp: std::equal over std::byte compares byte by byte (the oracle's
                         // hottest loop).
                         if (std::memcmp(p, landing.bytes.data() + at, landing.sizes[i]) != 0) {
-                            v.add({{rule}, what() + " succeeded, but the bytes at the target are not "
-                                                  "the ones sent"});
+                            v.add({{rule},
+                                   what() + " succeeded, but the bytes at the target are not "
+                                            "the ones sent"});
                             break;
                         }
                         at += landing.sizes[i];
@@ -1370,13 +1461,14 @@ Verdict Model::observe_completion(ObjectId cq, const NDK_RESULT_EX& r, bool ex) 
             return v;
         }
         // Not pending: was it a request that must leave no entry?
-        auto listed = [&](const std::deque<Context>& list) {
+        auto listed = [&](const auto& list) {
             return q.qp_context == qp_context &&
                    std::find(list.begin(), list.end(), request) != list.end();
         };
         if (listed(q.failed_inline)) {
             // WR-05, DEFER-03: a request refused inline, deferred or not, leaves no entry.
-            v.add({{"WR-05", "FR-ST-04", "DEFER-03"}, what() + " belongs to a request that failed inline"});
+            v.add({{"WR-05", "FR-ST-04", "DEFER-03"},
+                   what() + " belongs to a request that failed inline"});
             return v;
         }
         if (listed(q.unjudged)) return v;  // accepted against the verdict: reported then
@@ -1401,17 +1493,20 @@ Verdict Model::observe_completion(ObjectId cq, const NDK_RESULT_EX& r, bool ex) 
             for (auto* list : {&q.initiator_pending, &q.receive_pending})
                 for (auto it = list->begin(); it != list->end(); ++it)
                     if (it->request_context == request && it->cq == cq) {
-                        v.add({{"CQ-RES-02"}, what() + " carries QPContext " + num(qp_context) +
-                                                  "; its QP was created with " + num(q.qp_context)});
+                        v.add({{"CQ-RES-02"},
+                               what() + " carries QPContext " + num(qp_context) +
+                                   "; its QP was created with " + num(q.qp_context)});
                         Completion taken = std::move(*it);
                         list->erase(it);
-                        for (const auto& l : taken.landings) note_landing(l, -1);
+                        for (const auto& l : taken.landings)
+                            note_landing(l, -1);
                         retrieved(taken);
                         return v;
                     }
         }
-    v.add({{"CQ-GET-04", "CQ-RES-05"}, what() + " matches no request posted and outstanding on a QP of "
-                                             "this CQ"});
+    v.add({{"CQ-GET-04", "CQ-RES-05"},
+           what() + " matches no request posted and outstanding on a QP of "
+                    "this CQ"});
     return v;
 }
 

@@ -10,7 +10,8 @@ namespace {
 
 std::string join(const RuleIds& rules) {
     std::string out;
-    for (const auto& rule : rules) out += (out.empty() ? "" : ", ") + rule;
+    for (const auto& rule : rules)
+        out += (out.empty() ? "" : ", ") + rule;
     return out;
 }
 
@@ -47,9 +48,10 @@ Verdict judge(const Expectation& e, NTSTATUS observed, std::string_view call_nam
     if (e.undefined) return v;
     if (e.may_fail_any && !e.must_fail() && NT_ERROR(observed)) {
         if (e.any_failure_warns)
-            v.add({e.any_failure_rules, call + ": " + spec::status_name(observed) +
-                                            " is allowed by the docs but the profile expects "
-                                            "the call to be accepted",
+            v.add({e.any_failure_rules,
+                   call + ": " + spec::status_name(observed) +
+                       " is allowed by the docs but the profile expects "
+                       "the call to be accepted",
                    true});
         return v;
     }
@@ -57,8 +59,9 @@ Verdict judge(const Expectation& e, NTSTATUS observed, std::string_view call_nam
         if (a.status == observed && !e.must_fail()) return v;
     for (const auto& t : e.tolerated) {
         if (t.status == observed && !e.must_fail()) {
-            v.add({t.rules, call + ": " + spec::status_name(observed) + " (" + t.why +
-                                ") is allowed by the docs but differs from the profile's reading",
+            v.add({t.rules,
+                   call + ": " + spec::status_name(observed) + " (" + t.why +
+                       ") is allowed by the docs but differs from the profile's reading",
                    true});
             return v;
         }
@@ -119,11 +122,11 @@ Verdict judge_strict(const Expectation& e, NTSTATUS observed, const std::string&
                        " (another error; the docs name no status here)",
                    true});
         } else if (NT_ERROR(observed)) {
-            v.add({failure_rules(e, true), call + ": expected " + expected_failures(e) +
-                                               ", got " + got + how});
+            v.add({failure_rules(e, true),
+                   call + ": expected " + expected_failures(e) + ", got " + got + how});
         } else {
-            v.add({failure_rules(e, false), call + ": expected " + expected_failures(e) +
-                                                ", got " + got + how + ": the call was accepted"});
+            v.add({failure_rules(e, false), call + ": expected " + expected_failures(e) + ", got " +
+                                                got + how + ": the call was accepted"});
         }
         return v;
     }
@@ -133,11 +136,11 @@ Verdict judge_strict(const Expectation& e, NTSTATUS observed, const std::string&
         return v;
     }
     if (observed == STATUS_SUCCESS || resources) return v;
-    v.add({e.success_rules, call + ": a valid call must succeed" +
-                                std::string(e.may_lack_resources
-                                                ? " (or report STATUS_INSUFFICIENT_RESOURCES)"
-                                                : "") +
-                                ", got " + got + how});
+    v.add(
+        {e.success_rules,
+         call + ": a valid call must succeed" +
+             std::string(e.may_lack_resources ? " (or report STATUS_INSUFFICIENT_RESOURCES)" : "") +
+             ", got " + got + how});
     return v;
 }
 
@@ -153,12 +156,14 @@ bool Verdict::ok() const {
 }
 
 void Verdict::merge(Verdict other) {
-    for (auto& v : other.violations) violations.push_back(std::move(v));
+    for (auto& v : other.violations)
+        violations.push_back(std::move(v));
 }
 
 std::string Verdict::describe() const {
     std::string out;
-    for (const auto& v : violations) out += (out.empty() ? "" : "\n") + v.describe();
+    for (const auto& v : violations)
+        out += (out.empty() ? "" : "\n") + v.describe();
     return out;
 }
 

@@ -7,21 +7,23 @@ namespace ndkct::model::test {
 namespace {
 
 class BuildLam : public ::testing::Test {
-protected:
+  protected:
     Harness h;
     LockedBuffer buffer = h.arena.allocate(8 * PAGE_SIZE);
 
     static uint32_t required(uint64_t fbo, uint64_t length) {
         return static_cast<uint32_t>(16 + 8 * ((fbo + length + PAGE_SIZE - 1) / PAGE_SIZE));
     }
-    calls::BuildLam call(const MdlChain& chain, uint64_t length, uint32_t size, bool buffer_given = true,
-                         bool completion = true) {
-        return calls::BuildLam{h.adapter, view_mdl(chain.head(), length), length, completion, buffer_given, size};
+    calls::BuildLam call(const MdlChain& chain, uint64_t length, uint32_t size,
+                         bool buffer_given = true, bool completion = true) {
+        return calls::BuildLam{
+            h.adapter, view_mdl(chain.head(), length), length, completion, buffer_given, size};
     }
     // What a correct provider reports on success.
     Observed success(const calls::BuildLam& c) {
         Observed o;
-        for (PFN_NUMBER pfn : c.mdl.pfns) o.lam_pages.push_back(Harness::logical_of(pfn));
+        for (PFN_NUMBER pfn : c.mdl.pfns)
+            o.lam_pages.push_back(Harness::logical_of(pfn));
         o.size_out = static_cast<uint32_t>(NDK_LOGICAL_ADDRESS_MAPPING_SIZE(o.lam_pages.size()));
         o.fbo_out = c.mdl.first_byte_offset;
         return o;
@@ -37,15 +39,16 @@ TEST_F(BuildLam, BufferSizesAroundTheRequiredSize) {
     ASSERT_EQ(need, 16u + 8 * 3);
     for (uint32_t size : {0u, need - 1}) {
         Expectation e = h.model.expect(call(chain, length, size));
-        ASSERT_TRUE(fails_with(e, STATUS_BUFFER_TOO_SMALL, "LAM-SIZE-01")) << size << ": " << describe(e);
+        ASSERT_TRUE(fails_with(e, STATUS_BUFFER_TOO_SMALL, "LAM-SIZE-01"))
+            << size << ": " << describe(e);
         EXPECT_EQ(e.failures[0].strength, Strength::documented);
         EXPECT_TRUE(violation_names(judge_inline(e, STATUS_SUCCESS, "NdkBuildLam"), "LAM-SIZE-01"));
     }
     for (uint32_t size : {need, need + 1, 4096u}) {
         Expectation e = h.model.expect(call(chain, length, size));
         EXPECT_FALSE(e.must_fail()) << size << ": " << describe(e);
-        EXPECT_TRUE(e.may_pend);             // LAM-ST-02
-        EXPECT_TRUE(e.may_lack_resources);   // LAM-ST-03
+        EXPECT_TRUE(e.may_pend);            // LAM-ST-02
+        EXPECT_TRUE(e.may_lack_resources);  // LAM-ST-03
     }
 }
 
@@ -78,12 +81,14 @@ TEST_F(BuildLam, NullBufferIsASizeProbeByDefault) {
     Observed o = status(STATUS_BUFFER_TOO_SMALL);
     o.size_out = required(10, PAGE_SIZE);
     EXPECT_TRUE(h.model.apply(probe, o).verdict.clean());
-    EXPECT_TRUE(violation_names(h.model.apply(probe, status(STATUS_BUFFER_TOO_SMALL)).verdict, "LAM-SIZE-04"));
+    EXPECT_TRUE(violation_names(h.model.apply(probe, status(STATUS_BUFFER_TOO_SMALL)).verdict,
+                                "LAM-SIZE-04"));
 
     Harness strict(Mode::simulate, readings_with("build_lam_null_buffer", "reject"));
     LockedBuffer b = strict.arena.allocate(PAGE_SIZE);
     MdlChain c = platform::describe(b, 0, PAGE_SIZE);
-    Expectation s = strict.model.expect(calls::BuildLam{strict.adapter, view_mdl(c.head(), PAGE_SIZE), PAGE_SIZE, true, false, 0});
+    Expectation s = strict.model.expect(
+        calls::BuildLam{strict.adapter, view_mdl(c.head(), PAGE_SIZE), PAGE_SIZE, true, false, 0});
     EXPECT_TRUE(fails_with(s, STATUS_INVALID_PARAMETER, "AMB-14")) << describe(s);
 }
 
@@ -94,11 +99,12 @@ TEST_F(BuildLam, NonContiguousChainsAreRefused) {
     Expectation e = h.model.expect(call(hole, 2 * PAGE_SIZE, 4096));
     ASSERT_TRUE(fails_with(e, STATUS_INVALID_PARAMETER, "LAM-MDL-01")) << describe(e);
     EXPECT_TRUE(violation_names(judge_inline(e, STATUS_SUCCESS, "NdkBuildLam"), "LAM-MDL-01"));
-    EXPECT_TRUE(violation_names(judge_inline(e, STATUS_BUFFER_TOO_SMALL, "NdkBuildLam"), "LAM-MDL-01"));
+    EXPECT_TRUE(
+        violation_names(judge_inline(e, STATUS_BUFFER_TOO_SMALL, "NdkBuildLam"), "LAM-MDL-01"));
     EXPECT_TRUE(judge_async(e, STATUS_INVALID_PARAMETER, "NdkBuildLam").clean());
     MdlChain joint = platform::with_misaligned_joint(buffer, 0, 1000, PAGE_SIZE);
-    EXPECT_TRUE(fails_with(h.model.expect(call(joint, joint.byte_count(), 4096)), STATUS_INVALID_PARAMETER,
-                           "LAM-MDL-01"));
+    EXPECT_TRUE(fails_with(h.model.expect(call(joint, joint.byte_count(), 4096)),
+                           STATUS_INVALID_PARAMETER, "LAM-MDL-01"));
 }
 
 // LAM-MDL-04: only the first Length bytes must be contiguous.
@@ -124,7 +130,8 @@ TEST_F(BuildLam, ShortChainFails) {
 // MODEL-RMR-LEN-02: Length 0 is refused by default.
 TEST_F(BuildLam, ZeroLengthIsRefusedByDefault) {
     MdlChain chain = platform::describe(buffer, 0, PAGE_SIZE);
-    EXPECT_TRUE(fails_with(h.model.expect(call(chain, 0, 4096)), STATUS_INVALID_PARAMETER, "MODEL-RMR-LEN-02"));
+    EXPECT_TRUE(fails_with(h.model.expect(call(chain, 0, 4096)), STATUS_INVALID_PARAMETER,
+                           "MODEL-RMR-LEN-02"));
 }
 
 // LAM-OUT-01..03, LAM-PAGE-01/02: the mapping the provider reports is checked.
@@ -178,7 +185,8 @@ TEST_F(BuildLam, PendingThenCompleted) {
     EXPECT_NE(done.created, 0u);
     // GEN-ASYNC-01: STATUS_PENDING through the callback itself is a violation.
     Applied b = h.accept(c, pending());
-    EXPECT_TRUE(violation_names(h.model.complete(b.pending, STATUS_PENDING).verdict, "GEN-ASYNC-01"));
+    EXPECT_TRUE(
+        violation_names(h.model.complete(b.pending, STATUS_PENDING).verdict, "GEN-ASYNC-01"));
 }
 
 // LAM-ST-03, LAM-ST-04, LAM-ERR-01: resources may be lacking inline or through the callback; an
@@ -191,7 +199,8 @@ TEST_F(BuildLam, FailuresLeaveNoMapping) {
     Applied a = h.accept(c, pending());
     EXPECT_TRUE(h.model.complete(a.pending, STATUS_INSUFFICIENT_RESOURCES).verdict.clean());
     EXPECT_EQ(h.model.object_count(), before);
-    EXPECT_TRUE(violation_names(h.model.apply(c, status(STATUS_INVALID_PARAMETER)).verdict, "LAM-ST-01"));
+    EXPECT_TRUE(
+        violation_names(h.model.apply(c, status(STATUS_INVALID_PARAMETER)).verdict, "LAM-ST-01"));
 }
 
 // AMB-15 (inline_only): a too-small buffer should be refused inline; pending it is a warning.
@@ -217,7 +226,8 @@ TEST_F(BuildLam, NullCompletionFollowsTheProfile) {
     Harness strict(Mode::simulate, readings_with("build_lam_null_completion", "reject"));
     LockedBuffer b = strict.arena.allocate(PAGE_SIZE);
     MdlChain c2 = platform::describe(b, 0, PAGE_SIZE);
-    Expectation s = strict.model.expect(calls::BuildLam{strict.adapter, view_mdl(c2.head(), PAGE_SIZE), PAGE_SIZE, false, true, 4096});
+    Expectation s = strict.model.expect(calls::BuildLam{
+        strict.adapter, view_mdl(c2.head(), PAGE_SIZE), PAGE_SIZE, false, true, 4096});
     EXPECT_TRUE(fails_with(s, STATUS_INVALID_PARAMETER, "AMB-06")) << describe(s);
 }
 
@@ -238,7 +248,8 @@ TEST_F(BuildLam, PrivilegedTokenReachesMappedPagesUntilReleased) {
     EXPECT_EQ(std::memcmp(target.data() + 64, source.data() + 8, 500), 0);
     h.drain(p.cq_a);
     // PTOK-02: the privileged token never grants remote access.
-    h.accept(calls::Write{p.qp_a, 3, {{src.pages[0], 8, privileged}}, dst.pages[0], privileged, 0, {}});
+    h.accept(
+        calls::Write{p.qp_a, 3, {{src.pages[0], 8, privileged}}, dst.pages[0], privileged, 0, {}});
     auto denied = h.drain(p.cq_a);
     ASSERT_EQ(denied.size(), 1u);
     EXPECT_EQ(denied[0].outcome, Completion::Outcome::error);

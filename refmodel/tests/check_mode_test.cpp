@@ -7,16 +7,17 @@ namespace ndkct::model::test {
 namespace {
 
 class CheckMode : public ::testing::Test {
-protected:
-    explicit CheckMode(Readings readings = default_readings()) : h(Mode::check, std::move(readings)) {}
+  protected:
+    explicit CheckMode(Readings readings = default_readings())
+        : h(Mode::check, std::move(readings)) {}
 
     Harness h;
     Pair p = h.connected_pair();
     LockedBuffer a_buf = h.arena.allocate(2 * PAGE_SIZE);
     LockedBuffer b_buf = h.arena.allocate(2 * PAGE_SIZE);
     Region a = h.register_mr(p.pd, a_buf, 0, 2 * PAGE_SIZE, 0xF);
-    Region b = h.register_mr(p.pd, b_buf, 0, 2 * PAGE_SIZE, NDK_MR_FLAG_ALLOW_REMOTE_WRITE |
-                                                                NDK_MR_FLAG_RDMA_READ_SINK);
+    Region b = h.register_mr(p.pd, b_buf, 0, 2 * PAGE_SIZE,
+                             NDK_MR_FLAG_ALLOW_REMOTE_WRITE | NDK_MR_FLAG_RDMA_READ_SINK);
 
     NDK_RESULT_EX result(NTSTATUS s, Context qp_context, Context request, NDK_OPERATION_TYPE type,
                          uint32_t bytes = 0) {
@@ -43,7 +44,8 @@ TEST_F(CheckMode, RightCompletionPasses) {
     write(0x10);
     EXPECT_EQ(h.model.outstanding_completions(p.qp_a), 1u);
     provider_moves();
-    Verdict v = h.model.observe_completion(p.cq_a, result(STATUS_SUCCESS, p.ctx_a, 0x10, NdkOperationTypeWrite), true);
+    Verdict v = h.model.observe_completion(
+        p.cq_a, result(STATUS_SUCCESS, p.ctx_a, 0x10, NdkOperationTypeWrite), true);
     EXPECT_TRUE(v.clean()) << v.describe();
     EXPECT_EQ(h.model.outstanding_completions(p.qp_a), 0u);
     EXPECT_TRUE(h.model.expect_nothing_outstanding(p.qp_a).clean());
@@ -59,14 +61,16 @@ TEST_F(CheckMode, GetCqResultsJudgesWhatItReturned) {
     EXPECT_TRUE(h.model.apply(calls::GetCqResults{p.cq_a, 8, true}, o).verdict.clean());
     Observed too_many;
     too_many.value = 9;
-    EXPECT_TRUE(violation_names(h.model.apply(calls::GetCqResults{p.cq_a, 8, true}, too_many).verdict, "CQ-GET-01"));
+    EXPECT_TRUE(violation_names(
+        h.model.apply(calls::GetCqResults{p.cq_a, 8, true}, too_many).verdict, "CQ-GET-01"));
 }
 
 // WRT-01, CQ-CST-01: a wrong status on a request that must succeed is a violation.
 TEST_F(CheckMode, WrongStatusIsAViolation) {
     write(0x12);
     provider_moves();
-    Verdict v = h.model.observe_completion(p.cq_a, result(STATUS_ACCESS_VIOLATION, p.ctx_a, 0x12, NdkOperationTypeWrite), true);
+    Verdict v = h.model.observe_completion(
+        p.cq_a, result(STATUS_ACCESS_VIOLATION, p.ctx_a, 0x12, NdkOperationTypeWrite), true);
     EXPECT_TRUE(violation_names(v, "WRT-01")) << v.describe();
     EXPECT_TRUE(violation_names(v, "CQ-CST-01"));
 }
@@ -74,7 +78,8 @@ TEST_F(CheckMode, WrongStatusIsAViolation) {
 // WRT-01: success reported but the bytes did not land.
 TEST_F(CheckMode, BytesNotLandedIsAViolation) {
     write(0x13);
-    Verdict v = h.model.observe_completion(p.cq_a, result(STATUS_SUCCESS, p.ctx_a, 0x13, NdkOperationTypeWrite), true);
+    Verdict v = h.model.observe_completion(
+        p.cq_a, result(STATUS_SUCCESS, p.ctx_a, 0x13, NdkOperationTypeWrite), true);
     EXPECT_TRUE(violation_names(v, "WRT-01")) << v.describe();
 }
 
@@ -96,15 +101,18 @@ TEST_F(CheckMode, CompletionForASilentSuccessIsAViolation) {
     write(0x15, 128, NDK_OP_FLAG_SILENT_SUCCESS);
     EXPECT_EQ(h.model.outstanding_completions(p.qp_a), 0u);
     provider_moves(128);
-    Verdict v = h.model.observe_completion(p.cq_a, result(STATUS_SUCCESS, p.ctx_a, 0x15, NdkOperationTypeWrite), true);
+    Verdict v = h.model.observe_completion(
+        p.cq_a, result(STATUS_SUCCESS, p.ctx_a, 0x15, NdkOperationTypeWrite), true);
     EXPECT_TRUE(violation_names(v, "WR-SILENT-01")) << v.describe();
 
     Harness lax(Mode::check, readings_with("silent_success_entry", "tolerated"));
     Pair q = lax.connected_pair();
     LockedBuffer x = lax.arena.allocate(PAGE_SIZE);
     Region r = lax.register_mr(q.pd, x, 0, PAGE_SIZE, 0xF);
-    lax.accept(calls::Write{q.qp_a, 0x16, {{r.va, 8, r.local}}, r.va + 100, r.remote, NDK_OP_FLAG_SILENT_SUCCESS, {}});
-    Verdict w = lax.model.observe_completion(q.cq_a, result(STATUS_SUCCESS, q.ctx_a, 0x16, NdkOperationTypeWrite), true);
+    lax.accept(calls::Write{
+        q.qp_a, 0x16, {{r.va, 8, r.local}}, r.va + 100, r.remote, NDK_OP_FLAG_SILENT_SUCCESS, {}});
+    Verdict w = lax.model.observe_completion(
+        q.cq_a, result(STATUS_SUCCESS, q.ctx_a, 0x16, NdkOperationTypeWrite), true);
     EXPECT_TRUE(w.ok());
     EXPECT_TRUE(warning_names(w, "AMB-33"));
 }
@@ -114,7 +122,8 @@ TEST_F(CheckMode, SilentSuccessBytesAreCheckedWithTheNextEntry) {
     fill(a_buf.bytes(), 0x18);
     h.accept(calls::Write{p.qp_a, 0x18, {{a.va, 8, a.local}}, b.va + PAGE_SIZE, b.remote, 0, {}});
     std::memcpy(b_buf.data() + PAGE_SIZE, a_buf.data(), 8);
-    Verdict v = h.model.observe_completion(p.cq_a, result(STATUS_SUCCESS, p.ctx_a, 0x18, NdkOperationTypeWrite), true);
+    Verdict v = h.model.observe_completion(
+        p.cq_a, result(STATUS_SUCCESS, p.ctx_a, 0x18, NdkOperationTypeWrite), true);
     EXPECT_TRUE(violation_names(v, "WRT-01")) << v.describe();
 }
 
@@ -122,17 +131,21 @@ TEST_F(CheckMode, SilentSuccessBytesAreCheckedWithTheNextEntry) {
 TEST_F(CheckMode, CompletionForAnInlineFailedRequestIsAViolation) {
     // A write with more SGEs than the QP allows is refused inline (SGE-04).
     std::vector<Sge> many(5, Sge{a.va, 8, a.local});
-    h.accept(calls::Write{p.qp_a, 0x19, many, b.va, b.remote, 0, {}}, status(STATUS_INVALID_PARAMETER));
-    Verdict v = h.model.observe_completion(p.cq_a, result(STATUS_SUCCESS, p.ctx_a, 0x19, NdkOperationTypeWrite), true);
+    h.accept(calls::Write{p.qp_a, 0x19, many, b.va, b.remote, 0, {}},
+             status(STATUS_INVALID_PARAMETER));
+    Verdict v = h.model.observe_completion(
+        p.cq_a, result(STATUS_SUCCESS, p.ctx_a, 0x19, NdkOperationTypeWrite), true);
     EXPECT_TRUE(violation_names(v, "WR-05")) << v.describe();
 
     // The same for a fast registration refused with STATUS_ACCESS_VIOLATION (FR-ACC-01).
     LockedBuffer f = h.arena.allocate(PAGE_SIZE);
     Lam lam = h.build_lam(f, 0, PAGE_SIZE);
     ObjectId mr = h.fr_mr(p.pd, 1, false);
-    h.accept(calls::FastRegister{p.qp_a, 0x1A, mr, lam.pages, 0, PAGE_SIZE, 0x200000, NDK_OP_FLAG_ALLOW_REMOTE_READ},
+    h.accept(calls::FastRegister{p.qp_a, 0x1A, mr, lam.pages, 0, PAGE_SIZE, 0x200000,
+                                 NDK_OP_FLAG_ALLOW_REMOTE_READ},
              status(STATUS_ACCESS_VIOLATION));
-    Verdict fr = h.model.observe_completion(p.cq_a, result(STATUS_SUCCESS, p.ctx_a, 0x1A, NdkOperationTypeFastRegister), true);
+    Verdict fr = h.model.observe_completion(
+        p.cq_a, result(STATUS_SUCCESS, p.ctx_a, 0x1A, NdkOperationTypeFastRegister), true);
     EXPECT_TRUE(violation_names(fr, "FR-ST-04")) << fr.describe();
 }
 
@@ -145,10 +158,12 @@ TEST_F(CheckMode, MissingCompletionIsReported) {
 
 // CQ-GET-04: an entry matching no posted request.
 TEST_F(CheckMode, UnknownCompletionIsAViolation) {
-    Verdict v = h.model.observe_completion(p.cq_a, result(STATUS_SUCCESS, p.ctx_a, 0x999, NdkOperationTypeWrite), true);
+    Verdict v = h.model.observe_completion(
+        p.cq_a, result(STATUS_SUCCESS, p.ctx_a, 0x999, NdkOperationTypeWrite), true);
     EXPECT_TRUE(violation_names(v, "CQ-GET-04")) << v.describe();
     write(0x1C);
-    Verdict wrong_cq = h.model.observe_completion(p.cq_b, result(STATUS_SUCCESS, p.ctx_a, 0x1C, NdkOperationTypeWrite), true);
+    Verdict wrong_cq = h.model.observe_completion(
+        p.cq_b, result(STATUS_SUCCESS, p.ctx_a, 0x1C, NdkOperationTypeWrite), true);
     EXPECT_TRUE(violation_names(wrong_cq, "CQ-GET-04")) << wrong_cq.describe();
 }
 
@@ -158,9 +173,13 @@ TEST_F(CheckMode, OutOfOrderCompletionIsAViolationByDefault) {
     h.accept(calls::Write{p.qp_a, 0x1E, {{a.va, 8, a.local}}, b.va + 100, b.remote, 0, {}});
     std::memcpy(b_buf.data(), a_buf.data(), 8);
     std::memcpy(b_buf.data() + 100, a_buf.data(), 8);
-    Verdict v = h.model.observe_completion(p.cq_a, result(STATUS_SUCCESS, p.ctx_a, 0x1E, NdkOperationTypeWrite), true);
+    Verdict v = h.model.observe_completion(
+        p.cq_a, result(STATUS_SUCCESS, p.ctx_a, 0x1E, NdkOperationTypeWrite), true);
     EXPECT_TRUE(violation_names(v, "AMB-35")) << v.describe();
-    EXPECT_TRUE(h.model.observe_completion(p.cq_a, result(STATUS_SUCCESS, p.ctx_a, 0x1D, NdkOperationTypeWrite), true).clean());
+    EXPECT_TRUE(h.model
+                    .observe_completion(
+                        p.cq_a, result(STATUS_SUCCESS, p.ctx_a, 0x1D, NdkOperationTypeWrite), true)
+                    .clean());
 }
 
 // RMR-FLG-04, CQ-CST-03: a request that must fail but succeeds names the rule that makes it fail;
@@ -168,13 +187,16 @@ TEST_F(CheckMode, OutOfOrderCompletionIsAViolationByDefault) {
 TEST_F(CheckMode, ExpectedErrorsAreJudged) {
     LockedBuffer c_buf = h.arena.allocate(PAGE_SIZE);
     Region local_only = h.register_mr(p.pd, c_buf, 0, PAGE_SIZE, NDK_MR_FLAG_ALLOW_LOCAL_WRITE);
-    h.accept(calls::Write{p.qp_a, 0x20, {{a.va, 8, a.local}}, local_only.va, local_only.remote, 0, {}});
-    Verdict v = h.model.observe_completion(p.cq_a, result(STATUS_SUCCESS, p.ctx_a, 0x20, NdkOperationTypeWrite), true);
+    h.accept(
+        calls::Write{p.qp_a, 0x20, {{a.va, 8, a.local}}, local_only.va, local_only.remote, 0, {}});
+    Verdict v = h.model.observe_completion(
+        p.cq_a, result(STATUS_SUCCESS, p.ctx_a, 0x20, NdkOperationTypeWrite), true);
     EXPECT_TRUE(violation_names(v, "RMR-FLG-04")) << v.describe();
     EXPECT_TRUE(violation_names(v, "CQ-CST-03"));
 
     h.accept(calls::Write{p.qp_b, 0x21, {{b.va, 8, b.local}}, a.va, 0xBAD, 0, {}});
-    Verdict other = h.model.observe_completion(p.cq_b, result(STATUS_REMOTE_RESOURCES, p.ctx_b, 0x21, NdkOperationTypeWrite), true);
+    Verdict other = h.model.observe_completion(
+        p.cq_b, result(STATUS_REMOTE_RESOURCES, p.ctx_b, 0x21, NdkOperationTypeWrite), true);
     EXPECT_TRUE(other.ok()) << other.describe();
     EXPECT_TRUE(warning_names(other, "MODEL-CQ-ERR-01"));
 }
@@ -198,8 +220,13 @@ TEST_F(CheckMode, RequestsAfterAnErrorMustBeCancelled) {
     h.accept(calls::Write{p.qp_a, 0x30, {{a.va, 8, a.local}}, b.va, 0xBAD, 0, {}});
     write(0x31, 8);
     provider_moves(8);
-    EXPECT_TRUE(h.model.observe_completion(p.cq_a, result(STATUS_ACCESS_VIOLATION, p.ctx_a, 0x30, NdkOperationTypeWrite), true).clean());
-    Verdict v = h.model.observe_completion(p.cq_a, result(STATUS_SUCCESS, p.ctx_a, 0x31, NdkOperationTypeWrite), true);
+    EXPECT_TRUE(
+        h.model
+            .observe_completion(
+                p.cq_a, result(STATUS_ACCESS_VIOLATION, p.ctx_a, 0x30, NdkOperationTypeWrite), true)
+            .clean());
+    Verdict v = h.model.observe_completion(
+        p.cq_a, result(STATUS_SUCCESS, p.ctx_a, 0x31, NdkOperationTypeWrite), true);
     EXPECT_TRUE(violation_names(v, "FLS-02")) << v.describe();
 }
 
@@ -209,9 +236,13 @@ TEST_F(CheckMode, ReceiveCompletionReportsTheBytesSent) {
     fill(a_buf.bytes(), 0x41);
     h.accept(calls::Send{p.qp_a, 0x41, {{a.va, 300, a.local}}, 0, {}});
     std::memcpy(b_buf.data(), a_buf.data(), 300);
-    Verdict wrong = h.model.observe_completion(p.cq_b, result(STATUS_SUCCESS, p.ctx_b, 0x40, NdkOperationTypeReceive, 299), true);
+    Verdict wrong = h.model.observe_completion(
+        p.cq_b, result(STATUS_SUCCESS, p.ctx_b, 0x40, NdkOperationTypeReceive, 299), true);
     EXPECT_TRUE(violation_names(wrong, "CQ-RES-01")) << wrong.describe();
-    EXPECT_TRUE(h.model.observe_completion(p.cq_a, result(STATUS_SUCCESS, p.ctx_a, 0x41, NdkOperationTypeSend), true).clean());
+    EXPECT_TRUE(h.model
+                    .observe_completion(
+                        p.cq_a, result(STATUS_SUCCESS, p.ctx_a, 0x41, NdkOperationTypeSend), true)
+                    .clean());
 }
 
 // FR-TOK-01, FR-RES-01, FR-MAP-01: in check mode the remote token read after NdkFastRegister
@@ -221,18 +252,22 @@ TEST_F(CheckMode, FastRegisterTokenAndCompletion) {
     LockedBuffer f = h.arena.allocate(PAGE_SIZE);
     Lam lam = h.build_lam(f, 0, PAGE_SIZE);
     ObjectId mr = h.fr_mr(p.pd, 1, true);
-    h.accept(calls::FastRegister{p.qp_b, 0x50, mr, lam.pages, 0, PAGE_SIZE, 0x800000, NDK_OP_FLAG_ALLOW_REMOTE_WRITE});
+    h.accept(calls::FastRegister{p.qp_b, 0x50, mr, lam.pages, 0, PAGE_SIZE, 0x800000,
+                                 NDK_OP_FLAG_ALLOW_REMOTE_WRITE});
     uint32_t token = h.remote_token(mr);  // before the registration's completion
     fill(a_buf.bytes(), 0x51);
     h.accept(calls::Write{p.qp_a, 0x51, {{a.va, 100, a.local}}, 0x800000 + 20, token, 0, {}});
-    Verdict type = h.model.observe_completion(p.cq_b, result(STATUS_SUCCESS, p.ctx_b, 0x50, NdkOperationTypeBind), true);
+    Verdict type = h.model.observe_completion(
+        p.cq_b, result(STATUS_SUCCESS, p.ctx_b, 0x50, NdkOperationTypeBind), true);
     EXPECT_TRUE(violation_names(type, "CQ-RES-03")) << type.describe();
-    Verdict not_landed = h.model.observe_completion(p.cq_a, result(STATUS_SUCCESS, p.ctx_a, 0x51, NdkOperationTypeWrite), true);
+    Verdict not_landed = h.model.observe_completion(
+        p.cq_a, result(STATUS_SUCCESS, p.ctx_a, 0x51, NdkOperationTypeWrite), true);
     EXPECT_FALSE(not_landed.ok());
     // Once more, with the bytes placed where FR-MAP-01 says.
     h.accept(calls::Write{p.qp_a, 0x52, {{a.va, 100, a.local}}, 0x800000 + 20, token, 0, {}});
     std::memcpy(f.data() + 20, a_buf.data(), 100);
-    Verdict ok = h.model.observe_completion(p.cq_a, result(STATUS_SUCCESS, p.ctx_a, 0x52, NdkOperationTypeWrite), true);
+    Verdict ok = h.model.observe_completion(
+        p.cq_a, result(STATUS_SUCCESS, p.ctx_a, 0x52, NdkOperationTypeWrite), true);
     EXPECT_TRUE(ok.clean()) << ok.describe();
 }
 
@@ -242,7 +277,9 @@ TEST_F(CheckMode, FastRegisterCompletionMustSucceed) {
     Lam lam = h.build_lam(f, 0, PAGE_SIZE);
     ObjectId mr = h.fr_mr(p.pd, 1, false);
     h.accept(calls::FastRegister{p.qp_a, 0x60, mr, lam.pages, 0, PAGE_SIZE, 0x800000, 0});
-    Verdict v = h.model.observe_completion(p.cq_a, result(STATUS_INVALID_PARAMETER, p.ctx_a, 0x60, NdkOperationTypeFastRegister), true);
+    Verdict v = h.model.observe_completion(
+        p.cq_a, result(STATUS_INVALID_PARAMETER, p.ctx_a, 0x60, NdkOperationTypeFastRegister),
+        true);
     EXPECT_TRUE(violation_names(v, "FR-ST-01")) << v.describe();
 }
 
@@ -250,7 +287,8 @@ TEST_F(CheckMode, FastRegisterCompletionMustSucceed) {
 TEST_F(CheckMode, PendingRegistrationThenCompletion) {
     ObjectId mr = h.mr(p.pd, false);
     MdlChain chain = platform::describe(a_buf, 0, PAGE_SIZE);
-    Applied a = h.accept(calls::RegisterMr{mr, view_mdl(chain.head(), PAGE_SIZE), PAGE_SIZE, 0}, pending());
+    Applied a =
+        h.accept(calls::RegisterMr{mr, view_mdl(chain.head(), PAGE_SIZE), PAGE_SIZE, 0}, pending());
     Applied done = h.model.complete(a.pending, STATUS_SUCCESS);
     EXPECT_TRUE(done.verdict.clean()) << done.verdict.describe();
     EXPECT_EQ(h.model.state_of<MrState>(mr)->phase, MrState::Phase::registered);

@@ -41,68 +41,123 @@ struct Outside {
 // checks them or has to.
 const std::map<std::string, Outside, std::less<>> kCheckedByTheHarness = {
     // The callback contract: the harness counts callbacks per request and sees the return value.
-    {"GEN-ASYNC-03", {"a callback after a final inline status: seen by the harness's callback records", "GEN-ASYNC-03"}},
-    {"IFR-CTX-01", {"the Context a callback receives: the harness's live callback records (GEN-CB-03)", "GEN-CB-03"}},
-    {"RMR-CTX-01", {"the Context a callback receives: the harness's live callback records (GEN-CB-03)", "GEN-CB-03"}},
-    {"LAM-CTX-01", {"the Context a callback receives: the harness's live callback records (GEN-CB-03)", "GEN-CB-03"}},
-    {"GEN-CB-05", {"event callbacks' contexts: the harness's event records reject a stranger context (GEN-CB-03)", "GEN-CB-03"}},
+    {"GEN-ASYNC-03",
+     {"a callback after a final inline status: seen by the harness's callback records",
+      "GEN-ASYNC-03"}},
+    {"IFR-CTX-01",
+     {"the Context a callback receives: the harness's live callback records (GEN-CB-03)",
+      "GEN-CB-03"}},
+    {"RMR-CTX-01",
+     {"the Context a callback receives: the harness's live callback records (GEN-CB-03)",
+      "GEN-CB-03"}},
+    {"LAM-CTX-01",
+     {"the Context a callback receives: the harness's live callback records (GEN-CB-03)",
+      "GEN-CB-03"}},
+    {"GEN-CB-05",
+     {"event callbacks' contexts: the harness's event records reject a stranger context "
+      "(GEN-CB-03)",
+      "GEN-CB-03"}},
     // Objects as memory: header, dispatch pointer, out-pointers.
-    {"GEN-CREATE-03", {"Dispatch set before an object is handed out: the harness's check_object", "GEN-CREATE-03"}},
-    {"GEN-CREATE-04", {"the out-pointer untouched after STATUS_PENDING: the harness's sentinel", "GEN-CREATE-04"}},
+    {"GEN-CREATE-03",
+     {"Dispatch set before an object is handed out: the harness's check_object", "GEN-CREATE-03"}},
+    {"GEN-CREATE-04",
+     {"the out-pointer untouched after STATUS_PENDING: the harness's sentinel", "GEN-CREATE-04"}},
     {"GEN-CREATE-06", {"Header.ObjectType: the harness's check_object", "GEN-CREATE-06"}},
     {"GEN-MAND-01", {"no NULL dispatch member: the harness's check_object", "GEN-MAND-01"}},
     {"VER-03", {"Header.Version of each object: the harness's check_object", "VER-03"}},
-    {"GEN-CREATE-05", {"the provider never rereads Dispatch: only a harness that overwrites it can tell; not checked yet", ""}},
-    {"GEN-CREATE-07", {"Header.NdkReserved zeroed and left alone: object memory, for the harness; not checked yet", ""}},
-    {"EXT-02", {"*pExtensionInterface filled on success: an out-pointer, for the harness; not checked yet", ""}},
-    {"AMB-17", {"the output pointer after a failed create: written by the provider shell (adapters/model applies "
-                "the reading), read by no test (GEN-CREATE-02, which the model implements)", ""}},
-    {"LAM-REL-02", {"the MDL chain's bytes unchanged by build and release: memory the model does not read; "
-                    "for the harness, not checked yet", ""}},
-    {"CONN-PD-03", {"the private data bytes copied: the model sees lengths only (CONN-27, CONN-PD-05 it "
-                    "checks); the bytes are for the harness, not checked yet", ""}},
+    {"GEN-CREATE-05",
+     {"the provider never rereads Dispatch: only a harness that overwrites it can tell; not "
+      "checked yet",
+      ""}},
+    {"GEN-CREATE-07",
+     {"Header.NdkReserved zeroed and left alone: object memory, for the harness; not checked yet",
+      ""}},
+    {"EXT-02",
+     {"*pExtensionInterface filled on success: an out-pointer, for the harness; not checked yet",
+      ""}},
+    {"AMB-17",
+     {"the output pointer after a failed create: written by the provider shell (adapters/model "
+      "applies "
+      "the reading), read by no test (GEN-CREATE-02, which the model implements)",
+      ""}},
+    {"LAM-REL-02",
+     {"the MDL chain's bytes unchanged by build and release: memory the model does not read; "
+      "for the harness, not checked yet",
+      ""}},
+    {"CONN-PD-03",
+     {"the private data bytes copied: the model sees lengths only (CONN-27, CONN-PD-05 it "
+      "checks); the bytes are for the harness, not checked yet",
+      ""}},
     // The ABI: layouts and member orders, pinned by spec/include's static asserts; the harness
     // calls every provider through them.
-    {"AI-04", {"NDK_ADAPTER_DISPATCH's members and order: the ABI header (spec/include) the harness calls through", ""}},
+    {"AI-04",
+     {"NDK_ADAPTER_DISPATCH's members and order: the ABI header (spec/include) the harness calls "
+      "through",
+      ""}},
     {"AI-13", {"NDK_ADAPTER_INFO's member order: the ABI header (spec/include)", ""}},
-    {"EXT-03", {"every table's NdkQueryExtensionInterface slot: the ABI header (spec/include)", ""}},
+    {"EXT-03",
+     {"every table's NdkQueryExtensionInterface slot: the ABI header (spec/include)", ""}},
     {"GEN-DISP-01", {"dispatch member order: the ABI header (spec/include)", ""}},
     {"GEN-LAYOUT-01", {"header then Dispatch at fixed offsets: the ABI header (spec/include)", ""}},
     {"CLOSE-API-01", {"each table starts with its close entry: the ABI header (spec/include)", ""}},
-    {"CQ-RES-08", {"NDK_RESULT's layout and its agreement with NDK_RESULT_EX: the ABI header; the harness reads both", ""}},
-    {"ADP-REG-01", {"the provider's two entry points (open and close): found by the harness's loader", ""}},
+    {"CQ-RES-08",
+     {"NDK_RESULT's layout and its agreement with NDK_RESULT_EX: the ABI header; the harness reads "
+      "both",
+      ""}},
+    {"ADP-REG-01",
+     {"the provider's two entry points (open and close): found by the harness's loader", ""}},
     // Threads, IRQL, blocking: properties of a running provider.
-    {"GEN-IRQL-01", {"no blocking below PASSIVE_LEVEL: a property of a running provider (the harness calls "
-                     "from callbacks); not checked yet", ""}},
-    {"IFR-IRQL-01", {"IRQL and blocking are properties of a running provider; not checked yet", ""}},
-    {"RMR-IRQL-01", {"IRQL and blocking are properties of a running provider; not checked yet", ""}},
-    {"CQP-IRQL-01", {"IRQL and blocking are properties of a running provider; not checked yet", ""}},
+    {"GEN-IRQL-01",
+     {"no blocking below PASSIVE_LEVEL: a property of a running provider (the harness calls "
+      "from callbacks); not checked yet",
+      ""}},
+    {"IFR-IRQL-01",
+     {"IRQL and blocking are properties of a running provider; not checked yet", ""}},
+    {"RMR-IRQL-01",
+     {"IRQL and blocking are properties of a running provider; not checked yet", ""}},
+    {"CQP-IRQL-01",
+     {"IRQL and blocking are properties of a running provider; not checked yet", ""}},
     {"FR-IRQL-01", {"IRQL and blocking are properties of a running provider; not checked yet", ""}},
-    {"LAM-IRQL-01", {"IRQL and blocking are properties of a running provider; not checked yet", ""}},
-    {"GEN-CB-01", {"not touching an object after initiating its callback: threads and memory, for the harness", ""}},
-    {"GEN-CB-04", {"a close from inside a callback must not deadlock: threads, for the harness", ""}},
+    {"LAM-IRQL-01",
+     {"IRQL and blocking are properties of a running provider; not checked yet", ""}},
+    {"GEN-CB-01",
+     {"not touching an object after initiating its callback: threads and memory, for the harness",
+      ""}},
+    {"GEN-CB-04",
+     {"a close from inside a callback must not deadlock: threads, for the harness", ""}},
     {"CQ-NOT-03", {"notification callbacks of one CQ never overlap: threads, for the harness", ""}},
-    {"CLOSE-05", {"an antecedent's close waits for a successor's running close callback: threads, for the harness", ""}},
+    {"CLOSE-05",
+     {"an antecedent's close waits for a successor's running close callback: threads, for the "
+      "harness",
+      ""}},
     {"CLOSE-07", {"a close waits for a running event callback: threads, for the harness", ""}},
     {"WR-03", {"NdkFlush concurrent with a post: threads, for the harness", ""}},
     {"WR-07", {"posts to the two queues of a QP at once: threads, for the harness", ""}},
-    {"WR-08", {"no locks only to serialize posts: a property of the implementation (performance)", ""}},
+    {"WR-08",
+     {"no locks only to serialize posts: a property of the implementation (performance)", ""}},
     {"WR-09", {"closing the QP's connector during a post: threads, for the harness", ""}},
 };
 
 // Rules about the NDIS miniport, its INF and OIDs, and the adapter's environment, which a
 // user-space suite calling NDKPI functions cannot observe.
 const std::map<std::string, std::string, std::less<>> kNotObservable = {
-    {"ADP-OPEN-02", "not observable from NDKPI calls: NDK is switched off by the miniport (OID_NDK_SET_STATE)"},
-    {"AI-03", "not observable from NDKPI calls: NDIS_NDK_CAPABILITIES go from the miniport to NDIS"},
+    {"ADP-OPEN-02",
+     "not observable from NDKPI calls: NDK is switched off by the miniport (OID_NDK_SET_STATE)"},
+    {"AI-03",
+     "not observable from NDKPI calls: NDIS_NDK_CAPABILITIES go from the miniport to NDIS"},
     {"AI-09", "not observable from NDKPI calls: how many fast-register MRs an FRMRPageCount costs"},
     {"AI-10", "not observable from NDKPI calls: NDIS_NDK_CAPABILITIES.NdkInfo is NDIS's copy"},
     {"AI-12", "not observable from NDKPI calls: adapter-wide totals reported to NDIS"},
-    {"AI-FLAG-01", "not observable from NDKPI calls: the order bytes land in during one transfer (only "
-                   "completed transfers are seen)"},
+    {"AI-FLAG-01",
+     "not observable from NDKPI calls: the order bytes land in during one transfer (only "
+     "completed transfers are seen)"},
     {"AI-FLAG-04", "not observable from NDKPI calls: whether separate engines serve connections"},
-    {"AMB-21", "not observable from NDKPI calls: the two header-only functions are in no dispatch table"},
+    {"AMB-21",
+     "not observable from NDKPI calls: the two header-only functions are in no dispatch table"},
     {"CQ-CREATE-03", "not observable from NDKPI calls: on which processor notifications run"},
+    {"CQ-IM-12",
+     "not observable from NDKPI calls: how long an interrupt is held back (moderation "
+     "changes timing only; the settings in force are modelled, CQ-IM-05..10)"},
     {"SRQ-08", "not observable from NDKPI calls: on which processor notifications run"},
     {"MINI-INIT-01", "not observable from NDKPI calls: miniport initialization attributes"},
     {"MINI-INIT-02", "not observable from NDKPI calls: the miniport's OID support"},
@@ -120,7 +175,8 @@ const std::map<std::string, std::string, std::less<>> kNotObservable = {
     {"MINI-INF-01", "not observable from NDKPI calls: the driver's INF keywords"},
     {"MINI-INF-02", "not observable from NDKPI calls: the driver's INF keywords"},
     {"MINI-INF-03", "not observable from NDKPI calls: the driver's INF keywords (RoCE frame size)"},
-    {"MINI-HDR-01", "not observable from NDKPI calls: NDIS object headers of the miniport's structures"},
+    {"MINI-HDR-01",
+     "not observable from NDKPI calls: NDIS object headers of the miniport's structures"},
 };
 
 struct Source {
@@ -134,17 +190,21 @@ std::vector<Source> sources_in(const std::filesystem::path& dir) {
     std::vector<Source> out;
     if (!std::filesystem::is_directory(dir)) return out;
     for (const auto& entry : std::filesystem::directory_iterator(dir)) {
-        if (entry.path().extension() != ".cpp" || entry.path().filename() == "readings.cpp") continue;
+        if (entry.path().extension() != ".cpp" || entry.path().filename() == "readings.cpp")
+            continue;
         std::ifstream in(entry.path());
         std::ostringstream text;
         text << in.rdbuf();
         out.push_back({entry.path().filename().string(), text.str()});
     }
-    std::sort(out.begin(), out.end(), [](const Source& a, const Source& b) { return a.name < b.name; });
+    std::sort(out.begin(), out.end(),
+              [](const Source& a, const Source& b) { return a.name < b.name; });
     return out;
 }
 
-std::vector<Source> model_sources() { return sources_in(NDKCT_REFMODEL_SRC); }
+std::vector<Source> model_sources() {
+    return sources_in(NDKCT_REFMODEL_SRC);
+}
 
 std::vector<Source> harness_sources() {
 #ifdef NDKCT_HARNESS_SRC
@@ -156,7 +216,9 @@ std::vector<Source> harness_sources() {
 
 // The ID as a whole token: "FR-APC-01" is not cited by "IFR-APC-01" or "FR-APC-010".
 bool cites(std::string_view text, std::string_view id) {
-    auto part_of_id = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_'; };
+    auto part_of_id = [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_';
+    };
     for (size_t at = text.find(id); at != std::string_view::npos; at = text.find(id, at + 1)) {
         bool starts = at == 0 || !part_of_id(text[at - 1]);
         bool ends = at + id.size() == text.size() || !part_of_id(text[at + id.size()]);
@@ -172,7 +234,9 @@ std::string where_cited(const std::vector<Source>& sources, std::string_view id)
     return out;
 }
 
-bool judged(const spec::Rule& rule) { return rule.level != spec::RuleLevel::consumer_duty; }
+bool judged(const spec::Rule& rule) {
+    return rule.level != spec::RuleLevel::consumer_duty;
+}
 
 TEST(Citations, TokenMatchingIsWholeWord) {
     EXPECT_TRUE(cites("// FR-APC-01, AMB-08", "FR-APC-01"));
@@ -211,8 +275,10 @@ TEST(Citations, EveryRuleIsCitedByTheModelOrOutsideItWithAReason) {
             if (!cited_in.empty())
                 stale += "  " + rule.id + " is cited in " + cited_in + ": take it off the " +
                          (listed_harness ? "harness" : "not-observable") + " list\n";
-            if (listed_harness) ++harness;
-            else ++unobservable;
+            if (listed_harness)
+                ++harness;
+            else
+                ++unobservable;
             continue;
         }
         if (cited_in.empty()) {
@@ -239,15 +305,20 @@ TEST(Citations, ListsNameJudgedRulesWithReasons) {
     std::string wrong;
     auto check = [&](const std::string& id, const std::string& reason, const char* list) {
         const spec::Rule* rule = catalog.find(id);
-        if (!rule) wrong += "  " + id + " (" + list + ") is not in the catalog\n";
-        else if (!judged(*rule)) wrong += "  " + id + " (" + list + ") is a consumer duty: its reason is in the catalog\n";
+        if (!rule)
+            wrong += "  " + id + " (" + list + ") is not in the catalog\n";
+        else if (!judged(*rule))
+            wrong +=
+                "  " + id + " (" + list + ") is a consumer duty: its reason is in the catalog\n";
         if (reason.empty()) wrong += "  " + id + " (" + list + ") has no reason\n";
     };
-    for (const auto& [id, outside] : kCheckedByTheHarness) check(id, outside.reason, "harness");
+    for (const auto& [id, outside] : kCheckedByTheHarness)
+        check(id, outside.reason, "harness");
     for (const auto& [id, reason] : kNotObservable) {
         check(id, reason, "not observable");
         if (reason.rfind("not observable from NDKPI calls", 0) != 0)
-            wrong += "  " + id + ": a not-observable reason starts with \"not observable from NDKPI calls\"\n";
+            wrong += "  " + id +
+                     ": a not-observable reason starts with \"not observable from NDKPI calls\"\n";
         if (kCheckedByTheHarness.contains(id)) wrong += "  " + id + " is on both lists\n";
     }
     EXPECT_TRUE(wrong.empty()) << wrong;
@@ -257,7 +328,8 @@ TEST(Citations, ListsNameJudgedRulesWithReasons) {
 // check it under.
 TEST(Citations, HarnessCitesWhatTheListSaysItChecks) {
     auto sources = harness_sources();
-    if (sources.empty()) GTEST_SKIP() << "the conformance harness's sources are not beside refmodel";
+    if (sources.empty())
+        GTEST_SKIP() << "the conformance harness's sources are not beside refmodel";
     std::string missing;
     for (const auto& [id, outside] : kCheckedByTheHarness)
         if (!outside.harness_id.empty() && where_cited(sources, outside.harness_id).empty())
@@ -270,21 +342,27 @@ TEST(Citations, HarnessCitesWhatTheListSaysItChecks) {
 TEST(Citations, RuleIdsCitedByTheModelExistInTheCatalog) {
     const spec::Catalog& catalog = spec::builtin_catalog();
     const std::regex id_shape("[A-Z][A-Z0-9]*(-[A-Z0-9]+)*-[0-9]{2}");
-    auto part_of_id = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_'; };
+    auto part_of_id = [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_';
+    };
     std::set<std::string> unknown;
     size_t seen = 0;
     for (const auto& source : model_sources()) {
         const std::string& t = source.text;
-        for (auto it = std::sregex_iterator(t.begin(), t.end(), id_shape); it != std::sregex_iterator(); ++it) {
-            size_t at = static_cast<size_t>(it->position()), end = at + static_cast<size_t>(it->length());
-            if ((at > 0 && part_of_id(t[at - 1])) || (end < t.size() && part_of_id(t[end]))) continue;
+        for (auto it = std::sregex_iterator(t.begin(), t.end(), id_shape);
+             it != std::sregex_iterator(); ++it) {
+            size_t at = static_cast<size_t>(it->position()),
+                   end = at + static_cast<size_t>(it->length());
+            if ((at > 0 && part_of_id(t[at - 1])) || (end < t.size() && part_of_id(t[end])))
+                continue;
             ++seen;
             if (!catalog.find(it->str())) unknown.insert(it->str() + " (" + source.name + ")");
         }
     }
     EXPECT_GT(seen, 200u);
     std::string list;
-    for (const auto& id : unknown) list += "  " + id + "\n";
+    for (const auto& id : unknown)
+        list += "  " + id + "\n";
     EXPECT_TRUE(unknown.empty()) << "the model cites rule IDs the catalog does not have:\n" << list;
 }
 

@@ -9,8 +9,9 @@ namespace ndkct::model::test {
 namespace {
 
 class Connection : public ::testing::Test {
-protected:
-    explicit Connection(Mode mode = Mode::simulate, Readings r = default_readings()) : h(mode, std::move(r)) {}
+  protected:
+    explicit Connection(Mode mode = Mode::simulate, Readings r = default_readings())
+        : h(mode, std::move(r)) {}
 
     Harness h;
     ObjectId pd = h.pd(), cq = h.cq();
@@ -30,7 +31,7 @@ protected:
 // The open problem: a connect answered inline with STATUS_SUCCESS, then the provider's connect
 // event: the oracle finds the connector (no false CONN-20).
 class ConnectCheck : public Connection {
-protected:
+  protected:
     ConnectCheck() : Connection(Mode::check) {}
 };
 
@@ -48,9 +49,11 @@ TEST_F(ConnectCheck, InlineSuccessThenConnectEvent) {
 TEST_F(Connection, PrivateDataOverTheLimitsIsRefused) {
     listen(7001);
     const auto& info = h.model.readings().adapter_info;
-    Expectation e = h.model.expect(calls::Connect{active, qp_a, {}, ipv4(7001), 4, 4, info.MaxCallerData + 1});
+    Expectation e =
+        h.model.expect(calls::Connect{active, qp_a, {}, ipv4(7001), 4, 4, info.MaxCallerData + 1});
     EXPECT_TRUE(fails_with(e, STATUS_INVALID_PARAMETER, "MODEL-CONN-PD-01")) << describe(e);
-    EXPECT_TRUE(warning_names(judge_inline(e, STATUS_INVALID_DEVICE_REQUEST, "NdkConnect"), "MODEL-CONN-PD-01"));
+    EXPECT_TRUE(warning_names(judge_inline(e, STATUS_INVALID_DEVICE_REQUEST, "NdkConnect"),
+                              "MODEL-CONN-PD-01"));
     EXPECT_FALSE(judge_inline(e, STATUS_SUCCESS, "NdkConnect").ok());
     // Within the limits: the peer is offered what was sent (CONN-27).
     h.accept(calls::Connect{active, qp_a, {}, ipv4(7001), 4, 4, info.MaxCallerData});
@@ -70,8 +73,8 @@ TEST(ConnectionAnyError, PrivateDataOverTheLimitAnyErrorPasses) {
     ObjectId listener = h.create(calls::CreateListener{h.adapter});
     h.accept(calls::Listen{listener, ipv4(7002)});
     ObjectId active = h.create(calls::CreateConnector{h.adapter});
-    Expectation e = h.model.expect(
-        calls::Connect{active, qp, {}, ipv4(7002), 4, 4, h.model.readings().adapter_info.MaxCallerData + 1});
+    Expectation e = h.model.expect(calls::Connect{
+        active, qp, {}, ipv4(7002), 4, 4, h.model.readings().adapter_info.MaxCallerData + 1});
     EXPECT_TRUE(judge_inline(e, STATUS_INVALID_DEVICE_REQUEST, "NdkConnect").clean());
     EXPECT_FALSE(judge_inline(e, STATUS_SUCCESS, "NdkConnect").ok());
 }
@@ -99,10 +102,12 @@ TEST_F(Connection, EffectiveReadLimits) {
     EXPECT_TRUE(h.model.apply(calls::GetConnectionData{active, false, 0}, right).verdict.clean());
     Observed over = right;
     over.outbound_read_limit = 3;
-    EXPECT_TRUE(violation_names(h.model.apply(calls::GetConnectionData{active, false, 0}, over).verdict, "CONN-RL-02"));
+    EXPECT_TRUE(violation_names(
+        h.model.apply(calls::GetConnectionData{active, false, 0}, over).verdict, "CONN-RL-02"));
     Observed under = right;
     under.inbound_read_limit = 1;
-    EXPECT_TRUE(warning_names(h.model.apply(calls::GetConnectionData{active, false, 0}, under).verdict, "CONN-RL-03"));
+    EXPECT_TRUE(warning_names(
+        h.model.apply(calls::GetConnectionData{active, false, 0}, under).verdict, "CONN-RL-03"));
     h.accept(calls::CompleteConnect{active});
     EXPECT_TRUE(h.model.complete(a.pending, STATUS_SUCCESS).verdict.clean());
     EXPECT_EQ(h.model.state_of<QpState>(qp_a)->outbound_read_limit, 2u);  // RD-08
@@ -114,15 +119,18 @@ TEST_F(Connection, EndpointsInUse) {
     listen(7004);
     // A listener holds its endpoint: no second listener, no shared endpoint, no connect from it.
     ObjectId second = h.create(calls::CreateListener{h.adapter});
-    EXPECT_TRUE(fails_with(h.model.expect(calls::Listen{second, ipv4(7004)}), STATUS_SHARING_VIOLATION, "CONN-LST-01"));
+    EXPECT_TRUE(fails_with(h.model.expect(calls::Listen{second, ipv4(7004)}),
+                           STATUS_SHARING_VIOLATION, "CONN-LST-01"));
     EXPECT_TRUE(fails_with(h.model.expect(calls::CreateSharedEndpoint{h.adapter, ipv4(7004)}),
                            STATUS_SHARING_VIOLATION, "CONN-LST-04"));
-    EXPECT_TRUE(fails_with(h.model.expect(calls::Connect{active, qp_a, ipv4(7004), ipv4(7004), 4, 4, 0}),
-                           STATUS_SHARING_VIOLATION, "CONN-09"));
+    EXPECT_TRUE(
+        fails_with(h.model.expect(calls::Connect{active, qp_a, ipv4(7004), ipv4(7004), 4, 4, 0}),
+                   STATUS_SHARING_VIOLATION, "CONN-09"));
     // CONN-12: the four-tuple of an existing connection.
     h.accept(calls::Connect{active, qp_a, ipv4(7005, 2), ipv4(7004), 4, 4, 0});
     ObjectId other = h.create(calls::CreateConnector{h.adapter});
-    Expectation dup = h.model.expect(calls::Connect{other, qp_b, ipv4(7005, 2), ipv4(7004), 4, 4, 0});
+    Expectation dup =
+        h.model.expect(calls::Connect{other, qp_b, ipv4(7005, 2), ipv4(7004), 4, 4, 0});
     EXPECT_TRUE(fails_with(dup, STATUS_SHARING_VIOLATION, "CONN-09") ||
                 fails_with(dup, STATUS_ADDRESS_ALREADY_EXISTS, "CONN-12"))
         << describe(dup);
@@ -139,7 +147,8 @@ TEST_F(Connection, EphemeralPortsAreReportedAndChecked) {
     EXPECT_TRUE(h.model.apply(calls::GetLocalAddress{listener, 16}, o).verdict.clean());
     Observed wrong = o;
     wrong.address->port = 1234;
-    EXPECT_TRUE(violation_names(h.model.apply(calls::GetLocalAddress{listener, 16}, wrong).verdict, "CONN-25"));
+    EXPECT_TRUE(violation_names(h.model.apply(calls::GetLocalAddress{listener, 16}, wrong).verdict,
+                                "CONN-25"));
     ObjectId endpoint = h.create(calls::CreateSharedEndpoint{h.adapter, ipv4(0)});
     const auto* se = h.model.state_of<SharedEndpointState>(endpoint);
     EXPECT_TRUE(se->ephemeral);
@@ -154,7 +163,8 @@ TEST_F(ConnectCheck, APickedPortIsLearntFromTheAddressGetter) {
     EXPECT_TRUE(h.model.apply(calls::GetLocalAddress{listener, 16}, o).verdict.clean());
     EXPECT_EQ(h.model.state_of<ListenerState>(listener)->address.port, 50123u);
     // A connect to the learnt port finds the listener (no CONN-08).
-    EXPECT_FALSE(h.model.expect(calls::Connect{active, qp_a, {}, ipv4(50123), 4, 4, 0}).must_fail());
+    EXPECT_FALSE(
+        h.model.expect(calls::Connect{active, qp_a, {}, ipv4(50123), 4, 4, 0}).must_fail());
 }
 
 // CONN-DISC-02: the peer's disconnect callback, once; none without a registered callback.
@@ -163,13 +173,15 @@ TEST(DisconnectEvents, OnceAndOnlyWhenRegistered) {
     Pair p = h.connected_pair();
     ObjectId active = 0, passive = 0;
     for (ObjectId i = 1; i <= h.model.object_count(); ++i)
-        if (const auto* c = h.model.state_of<ConnectorState>(i); c && c->phase == ConnectorState::Phase::established)
+        if (const auto* c = h.model.state_of<ConnectorState>(i);
+            c && c->phase == ConnectorState::Phase::established)
             (c->listener ? passive : active) = i;
     ASSERT_NE(active, 0u);
     ASSERT_NE(passive, 0u);
     h.accept(calls::Disconnect{active});
     EXPECT_TRUE(h.model.observe_event({Event::Kind::disconnect, passive}).verdict.clean());
-    EXPECT_TRUE(violation_names(h.model.observe_event({Event::Kind::disconnect, passive}).verdict, "CONN-DISC-02"));
+    EXPECT_TRUE(violation_names(h.model.observe_event({Event::Kind::disconnect, passive}).verdict,
+                                "CONN-DISC-02"));
     (void)p;
 }
 
@@ -187,7 +199,8 @@ TEST_F(Connection, EdgesOfConnectors) {
     EXPECT_TRUE(h.model.expect(calls::CloseObject{qp_a}).must_pend);  // LIFE-TREE-06
     ObjectId passive = incoming();
     ASSERT_NE(passive, 0u);
-    EXPECT_TRUE(h.model.expect(calls::CloseObject{listener}).must_pend);  // LIFE-TREE-08, CONN-LST-05
+    EXPECT_TRUE(
+        h.model.expect(calls::CloseObject{listener}).must_pend);  // LIFE-TREE-08, CONN-LST-05
     h.accept(calls::Reject{passive, 0});
     h.model.take_events();
     EXPECT_TRUE(h.model.complete(connecting.pending, STATUS_CONNECTION_REFUSED).verdict.clean());

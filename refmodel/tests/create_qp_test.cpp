@@ -6,16 +6,22 @@ namespace ndkct::model::test {
 namespace {
 
 class CreateQp : public ::testing::Test {
-protected:
+  protected:
     Harness h;
     ObjectId pd = h.pd();
     ObjectId rcq = h.cq(), icq = h.cq();
     const NDK_ADAPTER_INFO& info = h.model.readings().adapter_info;
 
     calls::CreateQp at_maximum() const {
-        return calls::CreateQp{pd, rcq, icq, 0x77, info.MaxReceiveQueueDepth,
-                               info.MaxInitiatorQueueDepth, info.MaxReceiveRequestSge,
-                               info.MaxInitiatorRequestSge, info.MaxInlineDataSize};
+        return calls::CreateQp{pd,
+                               rcq,
+                               icq,
+                               0x77,
+                               info.MaxReceiveQueueDepth,
+                               info.MaxInitiatorQueueDepth,
+                               info.MaxReceiveRequestSge,
+                               info.MaxInitiatorRequestSge,
+                               info.MaxInlineDataSize};
     }
 };
 
@@ -33,10 +39,10 @@ TEST_F(CreateQp, EveryLimitAtItsMaximumIsAccepted) {
     ObjectId qp = h.create(call);
     const QpState* q = h.model.state_of<QpState>(qp);
     ASSERT_NE(q, nullptr);
-    EXPECT_EQ(q->pd, pd);                  // CQP-OBJ-01
-    EXPECT_EQ(q->receive_cq, rcq);         // CQP-OBJ-02
+    EXPECT_EQ(q->pd, pd);           // CQP-OBJ-01
+    EXPECT_EQ(q->receive_cq, rcq);  // CQP-OBJ-02
     EXPECT_EQ(q->initiator_cq, icq);
-    EXPECT_EQ(q->qp_context, 0x77u);       // CQP-CTX-01
+    EXPECT_EQ(q->qp_context, 0x77u);  // CQP-CTX-01
     EXPECT_EQ(h.model.find(qp)->parent, pd);
 }
 
@@ -57,7 +63,8 @@ TEST_F(CreateQp, EachLimitOnePastItsMaximumIsRefused) {
         calls::CreateQp call = at_maximum();
         c.bump(call);
         Expectation e = h.model.expect(call);
-        ASSERT_TRUE(fails_with(e, STATUS_INVALID_PARAMETER, c.rule)) << c.rule << ": " << describe(e);
+        ASSERT_TRUE(fails_with(e, STATUS_INVALID_PARAMETER, c.rule))
+            << c.rule << ": " << describe(e);
         EXPECT_TRUE(failure_names(e, "CQP-LIM-06"));
         EXPECT_EQ(e.failures.size(), 1u) << describe(e);
         EXPECT_EQ(e.failures[0].strength, Strength::documented);
@@ -149,17 +156,15 @@ TEST_F(CreateQp, NewQpIsNotConnected) {
     ObjectId mr = h.fr_mr(pd, 1, false);
     ObjectId mw = h.create(calls::CreateMw{pd});
     std::vector<Call> initiator = {
-        calls::Send{qp, 1, {}, 0, {}},
-        calls::SendAndInvalidate{qp, 2, {}, 0, 5, {}},
-        calls::Read{qp, 3, {}, 0, 5, 0},
-        calls::Write{qp, 4, {}, 0, 5, 0, {}},
-        calls::Bind{qp, 5, mr, mw, 0, 0, 0},
-        calls::FastRegister{qp, 6, mr, {}, 0, 0, 0, 0},
+        calls::Send{qp, 1, {}, 0, {}},       calls::SendAndInvalidate{qp, 2, {}, 0, 5, {}},
+        calls::Read{qp, 3, {}, 0, 5, 0},     calls::Write{qp, 4, {}, 0, 5, 0, {}},
+        calls::Bind{qp, 5, mr, mw, 0, 0, 0}, calls::FastRegister{qp, 6, mr, {}, 0, 0, 0, 0},
         calls::Invalidate{qp, 7, mr, 0},
     };
     for (const Call& call : initiator) {
         Expectation e = h.model.expect(call);
-        EXPECT_TRUE(fails_with(e, STATUS_CONNECTION_INVALID, "WR-04")) << show(call) << ": " << describe(e);
+        EXPECT_TRUE(fails_with(e, STATUS_CONNECTION_INVALID, "WR-04"))
+            << show(call) << ": " << describe(e);
     }
     EXPECT_TRUE(fails_with(h.model.expect(initiator[5]), STATUS_CONNECTION_INVALID, "FR-ST-02"));
     Expectation receive = h.model.expect(calls::Receive{qp, 8, {}});
@@ -203,10 +208,19 @@ TEST_F(CreateQp, CqOfAnotherAdapterIsRefused) {
 // an antecedent of the QP.
 TEST_F(CreateQp, WithSrqLimitsAndTheSrqAsAntecedent) {
     ObjectId srq = h.create(calls::CreateSrq{pd, 64, 4, 0});
-    calls::CreateQpWithSrq at{pd, rcq, icq, srq, 0x5, info.MaxInitiatorQueueDepth,
-                              info.MaxInitiatorRequestSge, info.MaxInlineDataSize};
+    calls::CreateQpWithSrq at{pd,
+                              rcq,
+                              icq,
+                              srq,
+                              0x5,
+                              info.MaxInitiatorQueueDepth,
+                              info.MaxInitiatorRequestSge,
+                              info.MaxInlineDataSize};
     EXPECT_FALSE(h.model.expect(at).must_fail()) << describe(h.model.expect(at));
-    struct Case { const char* rule; uint32_t calls::CreateQpWithSrq::*field; } cases[] = {
+    struct Case {
+        const char* rule;
+        uint32_t calls::CreateQpWithSrq::*field;
+    } cases[] = {
         {"CQP-SRQ-02", &calls::CreateQpWithSrq::initiator_queue_depth},
         {"CQP-SRQ-03", &calls::CreateQpWithSrq::max_initiator_sge},
         {"CQP-SRQ-04", &calls::CreateQpWithSrq::inline_data_size},
@@ -215,7 +229,8 @@ TEST_F(CreateQp, WithSrqLimitsAndTheSrqAsAntecedent) {
         calls::CreateQpWithSrq over = at;
         ++(over.*c.field);
         Expectation e = h.model.expect(over);
-        EXPECT_TRUE(fails_with(e, STATUS_INVALID_PARAMETER, c.rule)) << c.rule << ": " << describe(e);
+        EXPECT_TRUE(fails_with(e, STATUS_INVALID_PARAMETER, c.rule))
+            << c.rule << ": " << describe(e);
         EXPECT_TRUE(failure_names(e, "CQP-SRQ-05"));
     }
     ObjectId qp = h.create(at);
@@ -226,14 +241,15 @@ TEST_F(CreateQp, WithSrqLimitsAndTheSrqAsAntecedent) {
     Expectation r = h.model.expect(calls::Receive{qp, 1, {}});
     EXPECT_TRUE(fails_with(r, STATUS_INVALID_DEVICE_REQUEST, "MODEL-RCV-01")) << describe(r);
     EXPECT_TRUE(failure_names(r, "CQP-SRQ-01"));
-    EXPECT_TRUE(warning_names(judge_inline(r, STATUS_INVALID_PARAMETER, "NdkReceive"), "MODEL-RCV-01"));
+    EXPECT_TRUE(
+        warning_names(judge_inline(r, STATUS_INVALID_PARAMETER, "NdkReceive"), "MODEL-RCV-01"));
     EXPECT_TRUE(violation_names(judge_inline(r, STATUS_SUCCESS, "NdkReceive"), "MODEL-RCV-01"));
 }
 
 // ---- Depths, SGE counts and inline sizes the QP was created with ----
 
 class QpCapacity : public ::testing::Test {
-protected:
+  protected:
     Harness h;
     Pair p = h.connected_pair();  // QPs with depth 16, 4 SGEs each way, 64 bytes inline
     LockedBuffer buffer = h.arena.allocate(2 * PAGE_SIZE);
@@ -241,7 +257,8 @@ protected:
 
     std::vector<Sge> sges(size_t n, uint32_t each = 8) const {
         std::vector<Sge> out;
-        for (size_t i = 0; i < n; ++i) out.push_back({r.va + i * each, each, r.local});
+        for (size_t i = 0; i < n; ++i)
+            out.push_back({r.va + i * each, each, r.local});
         return out;
     }
 };
@@ -274,14 +291,17 @@ TEST_F(QpCapacity, InitiatorQueueAcceptsItsDepth) {
 // CQP-SGE-01, SGE-10: MaxReceiveRequestSge SGEs are accepted, one more is refused.
 TEST_F(QpCapacity, ReceiveSgeCount) {
     EXPECT_FALSE(h.model.expect(calls::Receive{p.qp_b, 1, sges(4)}).must_fail());
-    EXPECT_TRUE(fails_with(h.model.expect(calls::Receive{p.qp_b, 2, sges(5)}), STATUS_INVALID_PARAMETER, "SGE-10"));
+    EXPECT_TRUE(fails_with(h.model.expect(calls::Receive{p.qp_b, 2, sges(5)}),
+                           STATUS_INVALID_PARAMETER, "SGE-10"));
 }
 
 // CQP-SGE-02, SGE-04: MaxInitiatorRequestSge SGEs are accepted on sends and writes.
 TEST_F(QpCapacity, InitiatorSgeCount) {
     EXPECT_FALSE(h.model.expect(calls::Send{p.qp_a, 1, sges(4), 0, {}}).must_fail());
-    EXPECT_FALSE(h.model.expect(calls::Write{p.qp_a, 2, sges(4), r.va, r.remote, 0, {}}).must_fail());
-    EXPECT_TRUE(fails_with(h.model.expect(calls::Send{p.qp_a, 3, sges(5), 0, {}}), STATUS_INVALID_PARAMETER, "SGE-04"));
+    EXPECT_FALSE(
+        h.model.expect(calls::Write{p.qp_a, 2, sges(4), r.va, r.remote, 0, {}}).must_fail());
+    EXPECT_TRUE(fails_with(h.model.expect(calls::Send{p.qp_a, 3, sges(5), 0, {}}),
+                           STATUS_INVALID_PARAMETER, "SGE-04"));
 }
 
 // CQP-INL-01, SGE-08: inline sends of up to InlineDataSize bytes are accepted, one more refused.

@@ -7,7 +7,7 @@ namespace ndkct::model::test {
 namespace {
 
 class DataPath : public ::testing::Test {
-protected:
+  protected:
     Harness h;
     Pair p = h.connected_pair();
     LockedBuffer a_buf = h.arena.allocate(4 * PAGE_SIZE);
@@ -34,7 +34,8 @@ TEST_F(DataPath, ConnectionCallsConnectTheTwoQps) {
     EXPECT_EQ(ca->phase, ConnectorState::Phase::established);
     EXPECT_EQ(cb->phase, ConnectorState::Phase::established);
     // CONN-16: completing again is refused.
-    EXPECT_TRUE(fails_with(h.model.expect(calls::CompleteConnect{qa->connector}), STATUS_CONNECTION_INVALID, "CONN-16"));
+    EXPECT_TRUE(fails_with(h.model.expect(calls::CompleteConnect{qa->connector}),
+                           STATUS_CONNECTION_INVALID, "CONN-16"));
 }
 
 // CONN-08: a connect to an address nobody listens on is refused.
@@ -48,8 +49,13 @@ TEST_F(DataPath, ConnectWithoutAListenerIsRefused) {
 // WRT-01: an RDMA write lands at the remote address; the initiator gets one success entry.
 TEST_F(DataPath, WriteMovesTheBytes) {
     fill(a_buf.bytes(), 1);
-    h.accept(calls::Write{p.qp_a, 0x11, {{a.va + 10, 1000, a.local}, {a.va + 3000, 2000, a.local}},
-                          b.va + 5000, b.remote, 0, {}});
+    h.accept(calls::Write{p.qp_a,
+                          0x11,
+                          {{a.va + 10, 1000, a.local}, {a.va + 3000, 2000, a.local}},
+                          b.va + 5000,
+                          b.remote,
+                          0,
+                          {}});
     auto done = entries(p.cq_a);
     ASSERT_EQ(done.size(), 1u);
     EXPECT_EQ(done[0].outcome, Completion::Outcome::success) << done[0].why;
@@ -77,7 +83,8 @@ TEST_F(DataPath, SendFillsThePeersReceive) {
     h.accept(calls::Send{p.qp_a, 0x21, {{a.va + 7, 777, a.local}}, 0, {}});
     EXPECT_TRUE(entries(p.cq_a).empty());  // waiting for a receive
     EXPECT_EQ(h.model.outstanding_completions(p.qp_a), 0u);
-    h.accept(calls::Receive{p.qp_b, 0x22, {{b.va, 100, b.local}, {b.va + PAGE_SIZE, PAGE_SIZE, b.local}}});
+    h.accept(calls::Receive{
+        p.qp_b, 0x22, {{b.va, 100, b.local}, {b.va + PAGE_SIZE, PAGE_SIZE, b.local}}});
     auto sent = entries(p.cq_a);
     auto got = entries(p.cq_b);
     ASSERT_EQ(sent.size(), 1u);
@@ -120,7 +127,8 @@ TEST_F(DataPath, RemoteAccessWithoutRightsFailsAndLaterRequestsAreCancelled) {
     LockedBuffer c_buf = h.arena.allocate(PAGE_SIZE);
     Region no_remote = h.register_mr(p.pd, c_buf, 0, PAGE_SIZE, NDK_MR_FLAG_ALLOW_LOCAL_WRITE);
     h.accept(calls::Receive{p.qp_a, 0x40, {{a.va, 64, a.local}}});
-    h.accept(calls::Write{p.qp_a, 0x41, {{a.va, 64, a.local}}, no_remote.va, no_remote.remote, 0, {}});
+    h.accept(
+        calls::Write{p.qp_a, 0x41, {{a.va, 64, a.local}}, no_remote.va, no_remote.remote, 0, {}});
     h.accept(calls::Write{p.qp_a, 0x42, {{a.va, 64, a.local}}, b.va, b.remote, 0, {}});
     h.accept(calls::Read{p.qp_a, 0x43, {{a.va, 64, a.local}}, b.va, b.remote, 0});
     auto done = entries(p.cq_a);
@@ -169,10 +177,12 @@ TEST_F(DataPath, ReceiveTooSmallFails) {
 // WR-SILENT-01: SILENT_SUCCESS leaves no entry on success, one on failure.
 TEST_F(DataPath, SilentSuccessWriteLeavesNoEntry) {
     fill(a_buf.bytes(), 6);
-    h.accept(calls::Write{p.qp_a, 0x71, {{a.va, 32, a.local}}, b.va, b.remote, NDK_OP_FLAG_SILENT_SUCCESS, {}});
+    h.accept(calls::Write{
+        p.qp_a, 0x71, {{a.va, 32, a.local}}, b.va, b.remote, NDK_OP_FLAG_SILENT_SUCCESS, {}});
     EXPECT_TRUE(entries(p.cq_a).empty());
     EXPECT_EQ(std::memcmp(b_buf.data(), a_buf.data(), 32), 0);
-    h.accept(calls::Write{p.qp_a, 0x72, {{a.va, 32, a.local}}, b.va, 0xBAD, NDK_OP_FLAG_SILENT_SUCCESS, {}});
+    h.accept(calls::Write{
+        p.qp_a, 0x72, {{a.va, 32, a.local}}, b.va, 0xBAD, NDK_OP_FLAG_SILENT_SUCCESS, {}});
     auto failed = entries(p.cq_a);
     ASSERT_EQ(failed.size(), 1u);
     EXPECT_EQ(failed[0].outcome, Completion::Outcome::error);
@@ -185,7 +195,8 @@ TEST_F(DataPath, FlushCancelsPostedReceives) {
     h.accept(calls::Flush{p.qp_b});
     auto got = entries(p.cq_b);
     ASSERT_EQ(got.size(), 2u);
-    for (const auto& c : got) EXPECT_EQ(c.outcome, Completion::Outcome::cancelled);
+    for (const auto& c : got)
+        EXPECT_EQ(c.outcome, Completion::Outcome::cancelled);
 }
 
 // SAI-01, CQ-RES-07: NdkSendAndInvalidate invalidates the peer's token; the receiver's entry is a
@@ -194,7 +205,8 @@ TEST_F(DataPath, SendAndInvalidateInvalidatesThePeersToken) {
     LockedBuffer f = h.arena.allocate(PAGE_SIZE);
     Lam lam = h.build_lam(f, 0, PAGE_SIZE);
     ObjectId fr = h.fr_mr(p.pd, 1, true);
-    h.accept(calls::FastRegister{p.qp_b, 1, fr, lam.pages, 0, PAGE_SIZE, 0x300000, NDK_OP_FLAG_ALLOW_REMOTE_WRITE});
+    h.accept(calls::FastRegister{p.qp_b, 1, fr, lam.pages, 0, PAGE_SIZE, 0x300000,
+                                 NDK_OP_FLAG_ALLOW_REMOTE_WRITE});
     uint32_t token = h.remote_token(fr);
     entries(p.cq_b);
     h.accept(calls::Receive{p.qp_b, 2, {{b.va, 64, b.local}}});

@@ -8,15 +8,16 @@ namespace {
 constexpr uint64_t kBase = 0x100000;  // a page-aligned BaseVirtualAddress
 
 class FastRegister : public ::testing::Test {
-protected:
-    explicit FastRegister(Readings readings = default_readings()) : h(Mode::simulate, std::move(readings)) {}
+  protected:
+    explicit FastRegister(Readings readings = default_readings())
+        : h(Mode::simulate, std::move(readings)) {}
 
     Harness h;
     Pair p = h.connected_pair();
     LockedBuffer buffer = h.arena.allocate(4 * PAGE_SIZE);
     Lam lam = h.build_lam(buffer, 0, 4 * PAGE_SIZE);
-    ObjectId local_mr = h.fr_mr(p.pd, 4, false);   // RemoteAccess = FALSE
-    ObjectId remote_mr = h.fr_mr(p.pd, 4, true);   // RemoteAccess = TRUE
+    ObjectId local_mr = h.fr_mr(p.pd, 4, false);  // RemoteAccess = FALSE
+    ObjectId remote_mr = h.fr_mr(p.pd, 4, true);  // RemoteAccess = TRUE
 
     // A fast registration of `pages` LAM pages with FBO `fbo`, BaseVirtualAddress kBase + fbo.
     calls::FastRegister fr(ObjectId mr, uint32_t flags, uint32_t fbo = 0,
@@ -69,17 +70,20 @@ TEST_F(FastRegister, ZeroBaseVirtualAddressOnlyWithFboZero) {
     LockedBuffer b = strict.arena.allocate(PAGE_SIZE);
     Lam l = strict.build_lam(b, 0, PAGE_SIZE);
     ObjectId mr = strict.fr_mr(q.pd, 1, false);
-    Expectation s = strict.model.expect(calls::FastRegister{q.qp_a, 1, mr, l.pages, 0, PAGE_SIZE, 0, 0});
+    Expectation s =
+        strict.model.expect(calls::FastRegister{q.qp_a, 1, mr, l.pages, 0, PAGE_SIZE, 0, 0});
     EXPECT_TRUE(fails_with(s, STATUS_INVALID_PARAMETER, "FR-ZBVA-01")) << describe(s);
     EXPECT_TRUE(failure_names(s, "AMB-05"));
 }
 
 // FR-ALIGN-01: any FBO + n * PAGE_SIZE is accepted, however large.
 TEST_F(FastRegister, LargeCongruentBaseVirtualAddressIsAccepted) {
-    for (uint64_t base : {uint64_t{PAGE_SIZE} + 5, uint64_t{0x7FFF00000000} + 5, ~uint64_t{0} - PAGE_SIZE - 4090}) {
+    for (uint64_t base :
+         {uint64_t{PAGE_SIZE} + 5, uint64_t{0x7FFF00000000} + 5, ~uint64_t{0} - PAGE_SIZE - 4090}) {
         calls::FastRegister call = fr(remote_mr, 0, 5, PAGE_SIZE - 5);
         call.base_virtual_address = base;
-        EXPECT_FALSE(h.model.expect(call).must_fail()) << base << ": " << describe(h.model.expect(call));
+        EXPECT_FALSE(h.model.expect(call).must_fail())
+            << base << ": " << describe(h.model.expect(call));
     }
 }
 
@@ -103,7 +107,8 @@ TEST_F(FastRegister, LengthAtAndOnePastTheLimit) {
         EXPECT_FALSE(h.model.expect(fr(remote_mr, 0, fbo, limit, 2)).must_fail()) << fbo;
         EXPECT_FALSE(h.model.expect(fr(remote_mr, 0, fbo, 1, 2)).must_fail()) << fbo;
         Expectation over = h.model.expect(fr(remote_mr, 0, fbo, limit + 1, 2));
-        EXPECT_TRUE(fails_with(over, STATUS_INVALID_PARAMETER, "FR-LEN-02")) << fbo << ": " << describe(over);
+        EXPECT_TRUE(fails_with(over, STATUS_INVALID_PARAMETER, "FR-LEN-02"))
+            << fbo << ": " << describe(over);
     }
     EXPECT_TRUE(failure_names(h.model.expect(fr(remote_mr, 0, 0, 0)), "MODEL-RMR-LEN-02"));
 }
@@ -145,7 +150,8 @@ TEST_F(FastRegister, RemoteRightsOnALocalOnlyMrAreAnAccessViolation) {
                            NDKCT_OP_FLAG_REMOTE_WRITE_BIT,
                            NDK_OP_FLAG_ALLOW_REMOTE_READ | NDK_OP_FLAG_ALLOW_LOCAL_WRITE}) {
         Expectation e = h.model.expect(fr(local_mr, flags));
-        ASSERT_TRUE(fails_with(e, STATUS_ACCESS_VIOLATION, "FR-ACC-01")) << flags << ": " << describe(e);
+        ASSERT_TRUE(fails_with(e, STATUS_ACCESS_VIOLATION, "FR-ACC-01"))
+            << flags << ": " << describe(e);
         EXPECT_EQ(e.failures[0].strength, Strength::documented);
         Verdict accepted = judge_inline(e, STATUS_SUCCESS, "NdkFastRegister");
         EXPECT_FALSE(accepted.ok()) << flags;
@@ -177,8 +183,9 @@ TEST_F(FastRegister, DocumentedFlagsAreAcceptedOnARemoteAccessMr) {
         Expectation e = h.model.expect(fr(remote_mr, flags));
         EXPECT_FALSE(e.must_fail()) << flags << ": " << describe(e);
     }
-    EXPECT_TRUE(violation_names(judge_inline(h.model.expect(fr(remote_mr, 0x38)), STATUS_ACCESS_VIOLATION, "x"),
-                                "FR-ACC-03"));
+    EXPECT_TRUE(violation_names(
+        judge_inline(h.model.expect(fr(remote_mr, 0x38)), STATUS_ACCESS_VIOLATION, "x"),
+        "FR-ACC-03"));
 }
 
 // FR-SINK-02: on an adapter with RDMA_READ_SINK_NOT_REQUIRED, 0x80 must not make it fail.
@@ -190,8 +197,9 @@ TEST_F(FastRegister, ReadSinkFlagIsAcceptedWhenNotRequired) {
     LockedBuffer b = x.arena.allocate(PAGE_SIZE);
     Lam l = x.build_lam(b, 0, PAGE_SIZE);
     ObjectId mr = x.fr_mr(q.pd, 1, false);
-    calls::FastRegister call{q.qp_a, 1, mr, l.pages, 0, PAGE_SIZE, kBase,
-                             NDK_OP_FLAG_RDMA_READ_SINK | NDK_OP_FLAG_ALLOW_LOCAL_WRITE};
+    calls::FastRegister call{
+        q.qp_a, 1,         mr,    l.pages,
+        0,      PAGE_SIZE, kBase, NDK_OP_FLAG_RDMA_READ_SINK | NDK_OP_FLAG_ALLOW_LOCAL_WRITE};
     Expectation e = x.model.expect(call);
     EXPECT_FALSE(e.must_fail()) << describe(e);
     EXPECT_TRUE(violation_names(judge_inline(e, STATUS_INVALID_PARAMETER, "x"), "FR-ST-01"));
@@ -208,12 +216,15 @@ TEST_F(FastRegister, UnknownAndUnlistedFlagsFollowTheProfile) {
     LockedBuffer b = strict.arena.allocate(PAGE_SIZE);
     Lam l = strict.build_lam(b, 0, PAGE_SIZE);
     ObjectId mr = strict.fr_mr(q.pd, 1, true);
-    Expectation unknown = strict.model.expect(calls::FastRegister{q.qp_a, 1, mr, l.pages, 0, PAGE_SIZE, kBase, 0x400});
+    Expectation unknown = strict.model.expect(
+        calls::FastRegister{q.qp_a, 1, mr, l.pages, 0, PAGE_SIZE, kBase, 0x400});
     EXPECT_TRUE(fails_with(unknown, STATUS_INVALID_PARAMETER, "AMB-04")) << describe(unknown);
-    Expectation unlisted = strict.model.expect(calls::FastRegister{q.qp_a, 1, mr, l.pages, 0, PAGE_SIZE, kBase, 0x40});
+    Expectation unlisted =
+        strict.model.expect(calls::FastRegister{q.qp_a, 1, mr, l.pages, 0, PAGE_SIZE, kBase, 0x40});
     EXPECT_TRUE(fails_with(unlisted, STATUS_INVALID_PARAMETER, "OPF-01")) << describe(unlisted);
     EXPECT_TRUE(failure_names(unlisted, "FR-FLG-01"));
-    Expectation sink = strict.model.expect(calls::FastRegister{q.qp_a, 1, mr, l.pages, 0, PAGE_SIZE, kBase, 0x80});
+    Expectation sink =
+        strict.model.expect(calls::FastRegister{q.qp_a, 1, mr, l.pages, 0, PAGE_SIZE, kBase, 0x80});
     EXPECT_FALSE(sink.must_fail()) << describe(sink);  // AMB-01 accept
 }
 
@@ -226,7 +237,8 @@ TEST_F(FastRegister, LoneRemoteWriteBitFollowsTheProfile) {
     LockedBuffer b = strict.arena.allocate(PAGE_SIZE);
     Lam l = strict.build_lam(b, 0, PAGE_SIZE);
     ObjectId mr = strict.fr_mr(q.pd, 1, true);
-    Expectation e = strict.model.expect(calls::FastRegister{q.qp_a, 1, mr, l.pages, 0, PAGE_SIZE, kBase, 0x20});
+    Expectation e =
+        strict.model.expect(calls::FastRegister{q.qp_a, 1, mr, l.pages, 0, PAGE_SIZE, kBase, 0x20});
     EXPECT_TRUE(fails_with(e, STATUS_INVALID_PARAMETER, "AMB-03")) << describe(e);
 }
 
@@ -270,7 +282,8 @@ TEST_F(FastRegister, SilentSuccessLeavesNoEntryButAFailureDoes) {
     h.accept(fr(remote_mr, NDK_OP_FLAG_SILENT_SUCCESS));
     EXPECT_TRUE(h.drain(p.cq_a).empty());
     EXPECT_EQ(state(remote_mr).phase, MrState::Phase::fast_registered);
-    calls::FastRegister bad = fr(local_mr, NDK_OP_FLAG_SILENT_SUCCESS, 0, 2 * PAGE_SIZE);  // FR-LEN-02
+    calls::FastRegister bad =
+        fr(local_mr, NDK_OP_FLAG_SILENT_SUCCESS, 0, 2 * PAGE_SIZE);  // FR-LEN-02
     Applied a = h.model.apply(bad, status(STATUS_SUCCESS));
     EXPECT_TRUE(a.verdict.ok()) << a.verdict.describe();
     auto entries = h.drain(p.cq_a);
@@ -389,7 +402,7 @@ TEST_F(FastRegister, RequestWithoutDeferReleasesTheHeldOnes) {
 // ---- What a fast registration maps (FR-MAP-01, FR-PAGE-02, FR-FLG-*, FR-LEN-03, FR-ZBVA-01) ----
 
 class FastRegisteredAccess : public FastRegister {
-protected:
+  protected:
     LockedBuffer other = h.arena.allocate(4 * PAGE_SIZE);
     Region peer = h.register_mr(p.pd, other, 0, 4 * PAGE_SIZE,
                                 NDK_MR_FLAG_ALLOW_REMOTE_WRITE | NDK_MR_FLAG_ALLOW_REMOTE_READ |
@@ -414,7 +427,8 @@ TEST_F(FastRegisteredAccess, RemoteWriteLandsWhereTheMappingSays) {
     uint32_t token = h.remote_token(remote_mr);
     fill(other.bytes(), 11);
     const uint64_t k0 = 10, n = 3 * PAGE_SIZE;
-    h.accept(calls::Write{p.qp_b, 2, {{peer.va, static_cast<uint32_t>(n), peer.local}}, base + k0, token, 0, {}});
+    h.accept(calls::Write{
+        p.qp_b, 2, {{peer.va, static_cast<uint32_t>(n), peer.local}}, base + k0, token, 0, {}});
     Completion c = only_entry(p.cq_b);
     ASSERT_EQ(c.outcome, Completion::Outcome::success) << c.why;
     for (uint64_t j = 0; j < n; j += 97) {
@@ -438,7 +452,8 @@ TEST_F(FastRegisteredAccess, RemoteReadNeedsTheRightAndStaysInside) {
     ASSERT_EQ(ok.outcome, Completion::Outcome::success) << ok.why;
     EXPECT_EQ(std::memcmp(other.data(), buffer.data() + 50, 1000), 0);
 
-    h.accept(calls::Read{p.qp_b, 3, {{peer.va, 200, peer.local}}, kBase + 2 * PAGE_SIZE - 100, token, 0});
+    h.accept(calls::Read{
+        p.qp_b, 3, {{peer.va, 200, peer.local}}, kBase + 2 * PAGE_SIZE - 100, token, 0});
     Completion beyond = only_entry(p.cq_b);
     EXPECT_EQ(beyond.outcome, Completion::Outcome::error);
     EXPECT_TRUE(names(beyond.rules, "FR-LEN-03")) << beyond.why;
@@ -528,7 +543,8 @@ TEST_F(FastRegisteredAccess, InvalidateThenAccessFails) {
     // CQ-RI-03, AMB-32: invalidating again is tolerated inline, and fails its completion.
     Expectation again = h.model.expect(calls::Invalidate{p.qp_a, 4, remote_mr, 0});
     EXPECT_FALSE(again.must_fail());
-    EXPECT_TRUE(warning_names(judge_inline(again, STATUS_INVALID_DEVICE_STATE, "NdkInvalidate"), "AMB-32"));
+    EXPECT_TRUE(
+        warning_names(judge_inline(again, STATUS_INVALID_DEVICE_STATE, "NdkInvalidate"), "AMB-32"));
 }
 
 // FR-SINK-01, FR-SINK-03: on an adapter that needs read sinks, a read into a fast-registered
@@ -585,7 +601,8 @@ TEST_F(FastRegisteredAccess, FlushedRegistrationAndInvalidationTakeNoEffect) {
 
 // FR-FENCE-01: with READ_FENCE the registration completes only after the earlier reads.
 TEST_F(FastRegisteredAccess, ReadFenceOrdersAfterEarlierReads) {
-    h.accept(calls::Read{p.qp_a, 0x1, {{peer.va, 64, peer.local}}, peer.va + PAGE_SIZE, peer.remote, 0});
+    h.accept(
+        calls::Read{p.qp_a, 0x1, {{peer.va, 64, peer.local}}, peer.va + PAGE_SIZE, peer.remote, 0});
     h.accept(fr(remote_mr, NDK_OP_FLAG_READ_FENCE, 0, PAGE_SIZE, 1, 0x2));
     auto entries = h.drain(p.cq_a);
     ASSERT_EQ(entries.size(), 2u);

@@ -4,7 +4,9 @@
 
 namespace ndkct::model::test {
 
-Readings default_readings() { return read_profile(spec::builtin_profile("default")); }
+Readings default_readings() {
+    return read_profile(spec::builtin_profile("default"));
+}
 
 Readings readings_from(std::string_view profile_json) {
     return read_profile(spec::load_profile(profile_json, "<test profile>"));
@@ -17,7 +19,8 @@ Readings readings_with(std::string_view policy, std::string_view value) {
 }
 
 HostMemoryView view_of(const Arena& arena) {
-    return {static_cast<std::byte*>(arena.host_memory().PhysicalBase), arena.host_memory().PageCount};
+    return {static_cast<std::byte*>(arena.host_memory().PhysicalBase),
+            arena.host_memory().PageCount};
 }
 
 bool names(const RuleIds& rules, std::string_view rule) {
@@ -49,7 +52,8 @@ std::string describe(const Expectation& e) {
     std::string out = e.undefined ? "undefined(" + e.undefined_why + ") " : "";
     for (const auto& f : e.failures) {
         out += "[" + std::to_string(f.status) + ":";
-        for (const auto& r : f.rules) out += " " + r;
+        for (const auto& r : f.rules)
+            out += " " + r;
         out += " (" + f.why + ")] ";
     }
     return out.empty() ? "valid" : out;
@@ -71,7 +75,9 @@ Observed status(NTSTATUS s) {
     return o;
 }
 
-Observed pending() { return status(STATUS_PENDING); }
+Observed pending() {
+    return status(STATUS_PENDING);
+}
 
 Harness::Harness(Mode mode, Readings readings, size_t pages)
     : arena(pages, 7), model(std::move(readings), view_of(arena), mode) {
@@ -86,14 +92,18 @@ Applied Harness::accept(const Call& call, const Observed& observed) {
 
 ObjectId Harness::create(const Call& call) {
     Applied applied = accept(call);
-    EXPECT_NE(applied.created, 0u) << show(call) << " created nothing: "
-                                   << describe(model.expect(call));
+    EXPECT_NE(applied.created, 0u)
+        << show(call) << " created nothing: " << describe(model.expect(call));
     return applied.created;
 }
 
-ObjectId Harness::pd() { return create(calls::CreatePd{adapter}); }
+ObjectId Harness::pd() {
+    return create(calls::CreatePd{adapter});
+}
 
-ObjectId Harness::cq(uint32_t depth) { return create(calls::CreateCq{adapter, depth}); }
+ObjectId Harness::cq(uint32_t depth) {
+    return create(calls::CreateCq{adapter, depth});
+}
 
 ObjectId Harness::mr(ObjectId pd, bool fast_register) {
     return create(calls::CreateMr{pd, fast_register});
@@ -147,7 +157,8 @@ Lam Harness::build_lam(const LockedBuffer& buffer, size_t offset, size_t length)
     MdlView view = view_mdl(chain.head(), length);
     Lam lam;
     lam.fbo = view.first_byte_offset;
-    for (PFN_NUMBER pfn : view.pfns) lam.pages.push_back(logical_of(pfn));
+    for (PFN_NUMBER pfn : view.pfns)
+        lam.pages.push_back(logical_of(pfn));
     Observed o;
     o.lam_pages = lam.pages;
     o.size_out = static_cast<uint32_t>(NDK_LOGICAL_ADDRESS_MAPPING_SIZE(lam.pages.size()));
@@ -190,8 +201,8 @@ void Harness::connect(ObjectId qp_a, ObjectId qp_b, uint16_t port) {
     if (mode() == Mode::simulate) {
         bool connect_done = false;
         for (const Event& e : model.take_events())
-            connect_done |= e.kind == Event::Kind::request_complete && e.pending == connecting.pending &&
-                            e.status == STATUS_SUCCESS;
+            connect_done |= e.kind == Event::Kind::request_complete &&
+                            e.pending == connecting.pending && e.status == STATUS_SUCCESS;
         EXPECT_TRUE(connect_done) << "the accept did not complete the connect request";
     }
     Applied done = model.complete(connecting.pending, STATUS_SUCCESS);
@@ -201,7 +212,8 @@ void Harness::connect(ObjectId qp_a, ObjectId qp_b, uint16_t port) {
     if (mode() == Mode::simulate) {
         bool accept_done = false;
         for (const Event& e : model.take_events())
-            accept_done |= e.kind == Event::Kind::request_complete && e.pending == accepting.pending;
+            accept_done |=
+                e.kind == Event::Kind::request_complete && e.pending == accepting.pending;
         EXPECT_TRUE(accept_done) << "CompleteConnect did not complete the accept";
     }
     done = model.complete(accepting.pending, STATUS_SUCCESS);
@@ -229,7 +241,8 @@ std::vector<Completion> Harness::drain(ObjectId cq) {
 }
 
 void fill(std::span<std::byte> bytes, uint8_t seed) {
-    for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = std::byte(static_cast<uint8_t>(seed + i * 7));
+    for (size_t i = 0; i < bytes.size(); ++i)
+        bytes[i] = std::byte(static_cast<uint8_t>(seed + i * 7));
 }
 
 std::vector<std::byte> pattern(size_t n, uint8_t seed) {

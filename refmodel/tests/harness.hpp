@@ -72,7 +72,7 @@ struct Pair {
 };
 
 class Harness {
-public:
+  public:
     explicit Harness(Mode mode = Mode::simulate, Readings readings = default_readings(),
                      size_t pages = 512);
 
@@ -90,7 +90,8 @@ public:
     ObjectId mr(ObjectId pd, bool fast_register);
     calls::CreateQp qp_call(ObjectId pd, ObjectId receive_cq, ObjectId initiator_cq,
                             Context qp_context = 0x9000) const;
-    ObjectId qp(ObjectId pd, ObjectId receive_cq, ObjectId initiator_cq, Context qp_context = 0x9000);
+    ObjectId qp(ObjectId pd, ObjectId receive_cq, ObjectId initiator_cq,
+                Context qp_context = 0x9000);
 
     uint32_t next_token() { return token_++; }
     uint32_t local_token(ObjectId mr);   // reports a fresh value
@@ -103,7 +104,9 @@ public:
     // NdkBuildLam over [offset, offset + length) of the buffer, logical addresses chosen here
     // (scattered, in reverse PFN order, far from PFN * PAGE_SIZE).
     Lam build_lam(const LockedBuffer& buffer, size_t offset, size_t length);
-    static uint64_t logical_of(PFN_NUMBER pfn) { return (uint64_t{1} << 42) - (pfn + 1) * PAGE_SIZE; }
+    static uint64_t logical_of(PFN_NUMBER pfn) {
+        return (uint64_t{1} << 42) - (pfn + 1) * PAGE_SIZE;
+    }
     // A fast-register MR created and initialized inline.
     ObjectId fr_mr(ObjectId pd, uint32_t pages, bool remote_access);
 
@@ -119,7 +122,7 @@ public:
     std::byte* physical(PFN_NUMBER pfn) const { return arena.physical_page(pfn); }
     Mode mode() const { return model.mode(); }
 
-private:
+  private:
     uint32_t token_ = 0x1000;
     uint32_t next_port_ = 0;
 };

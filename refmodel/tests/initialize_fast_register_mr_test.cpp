@@ -5,7 +5,7 @@ namespace ndkct::model::test {
 namespace {
 
 class InitializeFastRegisterMr : public ::testing::Test {
-protected:
+  protected:
     Harness h;
     ObjectId pd = h.pd();
     ObjectId fr = h.mr(pd, true);
@@ -110,15 +110,15 @@ TEST_F(InitializeFastRegisterMr, PendingThenCompletedMakesTheMrUsable) {
 // error; with fr_init_ready_point = return it is a valid request.
 TEST_F(InitializeFastRegisterMr, FastRegisterBeforeTheCallbackDependsOnTheProfile) {
     for (bool at_return : {false, true}) {
-        Harness x(Mode::simulate, at_return ? readings_with("fr_init_ready_point", "return")
-                                            : default_readings());
+        Harness x(Mode::simulate,
+                  at_return ? readings_with("fr_init_ready_point", "return") : default_readings());
         Pair p = x.connected_pair();
         ObjectId mr = x.mr(p.pd, true);
         LockedBuffer buffer = x.arena.allocate(PAGE_SIZE);
         Lam lam = x.build_lam(buffer, 0, PAGE_SIZE);
         Applied a = x.accept(calls::InitializeFastRegisterMr{mr, 1, false}, pending());
-        Expectation e = x.model.expect(
-            calls::FastRegister{p.qp_a, 1, mr, lam.pages, 0, PAGE_SIZE, 0x10000, 0});
+        Expectation e =
+            x.model.expect(calls::FastRegister{p.qp_a, 1, mr, lam.pages, 0, PAGE_SIZE, 0x10000, 0});
         if (at_return) {
             EXPECT_FALSE(e.must_fail()) << describe(e);
         } else {
@@ -137,7 +137,8 @@ TEST_F(InitializeFastRegisterMr, PendingThenFailedLeavesTheMrUninitialized) {
     EXPECT_TRUE(done.verdict.clean()) << done.verdict.describe();
     EXPECT_EQ(state(fr).phase, MrState::Phase::uninitialized);
     // GEN-ASYNC-01: a second callback for the same request is a violation.
-    EXPECT_TRUE(violation_names(h.model.complete(a.pending, STATUS_SUCCESS).verdict, "GEN-ASYNC-01"));
+    EXPECT_TRUE(
+        violation_names(h.model.complete(a.pending, STATUS_SUCCESS).verdict, "GEN-ASYNC-01"));
 }
 
 // IFR-ST-02, RMR-ST-03 style: resources may be lacking inline or through the callback.
@@ -153,7 +154,8 @@ TEST_F(InitializeFastRegisterMr, InsufficientResourcesInlineOrAsyncIsConformant)
 // IFR-ST-01: a valid call answered with an undocumented error is a violation naming the success
 // rules; STATUS_PENDING from a call that may pend is fine.
 TEST_F(InitializeFastRegisterMr, ValidCallMustNotFailOtherwise) {
-    Applied a = h.model.apply(calls::InitializeFastRegisterMr{fr, 8, false}, status(STATUS_INVALID_PARAMETER));
+    Applied a = h.model.apply(calls::InitializeFastRegisterMr{fr, 8, false},
+                              status(STATUS_INVALID_PARAMETER));
     EXPECT_TRUE(violation_names(a.verdict, "IFR-ST-01")) << a.verdict.describe();
     EXPECT_EQ(state(fr).phase, MrState::Phase::uninitialized);
 }
@@ -219,7 +221,8 @@ TEST_F(InitializeFastRegisterMr, ReinitializingWithAValidRegistrationIsRefused) 
 
     Harness strict(Mode::simulate, readings_with("fr_mr_reinitialize", "reject"));
     ObjectId s = strict.fr_mr(strict.pd(), 1, false);
-    EXPECT_TRUE(failure_names(strict.model.expect(calls::InitializeFastRegisterMr{s, 1, false}), "AMB-10"));
+    EXPECT_TRUE(
+        failure_names(strict.model.expect(calls::InitializeFastRegisterMr{s, 1, false}), "AMB-10"));
     Harness lax(Mode::simulate, readings_with("fr_mr_reinitialize", "allow_always"));
     ObjectId l = lax.fr_mr(lax.pd(), 1, false);
     EXPECT_FALSE(lax.model.expect(calls::InitializeFastRegisterMr{l, 1, false}).must_fail());
@@ -239,8 +242,8 @@ TEST_F(InitializeFastRegisterMr, InitializedCountBoundsLaterFastRegistrations) {
             calls::FastRegister{p.qp_a, pages, mr, array, 0, pages * PAGE_SIZE, 0x100000, 0});
         EXPECT_FALSE(e.must_fail()) << pages << ": " << describe(e);
     }
-    Expectation over = h.model.expect(
-        calls::FastRegister{p.qp_a, 9, mr, lam.pages, 0, PAGE_SIZE, 0x100000, 0});
+    Expectation over =
+        h.model.expect(calls::FastRegister{p.qp_a, 9, mr, lam.pages, 0, PAGE_SIZE, 0x100000, 0});
     EXPECT_TRUE(fails_with(over, STATUS_INVALID_PARAMETER, "FR-APC-02")) << describe(over);
     EXPECT_TRUE(failure_names(over, "AMB-08"));
 }

@@ -9,7 +9,7 @@ namespace ndkct::model::test {
 namespace {
 
 class Judge : public ::testing::Test {
-protected:
+  protected:
     Harness h;
     Pair p = h.connected_pair();
     LockedBuffer buffer = h.arena.allocate(2 * PAGE_SIZE);
@@ -92,7 +92,8 @@ TEST_F(Judge, ValidCallFailingNamesTheSuccessRules) {
     EXPECT_TRUE(violation_names(v, "FR-ST-01"));
     ObjectId mr = h.mr(p.pd, false);
     MdlChain chain = platform::describe(buffer, 0, PAGE_SIZE);
-    Expectation reg = h.model.expect(calls::RegisterMr{mr, view_mdl(chain.head(), PAGE_SIZE), PAGE_SIZE, 0});
+    Expectation reg =
+        h.model.expect(calls::RegisterMr{mr, view_mdl(chain.head(), PAGE_SIZE), PAGE_SIZE, 0});
     EXPECT_TRUE(judge_inline(reg, STATUS_INSUFFICIENT_RESOURCES, "x").clean());
     EXPECT_TRUE(judge_async(reg, STATUS_INSUFFICIENT_RESOURCES, "x").clean());
     EXPECT_TRUE(violation_names(judge_async(reg, STATUS_INVALID_PARAMETER, "x"), "RMR-ST-01"));
@@ -120,7 +121,8 @@ TEST_F(Judge, UndefinedJudgesNothing) {
 // Expectation::model_status: the first failure, else the preferred status.
 TEST_F(Judge, ModelStatusIsTheFirstFailureOrThePreferredStatus) {
     EXPECT_EQ(h.model.expect(fr(0)).model_status(), STATUS_SUCCESS);
-    EXPECT_EQ(h.model.expect(fr(NDK_OP_FLAG_ALLOW_REMOTE_READ)).model_status(), STATUS_ACCESS_VIOLATION);
+    EXPECT_EQ(h.model.expect(fr(NDK_OP_FLAG_ALLOW_REMOTE_READ)).model_status(),
+              STATUS_ACCESS_VIOLATION);
 }
 
 // ---- Profile knobs switch readings (spec::load_profile on JSON text) ----
@@ -136,30 +138,39 @@ TEST(ProfileKnobs, ExpectationsChangeWithTheProfile) {
     auto lam_call = [](Harness& h, bool buffer, bool completion) {
         LockedBuffer b = h.arena.allocate(PAGE_SIZE);  // the view keeps what it needs
         MdlChain chain = platform::describe(b, 0, PAGE_SIZE);
-        return calls::BuildLam{h.adapter, view_mdl(chain.head(), PAGE_SIZE), PAGE_SIZE, completion, buffer, buffer ? 4096u : 0u};
+        return calls::BuildLam{h.adapter, view_mdl(chain.head(), PAGE_SIZE),
+                               PAGE_SIZE, completion,
+                               buffer,    buffer ? 4096u : 0u};
     };
     std::vector<Knob> knobs = {
         {R"({"name": "k", "policies": {"unknown_flags": "reject"}})",
          [](Harness& h) {
              LockedBuffer b = h.arena.allocate(PAGE_SIZE);
              MdlChain c = platform::describe(b, 0, PAGE_SIZE);
-             return Call{calls::RegisterMr{h.mr(h.pd(), false), view_mdl(c.head(), PAGE_SIZE), PAGE_SIZE, 0x100}};
+             return Call{calls::RegisterMr{h.mr(h.pd(), false), view_mdl(c.head(), PAGE_SIZE),
+                                           PAGE_SIZE, 0x100}};
          },
          STATUS_SUCCESS, STATUS_INVALID_PARAMETER},
         {R"({"name": "k", "policies": {"zero_adapter_page_count": "accept"}})",
-         [](Harness& h) { return Call{calls::InitializeFastRegisterMr{h.mr(h.pd(), true), 0, false}}; },
+         [](Harness& h) {
+             return Call{calls::InitializeFastRegisterMr{h.mr(h.pd(), true), 0, false}};
+         },
          STATUS_INVALID_PARAMETER, STATUS_SUCCESS},
         {R"({"name": "k", "policies": {"build_lam_null_buffer": "reject"}})",
-         [&](Harness& h) { return Call{lam_call(h, false, true)}; },
-         STATUS_BUFFER_TOO_SMALL, STATUS_INVALID_PARAMETER},
+         [&](Harness& h) { return Call{lam_call(h, false, true)}; }, STATUS_BUFFER_TOO_SMALL,
+         STATUS_INVALID_PARAMETER},
         {R"({"name": "k", "policies": {"build_lam_null_completion": "reject"}})",
-         [&](Harness& h) { return Call{lam_call(h, true, false)}; },
-         STATUS_SUCCESS, STATUS_INVALID_PARAMETER},
+         [&](Harness& h) { return Call{lam_call(h, true, false)}; }, STATUS_SUCCESS,
+         STATUS_INVALID_PARAMETER},
         {R"({"name": "k", "policies": {"mr_wrong_state_status": "invalid_parameter"}})",
-         [](Harness& h) { return Call{calls::InitializeFastRegisterMr{h.mr(h.pd(), false), 4, false}}; },
+         [](Harness& h) {
+             return Call{calls::InitializeFastRegisterMr{h.mr(h.pd(), false), 4, false}};
+         },
          STATUS_INVALID_DEVICE_STATE, STATUS_INVALID_PARAMETER},
         {R"({"name": "k", "limits": {"max_frmr_pages": 300}})",
-         [](Harness& h) { return Call{calls::InitializeFastRegisterMr{h.mr(h.pd(), true), 301, false}}; },
+         [](Harness& h) {
+             return Call{calls::InitializeFastRegisterMr{h.mr(h.pd(), true), 301, false}};
+         },
          STATUS_SUCCESS, STATUS_IMPLEMENTATION_LIMIT},
         {R"({"name": "k", "adapter_info": {"MaxInitiatorQueueDepth": 8}})",
          [](Harness& h) {
@@ -171,8 +182,10 @@ TEST(ProfileKnobs, ExpectationsChangeWithTheProfile) {
     for (const Knob& k : knobs) {
         Harness by_default;
         Harness with_knob(Mode::simulate, readings_from(k.profile));
-        EXPECT_EQ(by_default.model.expect(k.call(by_default)).model_status(), k.default_status) << k.profile;
-        EXPECT_EQ(with_knob.model.expect(k.call(with_knob)).model_status(), k.knob_status) << k.profile;
+        EXPECT_EQ(by_default.model.expect(k.call(by_default)).model_status(), k.default_status)
+            << k.profile;
+        EXPECT_EQ(with_knob.model.expect(k.call(with_knob)).model_status(), k.knob_status)
+            << k.profile;
     }
 }
 

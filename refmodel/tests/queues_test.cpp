@@ -17,7 +17,7 @@ TEST(ReceiveOnSrqQp, FailsInlineWithTheProfilesStatus) {
         ObjectId srq = h.create(calls::CreateSrq{pd, 16, 2, 0});
         ObjectId qp = h.create(calls::CreateQpWithSrq{pd, cq, cq, srq, 1, 8, 2, 0});
         NTSTATUS want = std::string(reading) == "invalid_parameter" ? STATUS_INVALID_PARAMETER
-                                                                   : STATUS_INVALID_DEVICE_REQUEST;
+                                                                    : STATUS_INVALID_DEVICE_REQUEST;
         Expectation e = h.model.expect(calls::Receive{qp, 7, {}});
         EXPECT_TRUE(fails_with(e, want, "MODEL-RCV-01")) << reading << ": " << describe(e);
         EXPECT_EQ(e.model_status(), want);
@@ -31,7 +31,7 @@ TEST(ReceiveOnSrqQp, FailsInlineWithTheProfilesStatus) {
 // ---- MODEL-WR-DEPTH-01, CQP-DEPTH-01, SRQ-17 ----
 
 class Depth : public ::testing::Test {
-protected:
+  protected:
     Harness h;
     ObjectId pd = h.pd(), cq = h.cq();
     ObjectId qp = h.create(calls::CreateQp{pd, cq, cq, 1, 2, 2, 1, 1, 0});
@@ -69,11 +69,13 @@ TEST(DepthRetrieval, SlotsFreeWhenEntriesAreRetrieved) {
     Region rb = h.register_mr(p.pd, b, 0, PAGE_SIZE, NDK_MR_FLAG_ALLOW_REMOTE_WRITE);
     for (Context i = 1; i <= 16; ++i)  // the QP's initiator depth
         h.accept(calls::Write{p.qp_a, i, {{ra.va, 8, ra.local}}, rb.va, rb.remote, 0, {}});
-    EXPECT_TRUE(h.model.expect(calls::Write{p.qp_a, 17, {{ra.va, 8, ra.local}}, rb.va, rb.remote, 0, {}})
-                    .may_lack_resources);
+    EXPECT_TRUE(
+        h.model.expect(calls::Write{p.qp_a, 17, {{ra.va, 8, ra.local}}, rb.va, rb.remote, 0, {}})
+            .may_lack_resources);
     h.drain(p.cq_a);
-    EXPECT_FALSE(h.model.expect(calls::Write{p.qp_a, 17, {{ra.va, 8, ra.local}}, rb.va, rb.remote, 0, {}})
-                     .may_lack_resources);
+    EXPECT_FALSE(
+        h.model.expect(calls::Write{p.qp_a, 17, {{ra.va, 8, ra.local}}, rb.va, rb.remote, 0, {}})
+            .may_lack_resources);
 }
 
 // ---- SRQ: MODEL-SRQ-01, SRQ-02/10/11/12/13/16/17, MODEL-SRQ-02 ----
@@ -82,7 +84,8 @@ TEST(ModifySrq, BelowTheQueuedReceivesFollowsTheProfile) {
     Harness h;
     ObjectId pd = h.pd();
     ObjectId srq = h.create(calls::CreateSrq{pd, 8, 1, 0});
-    for (Context i = 1; i <= 4; ++i) h.accept(calls::SrqReceive{srq, i, {}});
+    for (Context i = 1; i <= 4; ++i)
+        h.accept(calls::SrqReceive{srq, i, {}});
     Expectation e = h.model.expect(calls::ModifySrq{srq, 2, 0});
     EXPECT_TRUE(fails_with(e, STATUS_INVALID_PARAMETER, "MODEL-SRQ-01")) << describe(e);
     // Refused through the callback: nothing changes (the depth stays 8).
@@ -94,16 +97,19 @@ TEST(ModifySrq, BelowTheQueuedReceivesFollowsTheProfile) {
     Harness accepting(Mode::simulate, readings_with("modify_srq_below_queued", "accept"));
     ObjectId pd2 = accepting.pd();
     ObjectId srq2 = accepting.create(calls::CreateSrq{pd2, 8, 1, 0});
-    for (Context i = 1; i <= 4; ++i) accepting.accept(calls::SrqReceive{srq2, i, {}});
+    for (Context i = 1; i <= 4; ++i)
+        accepting.accept(calls::SrqReceive{srq2, i, {}});
     accepting.accept(calls::ModifySrq{srq2, 2, 0});
     EXPECT_EQ(accepting.model.state_of<SrqState>(srq2)->depth, 2u);
     EXPECT_EQ(accepting.model.state_of<SrqState>(srq2)->receives.size(), 4u);  // kept
-    EXPECT_TRUE(accepting.model.expect(calls::SrqReceive{srq2, 5, {}}).may_lack_resources);  // SRQ-17
+    EXPECT_TRUE(
+        accepting.model.expect(calls::SrqReceive{srq2, 5, {}}).may_lack_resources);  // SRQ-17
 }
 
 static size_t srq_notifications(Harness& h, ObjectId srq) {
     size_t n = 0;
-    for (const Event& e : h.model.take_events()) n += e.kind == Event::Kind::srq_notification && e.object == srq;
+    for (const Event& e : h.model.take_events())
+        n += e.kind == Event::Kind::srq_notification && e.object == srq;
     return n;
 }
 
@@ -141,18 +147,23 @@ TEST(SrqNotification, CheckModeJudgesThem) {
     ObjectId pd = h.pd();
     ObjectId srq = h.create(calls::CreateSrq{pd, 8, 1, 2});
     // MODEL-SRQ-02 (after_threshold_reached): nothing was ever queued.
-    Verdict early = h.model.observe_event({Event::Kind::srq_notification, srq, 0, STATUS_SUCCESS}).verdict;
+    Verdict early =
+        h.model.observe_event({Event::Kind::srq_notification, srq, 0, STATUS_SUCCESS}).verdict;
     EXPECT_TRUE(violation_names(early, "MODEL-SRQ-02")) << early.describe();
     // SRQ-12: disarmed by that notification.
-    EXPECT_TRUE(violation_names(h.model.observe_event({Event::Kind::srq_notification, srq, 0, STATUS_SUCCESS}).verdict,
-                                "SRQ-12"));
+    EXPECT_TRUE(violation_names(
+        h.model.observe_event({Event::Kind::srq_notification, srq, 0, STATUS_SUCCESS}).verdict,
+        "SRQ-12"));
     // SRQ-03: a status outside the two defined.
-    EXPECT_TRUE(violation_names(h.model.observe_event({Event::Kind::srq_notification, srq, 0, STATUS_CANCELLED}).verdict,
-                                "SRQ-03"));
+    EXPECT_TRUE(violation_names(
+        h.model.observe_event({Event::Kind::srq_notification, srq, 0, STATUS_CANCELLED}).verdict,
+        "SRQ-03"));
     // SRQ-07: no callback registered.
     ObjectId silent = h.create(calls::CreateSrq{pd, 8, 1, 0, false});
-    EXPECT_TRUE(violation_names(h.model.observe_event({Event::Kind::srq_notification, silent, 0, STATUS_INTERNAL_ERROR}).verdict,
-                                "SRQ-07"));
+    EXPECT_TRUE(violation_names(
+        h.model.observe_event({Event::Kind::srq_notification, silent, 0, STATUS_INTERNAL_ERROR})
+            .verdict,
+        "SRQ-07"));
     // SRQ-15: a fatal error makes the SRQ unusable (MODEL-CQ-STATUS-01 for later posts).
     EXPECT_TRUE(h.model.state_of<SrqState>(silent)->failed);
     EXPECT_TRUE(h.model.expect(calls::SrqReceive{silent, 1, {}}).may_fail_any);
@@ -161,14 +172,16 @@ TEST(SrqNotification, CheckModeJudgesThem) {
 // ---- CQ overrun: CQ-STATUS-02, CQ-CREATE-04, MODEL-CQ-STATUS-01 ----
 
 class Overrun : public ::testing::TestWithParam<const char*> {
-protected:
+  protected:
     Overrun() : h(Mode::simulate, readings_with("post_after_cq_or_srq_error", GetParam())) {}
     Harness h;
     Pair p = h.connected_pair(2);  // CQs of depth 2
     LockedBuffer a = h.arena.allocate(PAGE_SIZE), b = h.arena.allocate(PAGE_SIZE);
     Region ra = h.register_mr(p.pd, a, 0, PAGE_SIZE, 0);
     Region rb = h.register_mr(p.pd, b, 0, PAGE_SIZE, NDK_MR_FLAG_ALLOW_REMOTE_WRITE);
-    calls::Write write(Context ctx) { return {p.qp_a, ctx, {{ra.va, 8, ra.local}}, rb.va, rb.remote, 0, {}}; }
+    calls::Write write(Context ctx) {
+        return {p.qp_a, ctx, {{ra.va, 8, ra.local}}, rb.va, rb.remote, 0, {}};
+    }
 };
 
 TEST_P(Overrun, TheDepthFitsOneMoreOverrunsAndTheQpIsUnusable) {
@@ -176,13 +189,13 @@ TEST_P(Overrun, TheDepthFitsOneMoreOverrunsAndTheQpIsUnusable) {
     h.accept(write(1));
     h.accept(write(2));
     EXPECT_EQ(h.model.cq_entries(p.cq_a).size(), 2u);  // CQ-CREATE-04: the depth fits
-    EXPECT_TRUE(h.model.take_events().empty());         // CQ-NOT-05: entries satisfy no ERRORS arm
+    EXPECT_TRUE(h.model.take_events().empty());        // CQ-NOT-05: entries satisfy no ERRORS arm
     EXPECT_FALSE(h.model.state_of<CqState>(p.cq_a)->failed);
     // Overrun via a receive into the same CQ is not possible here; a third write overruns.
     EXPECT_FALSE(h.model.expect(write(3)).may_fail_any);
     h.model.apply(write(3), {});
     const auto* cq = h.model.state_of<CqState>(p.cq_a);
-    EXPECT_TRUE(cq->failed && cq->overrun);  // CQ-STATUS-02
+    EXPECT_TRUE(cq->failed && cq->overrun);           // CQ-STATUS-02
     EXPECT_TRUE(h.model.cq_entries(p.cq_a).empty());  // no further completions
     bool overflow = false;
     for (const Event& e : h.model.take_events())
@@ -211,12 +224,15 @@ TEST(OverrunCheckMode, OverflowIsJudgedAgainstWhatCouldBeQueued) {
     Region rb = h.register_mr(p.pd, b, 0, PAGE_SIZE, NDK_MR_FLAG_ALLOW_REMOTE_WRITE);
     h.accept(calls::Write{p.qp_a, 1, {{ra.va, 8, ra.local}}, rb.va, rb.remote, 0, {}});
     // CQ-CREATE-04: one entry in a CQ of depth 4 cannot overrun it.
-    Verdict v = h.model.observe_event({Event::Kind::cq_notification, p.cq_a, 0, STATUS_BUFFER_OVERFLOW}).verdict;
+    Verdict v =
+        h.model.observe_event({Event::Kind::cq_notification, p.cq_a, 0, STATUS_BUFFER_OVERFLOW})
+            .verdict;
     EXPECT_TRUE(violation_names(v, "CQ-CREATE-04")) << v.describe();
     // CQ-STATUS-02: the CQ and its QPs are unusable since; a later request's entry must not
     // appear on it.
     EXPECT_TRUE(h.model.state_of<QpState>(p.qp_a)->unusable);
-    EXPECT_TRUE(h.model.expect_nothing_outstanding(p.qp_a).clean());  // what was expected may not come
+    EXPECT_TRUE(
+        h.model.expect_nothing_outstanding(p.qp_a).clean());  // what was expected may not come
     h.model.apply(calls::Write{p.qp_a, 2, {{ra.va, 8, ra.local}}, rb.va, rb.remote, 0, {}}, {});
     NDK_RESULT_EX r{};
     r.Status = STATUS_CANCELLED;
@@ -225,8 +241,9 @@ TEST(OverrunCheckMode, OverflowIsJudgedAgainstWhatCouldBeQueued) {
     EXPECT_TRUE(violation_names(h.model.observe_completion(p.cq_a, r, true), "MODEL-CQ-STATUS-01"));
     // CQ-STATUS-01: an undefined CqStatus.
     ObjectId other = h.cq();
-    EXPECT_TRUE(violation_names(h.model.observe_event({Event::Kind::cq_notification, other, 0, STATUS_CANCELLED}).verdict,
-                                "CQ-STATUS-01"));
+    EXPECT_TRUE(violation_names(
+        h.model.observe_event({Event::Kind::cq_notification, other, 0, STATUS_CANCELLED}).verdict,
+        "CQ-STATUS-01"));
 }
 
 // ---- CQ notifications in check mode: CQ-NOT-01/05/07/09/10 ----
@@ -268,7 +285,8 @@ TEST(ResizeWithoutTheFlag, MustFailWithTheProfilesStatus) {
         Expectation e = h.model.expect(calls::ResizeCq{cq, 16});
         EXPECT_TRUE(fails_with(e, want, "MODEL-CQ-RESIZE-01")) << describe(e);
         EXPECT_FALSE(judge_inline(e, STATUS_SUCCESS, "NdkResizeCq").ok());  // must fail
-        EXPECT_TRUE(warning_names(judge_inline(e, STATUS_INVALID_PARAMETER, "NdkResizeCq"), "MODEL-CQ-RESIZE-01"));
+        EXPECT_TRUE(warning_names(judge_inline(e, STATUS_INVALID_PARAMETER, "NdkResizeCq"),
+                                  "MODEL-CQ-RESIZE-01"));
         Applied a = h.accept(calls::ResizeCq{cq, 16}, pending());
         EXPECT_TRUE(h.model.complete(a.pending, want).verdict.clean());
         EXPECT_EQ(h.model.state_of<CqState>(cq)->depth, 8u);  // keeps its depth

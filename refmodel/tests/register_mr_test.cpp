@@ -6,7 +6,7 @@ namespace ndkct::model::test {
 namespace {
 
 class RegisterMr : public ::testing::Test {
-protected:
+  protected:
     Harness h;
     ObjectId pd = h.pd();
     ObjectId mr = h.mr(pd, false);
@@ -38,11 +38,13 @@ TEST_F(RegisterMr, ContiguousMdlSucceedsInlineAndRegistersTheVaRange) {
 // RMR-MDL-05: one MDL and a chain of several describing the same range give the same region.
 TEST_F(RegisterMr, SplitChainGivesTheSameRegionAsOneMdl) {
     MdlChain one = platform::describe(buffer, 300, 2 * PAGE_SIZE + 50);
-    const size_t pieces[] = {PAGE_SIZE - 300 + 10, 1000, 2 * PAGE_SIZE + 50 - (PAGE_SIZE - 300 + 10) - 1000};
+    const size_t pieces[] = {PAGE_SIZE - 300 + 10, 1000,
+                             2 * PAGE_SIZE + 50 - (PAGE_SIZE - 300 + 10) - 1000};
     MdlChain split = platform::describe_split(buffer, 300, pieces);
     ObjectId other = h.mr(pd, false);
     h.accept(call(one, 2 * PAGE_SIZE + 50));
-    h.accept(calls::RegisterMr{other, view_mdl(split.head(), 2 * PAGE_SIZE + 50), 2 * PAGE_SIZE + 50, 0});
+    h.accept(calls::RegisterMr{other, view_mdl(split.head(), 2 * PAGE_SIZE + 50),
+                               2 * PAGE_SIZE + 50, 0});
     EXPECT_EQ(state(mr).region.base, state(other).region.base);
     EXPECT_EQ(state(mr).region.pages, state(other).region.pages);
     EXPECT_EQ(state(mr).region.first_byte_offset, state(other).region.first_byte_offset);
@@ -94,11 +96,13 @@ TEST_F(RegisterMr, LengthBeyondTheChainFails) {
     Verdict v = judge_inline(over, STATUS_INVALID_BUFFER_SIZE, "NdkRegisterMr");
     EXPECT_TRUE(v.ok());
     EXPECT_TRUE(warning_names(v, "AMB-26"));
-    Harness strict(Mode::simulate, readings_with("limit_violation_status", "invalid_parameter_required"));
+    Harness strict(Mode::simulate,
+                   readings_with("limit_violation_status", "invalid_parameter_required"));
     ObjectId m = strict.mr(strict.pd(), false);
     LockedBuffer b = strict.arena.allocate(PAGE_SIZE);
     MdlChain c2 = platform::describe(b, 0, PAGE_SIZE);
-    Expectation e2 = strict.model.expect(calls::RegisterMr{m, view_mdl(c2.head(), PAGE_SIZE + 1), PAGE_SIZE + 1, 0});
+    Expectation e2 = strict.model.expect(
+        calls::RegisterMr{m, view_mdl(c2.head(), PAGE_SIZE + 1), PAGE_SIZE + 1, 0});
     EXPECT_FALSE(judge_inline(e2, STATUS_INVALID_BUFFER_SIZE, "NdkRegisterMr").ok());
 }
 
@@ -126,14 +130,16 @@ TEST_F(RegisterMr, LengthAtAndOnePastMaxRegistrationSize) {
     ObjectId m2 = res.mr(res.pd(), false);
     LockedBuffer b2 = res.arena.allocate(4 * PAGE_SIZE);
     MdlChain c2 = platform::describe(b2, 0, 4 * PAGE_SIZE);
-    Expectation e2 = res.model.expect(calls::RegisterMr{m2, view_mdl(c2.head(), 3 * PAGE_SIZE), 3 * PAGE_SIZE, 0});
+    Expectation e2 = res.model.expect(
+        calls::RegisterMr{m2, view_mdl(c2.head(), 3 * PAGE_SIZE), 3 * PAGE_SIZE, 0});
     EXPECT_TRUE(fails_with(e2, STATUS_INSUFFICIENT_RESOURCES, "RMR-LEN-02")) << describe(e2);
 }
 
 // MODEL-RMR-LEN-02: Length 0 is refused by default, accepted with the knob.
 TEST_F(RegisterMr, ZeroLengthFollowsTheProfile) {
     MdlChain chain = platform::describe(buffer, 0, PAGE_SIZE);
-    EXPECT_TRUE(fails_with(h.model.expect(call(chain, 0)), STATUS_INVALID_PARAMETER, "MODEL-RMR-LEN-02"));
+    EXPECT_TRUE(
+        fails_with(h.model.expect(call(chain, 0)), STATUS_INVALID_PARAMETER, "MODEL-RMR-LEN-02"));
     Harness lax(Mode::simulate, readings_with("zero_length_mapping", "accept"));
     ObjectId m = lax.mr(lax.pd(), false);
     LockedBuffer b = lax.arena.allocate(PAGE_SIZE);
@@ -147,7 +153,10 @@ TEST_F(RegisterMr, DocumentedFlagCombinationsAreValidAndMapToRights) {
     MdlChain chain = platform::describe(buffer, 0, PAGE_SIZE);
     for (uint32_t flags = 0; flags <= 0xF; ++flags)
         EXPECT_FALSE(h.model.expect(call(chain, PAGE_SIZE, flags)).must_fail()) << flags;
-    struct Case { uint32_t flags; uint32_t access; } cases[] = {
+    struct Case {
+        uint32_t flags;
+        uint32_t access;
+    } cases[] = {
         {0x0, 0},
         {NDK_MR_FLAG_ALLOW_LOCAL_WRITE, kLocalWrite},
         {NDK_MR_FLAG_ALLOW_REMOTE_READ, kRemoteRead},
@@ -173,7 +182,8 @@ TEST_F(RegisterMr, LoneRemoteWriteBitFollowsTheProfile) {
     ObjectId m = strict.mr(strict.pd(), false);
     LockedBuffer b = strict.arena.allocate(PAGE_SIZE);
     MdlChain c2 = platform::describe(b, 0, PAGE_SIZE);
-    Expectation e = strict.model.expect(calls::RegisterMr{m, view_mdl(c2.head(), PAGE_SIZE), PAGE_SIZE, 0x4});
+    Expectation e =
+        strict.model.expect(calls::RegisterMr{m, view_mdl(c2.head(), PAGE_SIZE), PAGE_SIZE, 0x4});
     EXPECT_TRUE(fails_with(e, STATUS_INVALID_PARAMETER, "AMB-03")) << describe(e);
 }
 
@@ -185,7 +195,8 @@ TEST_F(RegisterMr, UnknownFlagBitsFollowTheProfile) {
     ObjectId m = strict.mr(strict.pd(), false);
     LockedBuffer b = strict.arena.allocate(PAGE_SIZE);
     MdlChain c2 = platform::describe(b, 0, PAGE_SIZE);
-    Expectation e = strict.model.expect(calls::RegisterMr{m, view_mdl(c2.head(), PAGE_SIZE), PAGE_SIZE, 0x10});
+    Expectation e =
+        strict.model.expect(calls::RegisterMr{m, view_mdl(c2.head(), PAGE_SIZE), PAGE_SIZE, 0x10});
     EXPECT_TRUE(fails_with(e, STATUS_INVALID_PARAMETER, "AMB-04")) << describe(e);
 }
 
@@ -194,7 +205,8 @@ TEST_F(RegisterMr, UnknownFlagBitsFollowTheProfile) {
 TEST_F(RegisterMr, OnAFastRegisterOrRegisteredMrIsAConsumerError) {
     MdlChain chain = platform::describe(buffer, 0, PAGE_SIZE);
     ObjectId fr = h.mr(pd, true);
-    Expectation e = h.model.expect(calls::RegisterMr{fr, view_mdl(chain.head(), PAGE_SIZE), PAGE_SIZE, 0});
+    Expectation e =
+        h.model.expect(calls::RegisterMr{fr, view_mdl(chain.head(), PAGE_SIZE), PAGE_SIZE, 0});
     EXPECT_TRUE(e.consumer_error);
     EXPECT_TRUE(fails_with(e, STATUS_INVALID_DEVICE_STATE, "RMR-PRE-01")) << describe(e);
     h.accept(call(chain, PAGE_SIZE));
@@ -216,7 +228,9 @@ TEST_F(RegisterMr, PendingThenCompletedRegisters) {
     Applied a = h.accept(call(chain, PAGE_SIZE), pending());
     EXPECT_EQ(state(mr).phase, MrState::Phase::registering);
     EXPECT_TRUE(h.model.expect(calls::GetLocalTokenFromMr{mr}).undefined);
-    EXPECT_TRUE(h.model.expect(calls::RegisterMr{mr, view_mdl(chain.head(), PAGE_SIZE), PAGE_SIZE, 0}).consumer_error);
+    EXPECT_TRUE(
+        h.model.expect(calls::RegisterMr{mr, view_mdl(chain.head(), PAGE_SIZE), PAGE_SIZE, 0})
+            .consumer_error);
     EXPECT_TRUE(h.model.complete(a.pending, STATUS_SUCCESS).verdict.clean());
     EXPECT_EQ(state(mr).phase, MrState::Phase::registered);
     EXPECT_FALSE(h.model.expect(calls::GetLocalTokenFromMr{mr}).undefined);
@@ -226,7 +240,8 @@ TEST_F(RegisterMr, PendingThenCompletedRegisters) {
     // TOK-01: the same registration keeps its token.
     Observed other;
     other.value = t + 1;
-    EXPECT_TRUE(violation_names(h.model.apply(calls::GetLocalTokenFromMr{mr}, other).verdict, "TOK-01"));
+    EXPECT_TRUE(
+        violation_names(h.model.apply(calls::GetLocalTokenFromMr{mr}, other).verdict, "TOK-01"));
 }
 
 // RMR-ST-03: resources may be lacking inline or through the callback; no registration results.
@@ -239,7 +254,8 @@ TEST_F(RegisterMr, InsufficientResourcesInlineOrAsync) {
     EXPECT_EQ(state(mr).phase, MrState::Phase::unregistered);
     // RMR-ST-02: a valid request failing through the callback with another error is a violation.
     Applied b = h.accept(call(chain, PAGE_SIZE), pending());
-    EXPECT_TRUE(violation_names(h.model.complete(b.pending, STATUS_INVALID_PARAMETER).verdict, "RMR-ST-01"));
+    EXPECT_TRUE(violation_names(h.model.complete(b.pending, STATUS_INVALID_PARAMETER).verdict,
+                                "RMR-ST-01"));
 }
 
 // RMR-DEREG-01, DMR-01: after deregistration the tokens reach nothing; DeregisterMr of an
@@ -256,7 +272,7 @@ TEST_F(RegisterMr, DeregistrationEndsTheTokens) {
 // ---- What a registration grants, with real bytes (simulate mode) ----
 
 class RegisteredAccess : public ::testing::Test {
-protected:
+  protected:
     Harness h;
     Pair p = h.connected_pair();
     LockedBuffer source = h.arena.allocate(2 * PAGE_SIZE);
@@ -323,7 +339,8 @@ TEST_F(RegisteredAccess, ReadNeedsRemoteReadAndASink) {
     Region sink = h.register_mr(p.pd, source, 0, PAGE_SIZE,
                                 NDK_MR_FLAG_ALLOW_LOCAL_WRITE | NDK_MR_FLAG_RDMA_READ_SINK);
     Region readable = h.register_mr(p.pd, target, 0, PAGE_SIZE, NDK_MR_FLAG_ALLOW_REMOTE_READ);
-    h.accept(calls::Read{p.qp_a, 0x61, {{sink.va, 512, sink.local}}, readable.va, readable.remote, 0});
+    h.accept(
+        calls::Read{p.qp_a, 0x61, {{sink.va, 512, sink.local}}, readable.va, readable.remote, 0});
     auto ok = h.drain(p.cq_a);
     ASSERT_EQ(ok.size(), 1u);
     EXPECT_EQ(ok[0].outcome, Completion::Outcome::success) << ok[0].why;
@@ -332,9 +349,11 @@ TEST_F(RegisteredAccess, ReadNeedsRemoteReadAndASink) {
     Harness x;
     Pair q = x.connected_pair();
     LockedBuffer s2 = x.arena.allocate(PAGE_SIZE), t2 = x.arena.allocate(PAGE_SIZE);
-    Region sink2 = x.register_mr(q.pd, s2, 0, PAGE_SIZE, NDK_MR_FLAG_ALLOW_LOCAL_WRITE | NDK_MR_FLAG_RDMA_READ_SINK);
+    Region sink2 = x.register_mr(q.pd, s2, 0, PAGE_SIZE,
+                                 NDK_MR_FLAG_ALLOW_LOCAL_WRITE | NDK_MR_FLAG_RDMA_READ_SINK);
     Region unreadable = x.register_mr(q.pd, t2, 0, PAGE_SIZE, NDK_MR_FLAG_ALLOW_REMOTE_WRITE);
-    x.accept(calls::Read{q.qp_a, 0x62, {{sink2.va, 8, sink2.local}}, unreadable.va, unreadable.remote, 0});
+    x.accept(calls::Read{
+        q.qp_a, 0x62, {{sink2.va, 8, sink2.local}}, unreadable.va, unreadable.remote, 0});
     auto bad = x.drain(q.cq_a);
     ASSERT_EQ(bad.size(), 1u);
     EXPECT_EQ(bad[0].outcome, Completion::Outcome::error);

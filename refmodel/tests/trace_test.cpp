@@ -8,8 +8,8 @@
 #include <cctype>
 #include <string>
 
-#include "trace.hpp"
 #include "ndkct/spec/profile.hpp"
+#include "trace.hpp"
 
 namespace ndkct::model::test {
 namespace {
@@ -24,9 +24,10 @@ TEST_P(Trace, SimulatedRunReplaysCleanInCheckMode) {
     EXPECT_GT(t.calls, 3000u);
     EXPECT_GT(t.completions, 1000u);
 
-    Model check(readings,
-                {static_cast<std::byte*>(arena.host_memory().PhysicalBase), arena.host_memory().PageCount},
-                Mode::check);
+    Model check(
+        readings,
+        {static_cast<std::byte*>(arena.host_memory().PhysicalBase), arena.host_memory().PageCount},
+        Mode::check);
     check.open_adapter();
     trace::Replayed r = trace::replay(t, check);
     EXPECT_EQ(r.steps, t.steps.size());
@@ -53,9 +54,10 @@ TEST(TraceCorruption, ACorruptedLandingIsCaught) {
     trace::Trace t = recorder.record(200);
     // Scribble over the last byte of every odd page: sources and targets sit on scattered pages,
     // so some target no longer holds what its source (and its completion) says.
-    Model check(readings,
-                {static_cast<std::byte*>(arena.host_memory().PhysicalBase), arena.host_memory().PageCount},
-                Mode::check);
+    Model check(
+        readings,
+        {static_cast<std::byte*>(arena.host_memory().PhysicalBase), arena.host_memory().PageCount},
+        Mode::check);
     check.open_adapter();
     for (PFN_NUMBER pfn = 1; pfn < arena.page_count(); pfn += 2)
         arena.physical_page(pfn)[PAGE_SIZE - 1] ^= std::byte{0x5A};

@@ -27,16 +27,16 @@ struct MdlView {
     bool contiguous = false;  // the first `length` bytes are virtually contiguous and described
     uint64_t virtual_address = 0;  // MmGetMdlVirtualAddress(first MDL): an index, never a pointer
     uint32_t first_byte_offset = 0;
-    uint64_t chain_bytes = 0;         // sum of ByteCount over the whole chain
-    std::vector<PFN_NUMBER> pfns;     // pages under the first `length` bytes, in order
-    std::string problem;              // why not contiguous
+    uint64_t chain_bytes = 0;      // sum of ByteCount over the whole chain
+    std::vector<PFN_NUMBER> pfns;  // pages under the first `length` bytes, in order
+    std::string problem;           // why not contiguous
 };
 
 // A socket address as NDKPI passes it (SOCKADDR_IN / SOCKADDR_IN6).
 struct SocketAddress {
     bool present = false;
-    uint16_t family = 0;  // AF_INET or AF_INET6
-    uint16_t port = 0;    // host byte order
+    uint16_t family = 0;                // AF_INET or AF_INET6
+    uint16_t port = 0;                  // host byte order
     std::array<uint8_t, 16> address{};  // IPv4 in the first 4 bytes
     uint32_t length = 0;                // the length the caller passed
     bool operator==(const SocketAddress&) const = default;
@@ -52,44 +52,107 @@ struct Sge {
 namespace calls {
 
 // ---- NDK_ADAPTER_DISPATCH ----
-struct QueryAdapterInfo { ObjectId adapter; uint32_t buffer_size; bool has_buffer = true; };
-struct CreateCq { ObjectId adapter; uint32_t depth; bool has_notification = true; bool has_affinity = false; };
-struct CreatePd { ObjectId adapter; };
-struct CreateSharedEndpoint { ObjectId adapter; SocketAddress address; };
-struct CreateConnector { ObjectId adapter; };
-struct CreateListener { ObjectId adapter; bool has_connect_event = true; };
+struct QueryAdapterInfo {
+    ObjectId adapter;
+    uint32_t buffer_size;
+    bool has_buffer = true;
+};
+struct CreateCq {
+    ObjectId adapter;
+    uint32_t depth;
+    bool has_notification = true;
+    bool has_affinity = false;
+};
+struct CreatePd {
+    ObjectId adapter;
+};
+struct CreateSharedEndpoint {
+    ObjectId adapter;
+    SocketAddress address;
+};
+struct CreateConnector {
+    ObjectId adapter;
+};
+struct CreateListener {
+    ObjectId adapter;
+    bool has_connect_event = true;
+};
 struct BuildLam {
     ObjectId adapter;
     MdlView mdl;
     uint64_t length;
     bool has_completion = true;
-    bool has_buffer = true;   // pNdkLAM != NULL
-    uint32_t buffer_size;     // *pLAMSize on entry
+    bool has_buffer = true;  // pNdkLAM != NULL
+    uint32_t buffer_size;    // *pLAMSize on entry
 };
-struct ReleaseLam { ObjectId adapter; ObjectId lam; };
+struct ReleaseLam {
+    ObjectId adapter;
+    ObjectId lam;
+};
 
 // ---- NDK_CQ_DISPATCH ----
-struct ResizeCq { ObjectId cq; uint32_t depth; };
-struct ArmCq { ObjectId cq; uint32_t type; };
-struct GetCqResults { ObjectId cq; uint32_t max_results; bool ex = false; };
-struct ControlCqInterruptModeration { ObjectId cq; uint32_t interval; uint32_t count; };
+struct ResizeCq {
+    ObjectId cq;
+    uint32_t depth;
+};
+struct ArmCq {
+    ObjectId cq;
+    uint32_t type;
+};
+struct GetCqResults {
+    ObjectId cq;
+    uint32_t max_results;
+    bool ex = false;
+};
+struct ControlCqInterruptModeration {
+    ObjectId cq;
+    uint32_t interval;
+    uint32_t count;
+};
 
 // ---- NDK_MR_DISPATCH ----
-struct RegisterMr { ObjectId mr; MdlView mdl; uint64_t length; uint32_t flags; };
-struct DeregisterMr { ObjectId mr; };
-struct InitializeFastRegisterMr { ObjectId mr; uint32_t adapter_page_count; bool remote_access; };
-struct GetRemoteTokenFromMr { ObjectId mr; };
-struct GetLocalTokenFromMr { ObjectId mr; };
+struct RegisterMr {
+    ObjectId mr;
+    MdlView mdl;
+    uint64_t length;
+    uint32_t flags;
+};
+struct DeregisterMr {
+    ObjectId mr;
+};
+struct InitializeFastRegisterMr {
+    ObjectId mr;
+    uint32_t adapter_page_count;
+    bool remote_access;
+};
+struct GetRemoteTokenFromMr {
+    ObjectId mr;
+};
+struct GetLocalTokenFromMr {
+    ObjectId mr;
+};
 
 // ---- NDK_MW_DISPATCH ----
-struct GetRemoteTokenFromMw { ObjectId mw; };
+struct GetRemoteTokenFromMw {
+    ObjectId mw;
+};
 
 // ---- NDK_SRQ_DISPATCH ----
-struct ModifySrq { ObjectId srq; uint32_t depth; uint32_t notify_threshold; };
-struct SrqReceive { ObjectId srq; Context request_context; std::vector<Sge> sgl; };
+struct ModifySrq {
+    ObjectId srq;
+    uint32_t depth;
+    uint32_t notify_threshold;
+};
+struct SrqReceive {
+    ObjectId srq;
+    Context request_context;
+    std::vector<Sge> sgl;
+};
 
 // ---- NDK_QP_DISPATCH ----
-struct Flush { ObjectId qp; };
+struct Flush {
+    ObjectId qp;
+};
 // With NDK_OP_FLAG_INLINE the provider copies the bytes at the SGEs' virtual addresses during the
 // call (SGE-03, SGE-06); the translator captures them into inline_payload, since the model reads
 // memory only through the arena.
@@ -100,7 +163,11 @@ struct Send {
     uint32_t flags;
     std::vector<std::byte> inline_payload;
 };
-struct Receive { ObjectId qp; Context request_context; std::vector<Sge> sgl; };
+struct Receive {
+    ObjectId qp;
+    Context request_context;
+    std::vector<Sge> sgl;
+};
 struct Bind {
     ObjectId qp;
     Context request_context;
@@ -120,7 +187,12 @@ struct FastRegister {
     uint64_t base_virtual_address;
     uint32_t flags;
 };
-struct Invalidate { ObjectId qp; Context request_context; ObjectId target; uint32_t flags; };
+struct Invalidate {
+    ObjectId qp;
+    Context request_context;
+    ObjectId target;
+    uint32_t flags;
+};
 struct Read {
     ObjectId qp;
     Context request_context;
@@ -148,8 +220,13 @@ struct SendAndInvalidate {
 };
 
 // ---- NDK_PD_DISPATCH ----
-struct CreateMr { ObjectId pd; bool fast_register; };
-struct CreateMw { ObjectId pd; };
+struct CreateMr {
+    ObjectId pd;
+    bool fast_register;
+};
+struct CreateMw {
+    ObjectId pd;
+};
 struct CreateSrq {
     ObjectId pd;
     uint32_t depth;
@@ -178,7 +255,9 @@ struct CreateQpWithSrq {
     uint32_t max_initiator_sge;
     uint32_t inline_data_size;
 };
-struct GetPrivilegedMemoryRegionToken { ObjectId pd; };
+struct GetPrivilegedMemoryRegionToken {
+    ObjectId pd;
+};
 
 // ---- NDK_CONNECTOR_DISPATCH, NDK_LISTENER_DISPATCH, NDK_SHARED_ENDPOINT_DISPATCH ----
 struct Connect {
@@ -199,7 +278,11 @@ struct ConnectWithSharedEndpoint {
     uint32_t outbound_read_limit;
     uint32_t private_data_length;
 };
-struct CompleteConnect { ObjectId connector; bool ex = false; bool has_disconnect_event = true; };
+struct CompleteConnect {
+    ObjectId connector;
+    bool ex = false;
+    bool has_disconnect_event = true;
+};
 struct Accept {
     ObjectId connector;
     ObjectId qp;
@@ -209,17 +292,43 @@ struct Accept {
     bool ex = false;
     bool has_disconnect_event = true;
 };
-struct Reject { ObjectId connector; uint32_t private_data_length; };
-struct GetConnectionData { ObjectId connector; bool has_buffer; uint32_t buffer_length; };
-struct GetLocalAddress { ObjectId object; uint32_t buffer_size; };  // connector, listener, endpoint
-struct GetPeerAddress { ObjectId connector; uint32_t buffer_size; };
-struct Disconnect { ObjectId connector; };
-struct Listen { ObjectId listener; SocketAddress address; };
-struct ControlConnectEvents { ObjectId listener; bool pause; };
+struct Reject {
+    ObjectId connector;
+    uint32_t private_data_length;
+};
+struct GetConnectionData {
+    ObjectId connector;
+    bool has_buffer;
+    uint32_t buffer_length;
+};
+struct GetLocalAddress {
+    ObjectId object;
+    uint32_t buffer_size;
+};  // connector, listener, endpoint
+struct GetPeerAddress {
+    ObjectId connector;
+    uint32_t buffer_size;
+};
+struct Disconnect {
+    ObjectId connector;
+};
+struct Listen {
+    ObjectId listener;
+    SocketAddress address;
+};
+struct ControlConnectEvents {
+    ObjectId listener;
+    bool pause;
+};
 
 // ---- Every object ----
-struct CloseObject { ObjectId object; bool has_completion = true; };
-struct QueryExtensionInterface { ObjectId object; };
+struct CloseObject {
+    ObjectId object;
+    bool has_completion = true;
+};
+struct QueryExtensionInterface {
+    ObjectId object;
+};
 
 }  // namespace calls
 

@@ -24,10 +24,10 @@ enum class Strength {
 };
 
 struct ExpectedFailure {
-    NTSTATUS status;   // the status the model expects (and the reference provider returns)
-    RuleIds rules;     // the rules that make the call fail
+    NTSTATUS status;  // the status the model expects (and the reference provider returns)
+    RuleIds rules;    // the rules that make the call fail
     Strength strength;
-    std::string why;   // a short clause: "BaseVirtualAddress % PAGE_SIZE is 17, FBO is 0"
+    std::string why;  // a short clause: "BaseVirtualAddress % PAGE_SIZE is 17, FBO is 0"
 };
 
 struct Expectation {
@@ -40,8 +40,8 @@ struct Expectation {
     RuleIds undefined_rules;
     std::string undefined_why;
 
-    bool may_pend = false;            // STATUS_PENDING plus exactly one callback is allowed
-    bool must_pend = false;           // STATUS_SUCCESS is not allowed (CLOSE-02, CLOSE-03)
+    bool may_pend = false;   // STATUS_PENDING plus exactly one callback is allowed
+    bool must_pend = false;  // STATUS_SUCCESS is not allowed (CLOSE-02, CLOSE-03)
     RuleList must_pend_rules;
     bool may_lack_resources = false;  // STATUS_INSUFFICIENT_RESOURCES, inline or via callback
     bool returns_void = false;        // the function has no status (VOID / ULONG / UINT32)

@@ -36,13 +36,13 @@ enum class Mode {
 // What a provider answered, beyond the status: the out-parameters the call defines.
 struct Observed {
     NTSTATUS status = STATUS_SUCCESS;
-    uint32_t value = 0;                   // UINT32/ULONG returns: a token, a result count
-    std::optional<uint32_t> size_out;     // *pLAMSize, *pBufferSize, *pAddressSize, *pLength
-    std::optional<uint32_t> fbo_out;      // NdkBuildLam *pFBO
-    std::vector<uint64_t> lam_pages;      // NdkBuildLam: the AdapterPageArray written
+    uint32_t value = 0;                // UINT32/ULONG returns: a token, a result count
+    std::optional<uint32_t> size_out;  // *pLAMSize, *pBufferSize, *pAddressSize, *pLength
+    std::optional<uint32_t> fbo_out;   // NdkBuildLam *pFBO
+    std::vector<uint64_t> lam_pages;   // NdkBuildLam: the AdapterPageArray written
     std::optional<NDK_ADAPTER_INFO> adapter_info;
-    std::vector<NDK_RESULT_EX> results;   // NdkGetCqResults(Ex): what was returned
-    std::optional<SocketAddress> address; // address getters
+    std::vector<NDK_RESULT_EX> results;    // NdkGetCqResults(Ex): what was returned
+    std::optional<SocketAddress> address;  // address getters
     uint32_t inbound_read_limit = 0, outbound_read_limit = 0;  // NdkGetConnectionData
     // The harness saw an out-parameter written although the call returned STATUS_PENDING
     // (GEN-CREATE-01, LAM-ST-02).
@@ -53,16 +53,16 @@ struct Observed {
 // reference provider delivers these; in check mode the harness reports the ones it saw.
 struct Event {
     enum class Kind : uint8_t {
-        cq_notification,     // NDK_FN_CQ_NOTIFICATION_CALLBACK(status)
-        srq_notification,    // NDK_FN_SRQ_NOTIFICATION_CALLBACK(status)
-        connect_request,     // NDK_FN_CONNECT_EVENT_CALLBACK(listener, new connector)
-        disconnect,          // NDK_FN_DISCONNECT_EVENT_CALLBACK(_EX) of a connector
-        request_complete,    // a pending request's callback (simulate: the model decided it)
+        cq_notification,   // NDK_FN_CQ_NOTIFICATION_CALLBACK(status)
+        srq_notification,  // NDK_FN_SRQ_NOTIFICATION_CALLBACK(status)
+        connect_request,   // NDK_FN_CONNECT_EVENT_CALLBACK(listener, new connector)
+        disconnect,        // NDK_FN_DISCONNECT_EVENT_CALLBACK(_EX) of a connector
+        request_complete,  // a pending request's callback (simulate: the model decided it)
     } kind;
-    ObjectId object = 0;     // the CQ, SRQ, listener or connector
-    ObjectId created = 0;    // connect_request: the passive connector
+    ObjectId object = 0;   // the CQ, SRQ, listener or connector
+    ObjectId created = 0;  // connect_request: the passive connector
     NTSTATUS status = STATUS_SUCCESS;
-    uint64_t pending = 0;    // request_complete
+    uint64_t pending = 0;  // request_complete
 };
 
 // What apply() returns.
@@ -82,7 +82,7 @@ enum class Stage : uint8_t {
 };
 
 class Model {
-public:
+  public:
     Model(Readings readings, HostMemoryView memory, Mode mode);
 
     const Readings& readings() const { return readings_; }
@@ -134,7 +134,7 @@ public:
     // Resolves a token the consumer passed: the MR or MW whose reported token it is, or 0.
     ObjectId object_of_token(ObjectId adapter, uint32_t token, bool remote) const;
 
-private:
+  private:
     struct Pending {
         uint64_t id;
         Call call;
@@ -147,10 +147,9 @@ private:
     };
 
     // Each NDK call: expect_* lists the allowed outcomes, commit_* applies a success.
-#define NDKCT_MODEL_CALL(T)                                                              \
-    Expectation expect_call(const calls::T& call) const;                                \
-    void commit(const calls::T& call, const Observed& observed, Applied& applied,       \
-                Stage stage);
+#define NDKCT_MODEL_CALL(T)                              \
+    Expectation expect_call(const calls::T& call) const; \
+    void commit(const calls::T& call, const Observed& observed, Applied& applied, Stage stage);
     NDKCT_MODEL_CALL(QueryAdapterInfo)
     NDKCT_MODEL_CALL(CreateCq)
     NDKCT_MODEL_CALL(CreatePd)
@@ -218,8 +217,7 @@ private:
     // Simulate: a pending close whose successors and requests are all gone completes now
     // (CLOSE-02/03).
     void finish_close(ObjectId id);
-    uint64_t add_pending(const Call& call, const Expectation& e, ObjectId object,
-                         ObjectId created);
+    uint64_t add_pending(const Call& call, const Expectation& e, ObjectId object, ObjectId created);
     void emit(Event event);
     // Indexes (AdapterState, CqState::qps, SrqState::qps), kept here only: a token value an MR
     // or MW now holds (nullopt: none), and an object's entries at creation and at close.
@@ -286,7 +284,8 @@ private:
     void retrieved(const Completion& done);
     // Check mode: the bytes a request reads from local memory, as far as the requests before it
     // fix them (WR-FENCE-01): false when they depend on an order the docs leave open.
-    bool gather_expected(ObjectId qp, const Extent& source, bool fenced, std::vector<std::byte>& out);
+    bool gather_expected(ObjectId qp, const Extent& source, bool fenced,
+                         std::vector<std::byte>& out);
     void remove_edge(ObjectId successor, ObjectId antecedent);  // LIFE-TREE-*: an edge undone
     // Check mode: pages where expected bytes have yet to be seen landing (a hint index for
     // gather_expected; +1 when a landing is recorded, -1 when it is checked or dropped).

@@ -35,45 +35,46 @@ struct Readings {
     bool zero_adapter_page_count_rejected = true;     // AMB-09
     enum class FrReinitialize { allow_when_unregistered, reject, allow_always };
     FrReinitialize fr_reinitialize = FrReinitialize::allow_when_unregistered;  // AMB-10
-    bool fr_usable_at_return = false;                 // AMB-11 completion / return
-    bool read_beyond_remote_inline = false;           // AMB-12 completion / inline
-    bool inline_on_write_listed = true;               // AMB-13 accept / treat_as_unlisted
-    bool build_lam_null_buffer_probe = true;          // AMB-14 size_probe / reject
-    bool build_lam_size_check_async = false;          // AMB-15 inline_only / inline_or_async
+    bool fr_usable_at_return = false;         // AMB-11 completion / return
+    bool read_beyond_remote_inline = false;   // AMB-12 completion / inline
+    bool inline_on_write_listed = true;       // AMB-13 accept / treat_as_unlisted
+    bool build_lam_null_buffer_probe = true;  // AMB-14 size_probe / reject
+    bool build_lam_size_check_async = false;  // AMB-15 inline_only / inline_or_async
     NTSTATUS mr_wrong_state_status = STATUS_INVALID_DEVICE_STATE;  // AMB-16
-    bool failed_create_sets_null = false;             // AMB-17 untouched / set_null
-    bool close_may_fail = false;                      // AMB-18
-    bool mw_remote_read_needs_mr_right = false;       // AMB-20
+    bool failed_create_sets_null = false;                          // AMB-17 untouched / set_null
+    bool close_may_fail = false;                                   // AMB-18
+    bool mw_remote_read_needs_mr_right = false;                    // AMB-20
     enum class ResultExLayout { by_version, with_provider_error_code, without_provider_error_code };
     ResultExLayout result_ex_layout = ResultExLayout::by_version;  // AMB-22
-    bool adapter_info_accepts_96 = true;              // AMB-23
-    bool moderation_count_zero_or_one = true;         // AMB-24
-    bool resize_below_queued_rejected = true;         // AMB-25
-    bool limit_violation_status_required = false;     // AMB-26
-    bool zero_queue_depth_rejected = false;           // AMB-27
-    bool foreign_objects_all_inline = false;          // AMB-28
-    bool fr_bad_request_inline = true;                // AMB-29, AMB-08
+    bool adapter_info_accepts_96 = true;                           // AMB-23
+    bool moderation_count_zero_or_one = true;                      // AMB-24
+    bool resize_below_queued_rejected = true;                      // AMB-25
+    bool limit_violation_status_required = false;                  // AMB-26
+    bool zero_queue_depth_rejected = false;                        // AMB-27
+    bool foreign_objects_all_inline = false;                       // AMB-28
+    bool fr_bad_request_inline = true;                             // AMB-29, AMB-08
     enum class FrOverValid { completion_error, inline_error, allow };
-    FrOverValid fr_over_valid = FrOverValid::completion_error;  // AMB-30
-    bool deregister_with_bound_mw_rejected = false;   // AMB-31
-    bool invalidate_invalid_token_inline = false;     // AMB-32
-    bool silent_success_entry_tolerated = false;      // AMB-33
-    bool completion_order_relaxed = false;            // AMB-35
-    bool live_lam_warns = true;                       // AMB-36
-    bool unlisted_flag_rejected = false;              // OPF-01
+    FrOverValid fr_over_valid = FrOverValid::completion_error;         // AMB-30
+    bool deregister_with_bound_mw_rejected = false;                    // AMB-31
+    bool invalidate_invalid_token_inline = false;                      // AMB-32
+    bool silent_success_entry_tolerated = false;                       // AMB-33
+    bool completion_order_relaxed = false;                             // AMB-35
+    bool live_lam_warns = true;                                        // AMB-36
+    bool unlisted_flag_rejected = false;                               // OPF-01
     NTSTATUS over_max_registration_status = STATUS_INVALID_PARAMETER;  // MODEL-RMR-LEN-01
-    bool zero_length_mapping_rejected = true;         // MODEL-RMR-LEN-02
-    bool completion_error_status_exact = false;       // MODEL-CQ-ERR-01
-    bool cq_capacity_checked = false;                 // CQP-CQ-01
-    bool modify_srq_below_queued_rejected = true;     // MODEL-SRQ-01
-    bool srq_initial_notify_immediate = false;        // MODEL-SRQ-02
-    bool queue_overflow_resources = false;            // MODEL-WR-DEPTH-01 (any_error / insufficient_resources)
-    bool private_data_over_limit_invalid = true;      // MODEL-CONN-PD-01
-    bool over_max_window_invalid = true;              // MODEL-BND-01
-    bool outbound_read_overflow_fails = false;        // MODEL-RD-01 (queue / fail)
-    NTSTATUS resize_cq_unsupported_status = STATUS_NOT_SUPPORTED;      // MODEL-CQ-RESIZE-01
+    bool zero_length_mapping_rejected = true;                          // MODEL-RMR-LEN-02
+    bool completion_error_status_exact = false;                        // MODEL-CQ-ERR-01
+    bool cq_capacity_checked = false;                                  // CQP-CQ-01
+    bool modify_srq_below_queued_rejected = true;                      // MODEL-SRQ-01
+    bool srq_initial_notify_immediate = false;                         // MODEL-SRQ-02
+    bool queue_overflow_resources =
+        false;  // MODEL-WR-DEPTH-01 (any_error / insufficient_resources)
+    bool private_data_over_limit_invalid = true;                   // MODEL-CONN-PD-01
+    bool over_max_window_invalid = true;                           // MODEL-BND-01
+    bool outbound_read_overflow_fails = false;                     // MODEL-RD-01 (queue / fail)
+    NTSTATUS resize_cq_unsupported_status = STATUS_NOT_SUPPORTED;  // MODEL-CQ-RESIZE-01
     NTSTATUS receive_on_srq_qp_status = STATUS_INVALID_DEVICE_REQUEST;  // MODEL-RCV-01
-    bool post_after_cq_error_cancelled = false;       // MODEL-CQ-STATUS-01
+    bool post_after_cq_error_cancelled = false;                         // MODEL-CQ-STATUS-01
 
     // ---- reference_provider.* (how the reference provider picks among allowed outcomes) ----
     struct ReferenceProvider {
@@ -81,8 +82,11 @@ struct Readings {
         uint32_t pending_percent = 50;
         uint32_t resource_failure_percent = 0;
         uint32_t resource_failure_async_percent = 50;
-        enum class CallbackThread { inline_thread, worker, mixed } callback_thread =
-            CallbackThread::worker;
+        enum class CallbackThread {
+            inline_thread,
+            worker,
+            mixed
+        } callback_thread = CallbackThread::worker;
         bool relaxed_completion_order = false;
         bool hold_deferred = true;
         bool rearm_fires_on_old_entries = false;

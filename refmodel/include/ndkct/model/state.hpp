@@ -22,7 +22,17 @@
 namespace ndkct::model {
 
 enum class Kind : uint8_t {
-    adapter, pd, cq, qp, srq, mr, mw, lam, connector, listener, shared_endpoint
+    adapter,
+    pd,
+    cq,
+    qp,
+    srq,
+    mr,
+    mw,
+    lam,
+    connector,
+    listener,
+    shared_endpoint
 };
 const char* kind_name(Kind kind);  // "QP"
 
@@ -70,25 +80,25 @@ struct PdState {
 struct MrState {
     bool fast_register = false;  // CMR-01: fixed at creation
     enum class Phase : uint8_t {
-        unregistered,  // normal MR before NdkRegisterMr / after NdkDeregisterMr
-        registering,   // NdkRegisterMr pending
-        registered,    // normal MR registered
-        deregistering, // NdkDeregisterMr pending
+        unregistered,     // normal MR before NdkRegisterMr / after NdkDeregisterMr
+        registering,      // NdkRegisterMr pending
+        registered,       // normal MR registered
+        deregistering,    // NdkDeregisterMr pending
         uninitialized,    // fast-register MR before NdkInitializeFastRegisterMr
         initializing,     // NdkInitializeFastRegisterMr pending
         initialized,      // ready for NdkFastRegister (no valid registration)
         fast_registered,  // a fast registration is valid
         invalidated,      // invalidated (locally or by a peer's SendAndInvalidate)
     } phase = Phase::unregistered;
-    Region region;             // the registration, when there is one
-    uint32_t flags = 0;        // NdkRegisterMr flags
-    uint32_t max_pages = 0;    // NdkInitializeFastRegisterMr AdapterPageCount
+    Region region;           // the registration, when there is one
+    uint32_t flags = 0;      // NdkRegisterMr flags
+    uint32_t max_pages = 0;  // NdkInitializeFastRegisterMr AdapterPageCount
     bool remote_access = false;
     // AMB-10: what an initialization pending on it replaces (restored if that one fails).
     Phase phase_before_init = Phase::uninitialized;
     uint32_t max_pages_before_init = 0;
     bool remote_access_before_init = false;
-    std::optional<uint32_t> local_token;   // values the provider reported for this registration
+    std::optional<uint32_t> local_token;  // values the provider reported for this registration
     std::optional<uint32_t> remote_token;
     std::vector<ObjectId> bound_windows;
     bool indeterminate = false;  // a consumer duty was broken on it: its state is unknown
@@ -107,8 +117,8 @@ struct LamState {
     uint64_t virtual_address = 0;
     uint64_t length = 0;
     uint32_t first_byte_offset = 0;
-    std::vector<PFN_NUMBER> pfns;          // the pages behind it
-    std::vector<uint64_t> logical_pages;   // what the provider returned, one per pfn
+    std::vector<PFN_NUMBER> pfns;         // the pages behind it
+    std::vector<uint64_t> logical_pages;  // what the provider returned, one per pfn
 };
 
 // An entry the model expects on (or, simulating, has put on) a CQ.
@@ -131,10 +141,10 @@ struct Completion {
     NTSTATUS status = STATUS_SUCCESS;  // the model's status for it
     RuleIds rules;                     // why it fails, when it does
     std::string why;
-    uint32_t bytes_transferred = 0;    // receive completions (CQ-RES-01)
-    bool invalidated = false;          // ReceiveAndInvalidate
+    uint32_t bytes_transferred = 0;  // receive completions (CQ-RES-01)
+    bool invalidated = false;        // ReceiveAndInvalidate
     uint32_t invalidated_token = 0;
-    ObjectId srq = 0;                  // a receive taken from this SRQ
+    ObjectId srq = 0;  // a receive taken from this SRQ
     // MODEL-RD-01 (fail): a read beyond the OutboundReadLimit that the provider queued instead of
     // failing; its success is a warning.
     bool success_warns = false;
@@ -166,9 +176,9 @@ struct WorkRequest {
         std::optional<MrState> mr_state;  // ...and that state before
         ObjectId mw = 0;
         std::optional<MwState> mw_state;
-        ObjectId window_mr = 0;           // the MR whose bound windows a bind changed
+        ObjectId window_mr = 0;  // the MR whose bound windows a bind changed
         std::vector<ObjectId> window_mr_windows;
-        bool edge_added = false;          // a bind made the MR an antecedent of the MW
+        bool edge_added = false;  // a bind made the MR an antecedent of the MW
     };
     std::shared_ptr<const Undo> undo;
     bool over_read_limit = false;  // MODEL-RD-01: a read beyond the OutboundReadLimit
@@ -181,9 +191,9 @@ struct CqState {
     // Arming (CQ-NOT-*): -1 = not armed, else NDK_CQ_NOTIFY_* (combined per CQ-NOT-04).
     int armed = -1;
     bool new_since_notification = false;
-    bool overrun = false;   // CQ-STATUS-01: STATUS_BUFFER_OVERFLOW, CQ and its QPs dead
-    bool failed = false;    // overrun or fatal (CQ-STATUS-02/03): no further completions
-    NTSTATUS failure = STATUS_SUCCESS;  // the CqStatus it failed with
+    bool overrun = false;  // CQ-STATUS-01: STATUS_BUFFER_OVERFLOW, CQ and its QPs dead
+    bool failed = false;   // overrun or fatal (CQ-STATUS-02/03): no further completions
+    NTSTATUS failure = STATUS_SUCCESS;          // the CqStatus it failed with
     bool solicited_since_notification = false;  // a solicited or error entry (CQ-NOT-10/11)
     uint32_t interrupt_interval = 0;
     uint32_t interrupt_count = 0;
@@ -200,9 +210,12 @@ struct SrqState {
     // queued receives have reached the threshold; `reached` says they have.
     bool needs_reach = false;
     bool reached = false;
-    uint64_t posted = 0;        // receives posted since creation
-    uint32_t outstanding = 0;   // posted and not yet retrieved from a CQ (SRQ-17)
-    bool failed = false;        // SRQ-15: a fatal error, the SRQ and its QPs unusable
+    uint64_t posted = 0;       // receives posted since creation
+    uint32_t outstanding = 0;  // posted and not yet retrieved from a CQ (SRQ-17)
+    bool failed = false;       // SRQ-15: a fatal error, the SRQ and its QPs unusable
+    // Check mode: the arm of an NdkModifySrq still pending already fired (a provider may notify
+    // before the request's callback): its completion does not arm again.
+    bool armed_by_pending_modify_fired = false;
     std::deque<WorkRequest> receives;
     std::vector<ObjectId> qps;  // index: QPs attached to it, by id (model.cpp keeps it)
 };
@@ -213,17 +226,21 @@ struct QpState {
     uint32_t receive_depth = 0, initiator_depth = 0;
     uint32_t max_receive_sge = 0, max_initiator_sge = 0, inline_data_size = 0;
     enum class Connection : uint8_t {
-        idle, connecting, connected, disconnecting, disconnected
+        idle,
+        connecting,
+        connected,
+        disconnecting,
+        disconnected
     } connection = Connection::idle;
     ObjectId connector = 0;
-    ObjectId peer = 0;  // the QP at the other end
-    bool error = false;        // a request failed: the rest is flushed (STATUS_CANCELLED)
-    bool peer_error = false;   // the peer's request failed: what happens here is open
+    ObjectId peer = 0;        // the QP at the other end
+    bool error = false;       // a request failed: the rest is flushed (STATUS_CANCELLED)
+    bool peer_error = false;  // the peer's request failed: what happens here is open
     // Its CQ or SRQ failed (CQ-STATUS-02/03, SRQ-15): the QP is unusable, and later posts
     // behave as MODEL-CQ-STATUS-01 reads.
     bool unusable = false;
-    std::deque<WorkRequest> initiator;       // posted, not yet executed
-    std::deque<WorkRequest> receive;         // posted receives, not yet consumed
+    std::deque<WorkRequest> initiator;         // posted, not yet executed
+    std::deque<WorkRequest> receive;           // posted receives, not yet consumed
     std::deque<Completion> initiator_pending;  // executed, completion not yet seen (check mode)
     std::deque<Completion> receive_pending;
     uint64_t next_sequence = 1;
@@ -236,38 +253,47 @@ struct QpState {
     // Reads posted and not yet retrieved (RD-08, MODEL-RD-01), silent ones apart as above.
     uint32_t reads_outstanding = 0;
     uint32_t reads_silent = 0;
-    uint32_t outbound_read_limit = 0;  // the connection's effective OutboundReadLimit (CONN-RL-01/02)
+    uint32_t outbound_read_limit =
+        0;  // the connection's effective OutboundReadLimit (CONN-RL-01/02)
     // Check mode: contexts of requests that must never show up on a CQ (WR-05, WR-SILENT-01).
     std::deque<Context> failed_inline;
     std::deque<Context> silent_successes;
     // Requests the oracle already reported against (accepted although they had to fail): their
     // entries, if any, are not judged again.
-    std::deque<Context> unjudged;
+    std::vector<Context> unjudged;  // (vectors: an empty deque still allocates)
     // Requests posted after the QP became unusable whose CQ failed: no entry may appear
     // (MODEL-CQ-STATUS-01).
-    std::deque<Context> never;
+    std::vector<Context> never;
     // Check mode: bytes a silent success moved, checked with the queue's next completion.
     std::vector<Completion::Landing> silent_landings;
 };
 
 struct ConnectorState {
     enum class Phase : uint8_t {
-        idle, connecting, connected_pending_complete, accepting_incoming, accepting, established,
-        rejected, disconnecting, disconnected, failed
+        idle,
+        connecting,
+        connected_pending_complete,
+        accepting_incoming,
+        accepting,
+        established,
+        rejected,
+        disconnecting,
+        disconnected,
+        failed
     } phase = Phase::idle;
     ObjectId qp = 0;
-    ObjectId peer = 0;          // the connector at the other end
-    ObjectId listener = 0;      // for a passive connector: its listener
+    ObjectId peer = 0;      // the connector at the other end
+    ObjectId listener = 0;  // for a passive connector: its listener
     ObjectId shared_endpoint = 0;
     SocketAddress local, remote;
     // The effective read limits (CONN-RL-01/02): capped at the adapter's maxima, lowered to the
     // peer's opposite ones once known; and the values the consumer asked for.
     uint32_t inbound_read_limit = 0, outbound_read_limit = 0;
     uint32_t requested_inbound = 0, requested_outbound = 0;
-    uint32_t private_data_length = 0;  // what the peer sent
+    uint32_t private_data_length = 0;       // what the peer sent
     uint32_t sent_private_data_length = 0;  // what this side sent (CONN-27)
-    bool ex = false;                   // completed with an Ex call: NdkDisconnectEventCallbackEx
-    bool ephemeral_local = false;      // the local port was picked by the provider (CONN-11)
+    bool ex = false;               // completed with an Ex call: NdkDisconnectEventCallbackEx
+    bool ephemeral_local = false;  // the local port was picked by the provider (CONN-11)
     bool has_disconnect_event = false;
     bool disconnect_event_delivered = false;  // simulate: the event was emitted
     uint32_t disconnect_events = 0;           // check: disconnect callbacks seen (CONN-DISC-02)
@@ -286,9 +312,9 @@ struct SharedEndpointState {
     bool ephemeral = false;  // created with port 0: the provider picked the port (CONN-07)
 };
 
-using ObjectState = std::variant<AdapterState, PdState, CqState, QpState, SrqState, MrState,
-                                 MwState, LamState, ConnectorState, ListenerState,
-                                 SharedEndpointState>;
+using ObjectState =
+    std::variant<AdapterState, PdState, CqState, QpState, SrqState, MrState, MwState, LamState,
+                 ConnectorState, ListenerState, SharedEndpointState>;
 
 struct Object {
     ObjectId id = 0;
@@ -298,8 +324,8 @@ struct Object {
     Life life = Life::creating;
     // LIFE-TREE-02: objects whose close must wait for this one (it is their successor).
     std::vector<ObjectId> antecedents;
-    uint32_t open_successors = 0;  // children and successors not yet closed (CLOSE-02)
-    uint32_t pending_requests = 0; // asynchronous requests on it not yet completed (CLOSE-03)
+    uint32_t open_successors = 0;   // children and successors not yet closed (CLOSE-02)
+    uint32_t pending_requests = 0;  // asynchronous requests on it not yet completed (CLOSE-03)
     bool close_requested = false;
     ObjectState state;
 };

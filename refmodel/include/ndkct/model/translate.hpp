@@ -23,7 +23,11 @@ std::vector<std::byte> inline_payload(const NDK_SGE* sgl, ULONG count);
 
 SocketAddress view_address(const SOCKADDR* address, ULONG length);
 
-inline Context context_of(const void* pointer) { return reinterpret_cast<uintptr_t>(pointer); }
-inline void* pointer_of(Context context) { return reinterpret_cast<void*>(context); }
+inline Context context_of(const void* pointer) {
+    return reinterpret_cast<uintptr_t>(pointer);
+}
+inline void* pointer_of(Context context) {
+    return reinterpret_cast<void*>(context);
+}
 
 }  // namespace ndkct::model

@@ -16,11 +16,12 @@ using RuleIds = std::vector<std::string>;
 // names on every call (success, no-pending) cost no allocation. Converts to RuleIds when a
 // violation is reported.
 class RuleList {
-public:
+  public:
     static constexpr size_t kCapacity = 8;
     RuleList() = default;
     RuleList(std::initializer_list<const char*> ids) {
-        for (const char* id : ids) push_back(id);
+        for (const char* id : ids)
+            push_back(id);
     }
     void push_back(const char* id) {
         if (size_ < kCapacity) ids_[size_++] = id;
@@ -31,7 +32,7 @@ public:
     const char* const* end() const { return ids_.data() + size_; }
     operator RuleIds() const { return RuleIds(begin(), end()); }
 
-private:
+  private:
     std::array<const char*, kCapacity> ids_{};
     uint8_t size_ = 0;
 };
@@ -51,7 +52,7 @@ struct Violation {
 struct Verdict {
     std::vector<Violation> violations;
 
-    bool ok() const;           // no failure (warnings allowed)
+    bool ok() const;  // no failure (warnings allowed)
     bool clean() const { return violations.empty(); }
     void add(Violation v) { violations.push_back(std::move(v)); }
     void merge(Verdict other);
