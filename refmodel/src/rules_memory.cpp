@@ -45,13 +45,6 @@ std::string num(uint64_t v) {
     return std::to_string(v);
 }
 
-// WR-05: the contexts of requests refused inline, kept (a bounded few) so that check mode can
-// flag a CQ entry for one of them (as rules_qp.cpp does for the data requests).
-void remember_failed_inline(QpState& q, Context context) {
-    q.failed_inline.push_back(context);
-    if (q.failed_inline.size() > 64) q.failed_inline.pop_front();
-}
-
 }  // namespace
 
 // ======================= NdkQueryAdapterInfo (AI-*, AMB-23) =======================
@@ -764,8 +757,7 @@ void Model::commit(const calls::FastRegister& c, const Observed&, Applied&, Stag
     if (stage == Stage::refused) {
         // FR-ST-04, FR-ACC-04: not posted, so no entry may appear for it and nothing is
         // registered; FR-DEFER-02, DEFER-06: earlier DEFER requests reach the hardware first.
-        if (auto* q = state_mut<QpState>(c.qp)) remember_failed_inline(*q, c.request_context);
-        release_deferred(c.qp);
+        refuse_post(c.qp, c.request_context);
         return;
     }
     if (stage != Stage::done) return;
@@ -893,8 +885,7 @@ Expectation Model::expect_call(const calls::Bind& c) const {
 
 void Model::commit(const calls::Bind& c, const Observed&, Applied&, Stage stage) {
     if (stage == Stage::refused) {
-        if (auto* q = state_mut<QpState>(c.qp)) remember_failed_inline(*q, c.request_context);
-        release_deferred(c.qp);  // WR-05, DEFER-04
+        refuse_post(c.qp, c.request_context);  // WR-05, DEFER-04
         return;
     }
     if (stage != Stage::done) return;
@@ -1005,8 +996,7 @@ Expectation Model::expect_call(const calls::Invalidate& c) const {
 
 void Model::commit(const calls::Invalidate& c, const Observed&, Applied&, Stage stage) {
     if (stage == Stage::refused) {
-        if (auto* q = state_mut<QpState>(c.qp)) remember_failed_inline(*q, c.request_context);
-        release_deferred(c.qp);  // WR-05, DEFER-04
+        refuse_post(c.qp, c.request_context);  // WR-05, DEFER-04
         return;
     }
     if (stage != Stage::done) return;

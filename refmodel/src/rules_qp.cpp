@@ -378,10 +378,7 @@ Expectation Model::expect_call(const calls::Send& c) const {
 }
 
 void Model::commit(const calls::Send& c, const Observed&, Applied&, Stage stage) {
-    if (stage == Stage::refused) {
-        if (auto* q = state_mut<QpState>(c.qp)) remember(q->failed_inline, c.request_context);
-        release_deferred(c.qp);
-    }
+    if (stage == Stage::refused) refuse_post(c.qp, c.request_context);
     if (stage != Stage::done) return;
     post(c.qp, c, c.request_context, c.flags, false);
 }
@@ -400,10 +397,7 @@ Expectation Model::expect_call(const calls::SendAndInvalidate& c) const {
 }
 
 void Model::commit(const calls::SendAndInvalidate& c, const Observed&, Applied&, Stage stage) {
-    if (stage == Stage::refused) {
-        if (auto* q = state_mut<QpState>(c.qp)) remember(q->failed_inline, c.request_context);
-        release_deferred(c.qp);
-    }
+    if (stage == Stage::refused) refuse_post(c.qp, c.request_context);
     if (stage != Stage::done) return;
     post(c.qp, c, c.request_context, c.flags, false);
 }
@@ -422,10 +416,7 @@ Expectation Model::expect_call(const calls::Read& c) const {
 }
 
 void Model::commit(const calls::Read& c, const Observed&, Applied&, Stage stage) {
-    if (stage == Stage::refused) {
-        if (auto* q = state_mut<QpState>(c.qp)) remember(q->failed_inline, c.request_context);
-        release_deferred(c.qp);
-    }
+    if (stage == Stage::refused) refuse_post(c.qp, c.request_context);
     if (stage != Stage::done) return;
     post(c.qp, c, c.request_context, c.flags, false);
 }
@@ -444,10 +435,7 @@ Expectation Model::expect_call(const calls::Write& c) const {
 }
 
 void Model::commit(const calls::Write& c, const Observed&, Applied&, Stage stage) {
-    if (stage == Stage::refused) {
-        if (auto* q = state_mut<QpState>(c.qp)) remember(q->failed_inline, c.request_context);
-        release_deferred(c.qp);
-    }
+    if (stage == Stage::refused) refuse_post(c.qp, c.request_context);
     if (stage != Stage::done) return;
     post(c.qp, c, c.request_context, c.flags, false);
 }
@@ -534,6 +522,11 @@ void Model::post(ObjectId qp, const Call& call, Context request_context, uint32_
             queued.deferred = false;
         run_queues(qp);
     }
+}
+
+void Model::refuse_post(ObjectId qp, Context request_context) {
+    if (auto* q = state_mut<QpState>(qp)) remember(q->failed_inline, request_context);
+    release_deferred(qp);
 }
 
 void Model::release_deferred(ObjectId qp) {

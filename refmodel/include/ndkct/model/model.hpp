@@ -265,6 +265,9 @@ class Model {
               bool receive_queue, std::optional<Completion> decided = std::nullopt,
               std::shared_ptr<const WorkRequest::Undo> undo_info = nullptr);
     void release_deferred(ObjectId qp);  // DEFER-04: hand earlier DEFER requests to the "HW"
+    // An initiator post refused inline: it may never show up on a CQ (WR-05, checked through
+    // the remembered context), and earlier DEFER requests reach the "HW" first (DEFER-04).
+    void refuse_post(ObjectId qp, Context request_context);
     Completion initiator_completion(ObjectId qp, const WorkRequest& wr,
                                     NDK_OPERATION_TYPE type) const;
     void remote_failure(ObjectId qp, Completion& done, NTSTATUS status, RuleIds rules,
