@@ -1022,10 +1022,25 @@ Done Session::listen(NDK_LISTENER* listener, const sockaddr* address, ULONG leng
         "NdkListen");
 }
 
+template <typename Invoke>
+NTSTATUS Session::start_async(const model::Call& call, Invoke invoke, const char* name, int kind,
+                              std::unordered_map<const void*, PendingAsync>& pending,
+                              const void* key) {
+    Callback* cb = new_callback(kind, name);
+    NTSTATUS s = invoke(cb);
+    returned(cb, s);
+    Observed o;
+    o.status = s;
+    std::lock_guard lock(oracle_mutex_);
+    model::Applied a = oracle_->apply(call, o);
+    verdict_.merge(std::move(a.verdict));
+    pending[key] = {cb, a.pending, s};
+    return s;
+}
+
 NTSTATUS Session::connect_async(NDK_CONNECTOR* connector, NDK_QP* qp, const sockaddr* destination,
                                 ULONG length, ULONG ird, ULONG ord,
                                 std::span<const uint8_t> private_data) {
-    Callback* cb = new_callback(kRequest, "NdkConnect");
     calls::Connect call{id(connector),
                         id(qp),
                         {},
@@ -1033,18 +1048,16 @@ NTSTATUS Session::connect_async(NDK_CONNECTOR* connector, NDK_QP* qp, const sock
                         ird,
                         ord,
                         static_cast<uint32_t>(private_data.size())};
-    NTSTATUS s = table<NDK_CONNECTOR_DISPATCH>(connector).NdkConnect(
-        connector, qp, nullptr, 0, const_cast<sockaddr*>(destination), length, ird, ord,
-        const_cast<uint8_t*>(private_data.data()), static_cast<ULONG>(private_data.size()),
-        on_request, cb);
-    returned(cb, s);
-    Observed o;
-    o.status = s;
-    std::lock_guard lock(oracle_mutex_);
-    model::Applied a = oracle_->apply(call, o);
-    verdict_.merge(std::move(a.verdict));
-    pending_connects_[connector] = {cb, a.pending, s};
-    return s;  // events are processed by the caller's next step
+    // Events it causes are processed by the caller's next step.
+    return start_async(
+        call,
+        [&](void* cb) {
+            return table<NDK_CONNECTOR_DISPATCH>(connector).NdkConnect(
+                connector, qp, nullptr, 0, const_cast<sockaddr*>(destination), length, ird, ord,
+                const_cast<uint8_t*>(private_data.data()), static_cast<ULONG>(private_data.size()),
+                on_request, cb);
+        },
+        "NdkConnect", kRequest, pending_connects_, connector);
 }
 
 Done Session::wait_for(std::unordered_map<const void*, PendingAsync>& table_of, const void* key) {
@@ -1098,23 +1111,19 @@ NDK_CONNECTOR* Session::wait_connect_event(NDK_LISTENER* listener, milliseconds 
 
 NTSTATUS Session::accept_async(NDK_CONNECTOR* connector, NDK_QP* qp, ULONG ird, ULONG ord,
                                std::span<const uint8_t> private_data) {
-    Callback* cb = new_callback(kRequest, "NdkAccept");
     EventRecord* r = new_event_record();
     r->object = connector;
     event_records_[connector] = r;
     calls::Accept call{id(connector), id(qp), ird, ord, static_cast<uint32_t>(private_data.size()),
                        false,         true};
-    NTSTATUS s = table<NDK_CONNECTOR_DISPATCH>(connector).NdkAccept(
-        connector, qp, ird, ord, const_cast<uint8_t*>(private_data.data()),
-        static_cast<ULONG>(private_data.size()), on_disconnect, r, on_request, cb);
-    returned(cb, s);
-    Observed o;
-    o.status = s;
-    std::lock_guard lock(oracle_mutex_);
-    model::Applied a = oracle_->apply(call, o);
-    verdict_.merge(std::move(a.verdict));
-    pending_accepts_[connector] = {cb, a.pending, s};
-    return s;
+    return start_async(
+        call,
+        [&](void* cb) {
+            return table<NDK_CONNECTOR_DISPATCH>(connector).NdkAccept(
+                connector, qp, ird, ord, const_cast<uint8_t*>(private_data.data()),
+                static_cast<ULONG>(private_data.size()), on_disconnect, r, on_request, cb);
+        },
+        "NdkAccept", kRequest, pending_accepts_, connector);
 }
 
 Done Session::complete_connect(NDK_CONNECTOR* connector) {
@@ -1208,18 +1217,13 @@ LoopbackPair Session::loopback_pair(const QpShape& shape, ULONG cq_depth) {
 // ---- Close ----
 
 NTSTATUS Session::close_async(void* object) {
-    model::ObjectId oid = id(object);
     auto close_fn = *static_cast<NDK_FN_CLOSE_OBJECT* const*>(dispatch_of(object));
-    Callback* cb = new_callback(kClose, "NdkCloseObject");
-    NTSTATUS status = close_fn(static_cast<NDK_OBJECT_HEADER*>(object), on_close, cb);
-    returned(cb, status);
-    Observed o;
-    o.status = status;
+    NTSTATUS status = start_async(
+        calls::CloseObject{id(object), true},
+        [&](void* cb) { return close_fn(static_cast<NDK_OBJECT_HEADER*>(object), on_close, cb); },
+        "NdkCloseObject", kClose, pending_closes_, object);
     {
         std::lock_guard lock(oracle_mutex_);
-        model::Applied a = oracle_->apply(calls::CloseObject{oid, true}, o);
-        verdict_.merge(std::move(a.verdict));
-        pending_closes_[object] = {cb, a.pending, status};
         std::erase_if(open_, [&](const auto& entry) { return entry.first == object; });
     }
     process_events();

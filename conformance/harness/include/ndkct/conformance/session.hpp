@@ -252,6 +252,11 @@ class Session {
     EventRecord* new_event_record();
     void returned(Callback* callback, NTSTATUS status);
     NTSTATUS wait(Callback* callback);
+    // Issues an asynchronous call without waiting: invoke(callback context) calls the provider;
+    // the outcome is judged and, if it pends, kept in `pending` under `key` for wait_for().
+    template <typename Invoke>
+    NTSTATUS start_async(const model::Call& call, Invoke invoke, const char* name, int kind,
+                         std::unordered_map<const void*, PendingAsync>& pending, const void* key);
     Done wait_for(std::unordered_map<const void*, PendingAsync>& table, const void* key);
     void adopt(void* object, model::ObjectId id);  // caller holds oracle_mutex_
     uint16_t next_port();
