@@ -1,5 +1,5 @@
 // Adapter information and object basics (AI-*, GEN-*, CLOSE-*).
-#include "conformance.hpp"
+#include "ndkct/conformance/suite.hpp"
 
 namespace ndkct::conformance {
 namespace {

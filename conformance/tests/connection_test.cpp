@@ -14,7 +14,7 @@
 #include <cstring>
 #include <thread>
 
-#include "conformance.hpp"
+#include "ndkct/conformance/suite.hpp"
 
 namespace ndkct::conformance {
 namespace {

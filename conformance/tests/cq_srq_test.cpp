@@ -11,7 +11,7 @@
 #include <set>
 #include <thread>
 
-#include "conformance.hpp"
+#include "ndkct/conformance/suite.hpp"
 #include "seed_support.hpp"
 
 namespace ndkct::conformance {

@@ -1,7 +1,7 @@
 // Bytes really move: RDMA write, read and send through registered regions (WRT-*, RD-*, SND-*).
 #include <cstring>
 
-#include "conformance.hpp"
+#include "ndkct/conformance/suite.hpp"
 
 namespace ndkct::conformance {
 namespace {

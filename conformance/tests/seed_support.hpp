@@ -15,7 +15,7 @@
 #include <utility>
 #include <vector>
 
-#include "conformance.hpp"
+#include "ndkct/conformance/suite.hpp"
 #include "ndkct/spec/profile.hpp"
 
 namespace ndkct::conformance::seed {

@@ -1,4 +1,4 @@
-// conformance/tests/conformance.hpp: how a directed test is written.
+// ndkct/conformance/suite.hpp: how a directed (or property) test is written.
 //
 //   NDKCT_SUITE(FastRegister);
 //   NDKCT_TEST(FastRegister, BaseVaNotFboAligned, "ndk.mr.fast_register.base_va_not_fbo_aligned",

@@ -6,7 +6,7 @@
 #include <iostream>
 #include <set>
 
-#include "conformance.hpp"
+#include "ndkct/conformance/suite.hpp"
 #include "ndkct/spec/catalog.hpp"
 
 namespace {

@@ -1,4 +1,4 @@
-#include "conformance.hpp"
+#include "ndkct/conformance/suite.hpp"
 
 #include <cstdlib>
 #include <iostream>
