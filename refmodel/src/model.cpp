@@ -178,8 +178,13 @@ void Model::index_object(ObjectId id) {
 void Model::unindex_object(ObjectId id) {
     Object& o = objects_[id];
     if (auto* q = std::get_if<QpState>(&o.state)) {
-        for (ObjectId cq : {q->receive_cq, q->initiator_cq})
-            if (auto* c = state_mut<CqState>(cq)) erase_id(c->qps, id);
+        // CLOSE-03, FLS-01..03: the close flushed the QP, and the entries of its cancelled
+        // requests stay in its CQs after the close: check mode keeps the QP in the CQ index
+        // until they are retrieved (observe_completion drops it then).
+        bool entries_left = !q->initiator_pending.empty() || !q->receive_pending.empty();
+        if (!entries_left || mode_ != Mode::check)
+            for (ObjectId cq : {q->receive_cq, q->initiator_cq})
+                if (auto* c = state_mut<CqState>(cq)) erase_id(c->qps, id);
         if (auto* s = state_mut<SrqState>(q->srq)) erase_id(s->qps, id);
     } else if (auto* lam = std::get_if<LamState>(&o.state)) {
         auto* a = state_mut<AdapterState>(o.adapter);
@@ -205,6 +210,12 @@ void Model::unindex_object(ObjectId id) {
             drop(a->remote_tokens, mw->remote_token);
         }
     }
+}
+
+void Model::forget_closed_qp(ObjectId qp) {
+    if (const auto* q = state_of<QpState>(qp))
+        for (ObjectId cq : {q->receive_cq, q->initiator_cq})
+            if (auto* c = state_mut<CqState>(cq)) erase_id(c->qps, qp);
 }
 
 void Model::ready(ObjectId id) {
@@ -616,6 +627,7 @@ void Model::commit(const calls::CloseObject& c, const Observed&, Applied& applie
             // or accept waiting for its peer is cancelled. CONN-LST-03: a closing listener
             // takes no more requests (listener_for skips it).
             if (o.kind == Kind::qp) flush_qp(c.object);
+            if (o.kind == Kind::connector) abandon_connection(c.object);  // CONN-21
             if (mode_ == Mode::simulate && o.kind == Kind::connector)
                 for (const auto& [pid, p] : pending_)
                     if (p.object == c.object &&
@@ -638,6 +650,7 @@ void Model::commit(const calls::CloseObject& c, const Observed&, Applied& applie
             break;
         case Stage::done:
             if (o.kind == Kind::qp) flush_qp(c.object);
+            if (o.kind == Kind::connector) abandon_connection(c.object);  // CONN-21
             destroy(c.object);
             break;
         case Stage::refused:  // CLOSE-01: a close does not fail (AMB-18 reads an error as closed)

@@ -26,6 +26,19 @@ bool valid_address(const SocketAddress& a) {
     return a.present && (a.family == 2 || a.family == 10) && a.length >= sockaddr_size(a);
 }
 
+// CONN-04, CONN-06, CONN-10, CONN-13: the documentation ranges (RFC 5737 192.0.2.0/24,
+// 198.51.100.0/24, 203.0.113.0/24; RFC 3849 2001:db8::/32) are never an adapter's address nor a
+// reachable host: the model's network knows them as not local and unreachable.
+bool documentation_address(const SocketAddress& a) {
+    const auto& b = a.address;
+    if (a.family == 2)
+        return (b[0] == 192 && b[1] == 0 && b[2] == 2) ||
+               (b[0] == 198 && b[1] == 51 && b[2] == 100) ||
+               (b[0] == 203 && b[1] == 0 && b[2] == 113);
+    if (a.family == 10) return b[0] == 0x20 && b[1] == 0x01 && b[2] == 0x0d && b[3] == 0xb8;
+    return false;
+}
+
 bool same_endpoint(const SocketAddress& a, const SocketAddress& b) {
     return a.family == b.family && a.port == b.port && a.address == b.address;
 }
@@ -98,6 +111,11 @@ Expectation Model::expect_call(const calls::CreateSharedEndpoint& c) const {
         e.fail(STATUS_INVALID_ADDRESS, {"CONN-06"}, Strength::documented, "not a usable address");
         return e;
     }
+    if (documentation_address(c.address)) {
+        e.fail(STATUS_INVALID_ADDRESS, {"CONN-06"}, Strength::documented,
+               c.address.describe() + " is not an address of this adapter");
+        return e;
+    }
     if (std::string holder = endpoint_holder(objects_, c.address, 0); !holder.empty())
         e.fail(STATUS_SHARING_VIOLATION, {"CONN-06", "CONN-LST-04"}, Strength::documented,
                c.address.describe() + " is held by " + holder);
@@ -128,6 +146,11 @@ Expectation Model::expect_call(const calls::Listen& c) const {
     e.success_rules = {"CONN-04", "CONN-25"};
     if (!valid_address(c.address)) {
         e.fail(STATUS_INVALID_ADDRESS, {"CONN-04"}, Strength::documented, "not a usable address");
+        return e;
+    }
+    if (documentation_address(c.address)) {
+        e.fail(STATUS_INVALID_ADDRESS, {"CONN-04"}, Strength::documented,
+               c.address.describe() + " is not an address of this adapter");
         return e;
     }
     // CONN-LST-01, CONN-LST-04: an endpoint still held (by a listener, its accepted connectors,
@@ -210,6 +233,13 @@ static void check_connect(const Readings& r, Expectation& e, const Object* conne
                "not a usable destination");
         return;
     }
+    if (documentation_address(destination)) {
+        // CONN-13: no such host answers; which of the three a provider reports is its own.
+        for (NTSTATUS s : {STATUS_HOST_UNREACHABLE, STATUS_NETWORK_UNREACHABLE, STATUS_IO_TIMEOUT})
+            e.fail(s, {"CONN-13"}, Strength::documented,
+                   destination.describe() + " is unreachable");
+        return;
+    }
     if (!listener_for(objects, destination))  // CONN-08: nobody listens there
         e.fail(STATUS_CONNECTION_REFUSED, {"CONN-08"}, Strength::documented,
                "no listener on " + destination.describe());
@@ -234,8 +264,9 @@ Expectation Model::expect_call(const calls::Connect& c) const {
     const Object* co = require(e, c.connector, Kind::connector, "pNdkConnector");
     const Object* qp = require(e, c.qp, Kind::qp, "pNdkQp");
     if (!co || !qp) return e;
-    if (c.source.present && !valid_address(c.source)) {  // CONN-10
-        e.fail(STATUS_INVALID_ADDRESS, {"CONN-10"}, Strength::documented, "not a local address");
+    if (c.source.present && (!valid_address(c.source) || documentation_address(c.source))) {
+        e.fail(STATUS_INVALID_ADDRESS, {"CONN-10"}, Strength::documented,
+               "not a local address");  // CONN-10
     } else if (c.source.present) {
         // CONN-09, CONN-LST-01/02/04: a local address and port in use. (CONN-11: port 0 lets
         // the provider pick a free ephemeral one.)
@@ -371,7 +402,8 @@ Expectation Model::expect_call(const calls::CompleteConnect& c) const {
         e.fail(STATUS_CONNECTION_INVALID, {"CONN-16"}, Strength::documented,
                "the connector has no completed connect request to finish");
     else if (const auto* peer = state_of<ConnectorState>(cs.peer);
-             !peer || peer->phase == ConnectorState::Phase::disconnected)
+             !peer || peer->phase == ConnectorState::Phase::disconnected ||
+             peer->phase == ConnectorState::Phase::failed || find(cs.peer)->life != Life::ready)
         e.fail(STATUS_CONNECTION_ABORTED, {"CONN-17"}, Strength::documented,
                "the acceptor gave up");
     return e;
@@ -444,6 +476,18 @@ Expectation Model::expect_call(const calls::Accept& c) const {
         e.undefined_rules = {"CONN-21"};
         e.undefined_why = "the connector has no incoming request, or the QP is in use";
         return e;
+    }
+    // CONN-21: the connecting peer gave up (closed its connector, or turned the connection
+    // down after its connect completed, CONN-24).
+    if (const Object* active = find(cs.peer);
+        active &&
+        (active->life != Life::ready ||
+         std::get<ConnectorState>(active->state).phase == ConnectorState::Phase::failed ||
+         std::get<ConnectorState>(active->state).phase == ConnectorState::Phase::rejected)) {
+        e.fail(STATUS_CONNECTION_ABORTED, {"CONN-21"}, Strength::documented,
+               "the connecting peer gave up");
+        e.fail(STATUS_IO_TIMEOUT, {"CONN-21"}, Strength::documented,
+               "the connecting peer never completes its side");
     }
     uint32_t max = adapter_info(c.connector).MaxCalleeData;
     if (c.private_data_length > max)  // MODEL-CONN-PD-01 (CONN-28: the caller's duty)
@@ -535,7 +579,19 @@ Expectation Model::expect_call(const calls::Reject& c) const {
 void Model::commit(const calls::Reject& c, const Observed&, Applied&, Stage stage) {
     if (stage != Stage::done) return;
     auto& cs = std::get<ConnectorState>(objects_[c.connector].state);
+    bool active_side = cs.phase == ConnectorState::Phase::connected_pending_complete;
     cs.phase = ConnectorState::Phase::rejected;
+    // CONN-24: the active side turns the connection down after its connect completed; the
+    // passive side's NdkAccept fails as for a peer that gave up (CONN-21).
+    if (active_side) {
+        if (auto* q = state_mut<QpState>(cs.qp)) {
+            q->connection = QpState::Connection::idle;
+            q->connector = 0;
+        }
+        remove_edge(c.connector, cs.qp);
+        abandon_connection(c.connector);
+        return;
+    }
     // CONN-08: the active side's connect request fails with STATUS_CONNECTION_REFUSED.
     if (mode_ == Mode::simulate && cs.peer)
         for (const auto& [pid, p] : pending_)
@@ -543,6 +599,21 @@ void Model::commit(const calls::Reject& c, const Observed&, Applied&, Stage stag
                  std::holds_alternative<calls::ConnectWithSharedEndpoint>(p.call)) &&
                 p.object == cs.peer)
                 emit({Event::Kind::request_complete, cs.peer, 0, STATUS_CONNECTION_REFUSED, pid});
+}
+
+// CONN-21, CONN-17, CONN-08: one side gave up (closed its connector, CLOSE-08, or rejected
+// after its connect completed, CONN-24): the other side's request waiting for it fails.
+void Model::abandon_connection(ObjectId connector) {
+    const auto* cs = state_of<ConnectorState>(connector);
+    if (!cs || !cs->peer || mode_ != Mode::simulate) return;
+    for (const auto& [pid, p] : pending_) {
+        if (p.object != cs->peer) continue;
+        if (std::holds_alternative<calls::Accept>(p.call))
+            emit({Event::Kind::request_complete, cs->peer, 0, STATUS_CONNECTION_ABORTED, pid});
+        else if (std::holds_alternative<calls::Connect>(p.call) ||
+                 std::holds_alternative<calls::ConnectWithSharedEndpoint>(p.call))
+            emit({Event::Kind::request_complete, cs->peer, 0, STATUS_CONNECTION_REFUSED, pid});
+    }
 }
 
 // ---- Data about a connection ----
@@ -591,7 +662,7 @@ void Model::commit(const calls::GetConnectionData& c, const Observed& o, Applied
         applied.verdict.add({{"CONN-PD-05", "CONN-27"},
                              "RDS " + num(*o.size_out) + " is below the " +
                                  num(cs.private_data_length) + " bytes the peer sent"});
-    if (stage != Stage::done) return;
+    if (stage != Stage::done || !c.has_read_limits) return;
     // CONN-RL-03: the effective limits: never above the caps (CONN-RL-01, AI-08) nor above what
     // the peer allows the other way (CONN-RL-02). The active side's are fixed once the connect
     // completed; lower values there are allowed by the docs but unlike the min rule: a warning.
@@ -844,7 +915,12 @@ Applied Model::observe_event(const Event& event) {
             if (cs) {
                 ++cs->disconnect_events;
                 cs->disconnect_event_delivered = true;
-                if (auto* q = state_mut<QpState>(cs->qp))
+                // The peer's disconnect leaves a connected QP disconnecting (DISC-FLUSH-02: not
+                // flushed for it). A QP this side already disconnected with NdkDisconnect
+                // stays disconnected: initiator calls on it may fail with
+                // STATUS_CONNECTION_INVALID (WR-04, CQP-STATE-01), whenever the event comes.
+                if (auto* q = state_mut<QpState>(cs->qp);
+                    q && q->connection == QpState::Connection::connected)
                     q->connection = QpState::Connection::disconnecting;
             }
             break;

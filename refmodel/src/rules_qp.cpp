@@ -722,10 +722,21 @@ bool Model::execute(ObjectId qp, const WorkRequest& wr, Completion& done) {
                     got.invalidated = true;
                     got.invalidated_token = token;
                 } else {
-                    got.outcome = Completion::Outcome::any;
+                    // SAI-02: the peer aborts the connection. How each side's entry reports it
+                    // is the transport's (open when checking), but the connection is gone:
+                    // both QPs fail whatever comes after. The reference provider fails both.
+                    got.outcome = Completion::Outcome::error;
+                    got.status = STATUS_CONNECTION_RESET;
+                    got.rules = {"SAI-02"};
+                    got.why = "the token to invalidate is not valid here";
                     remote_failure(qp, done, STATUS_CONNECTION_RESET, {"SAI-02"},
                                    "the token to invalidate is not valid at the peer");
-                    done.outcome = Completion::Outcome::any;  // the abort's form is open
+                    if (mode_ == Mode::check) {
+                        got.outcome = Completion::Outcome::any;
+                        done.outcome = Completion::Outcome::any;
+                    }
+                    q.error = true;
+                    peer->error = true;
                 }
             }
         }
@@ -1341,7 +1352,8 @@ Verdict Model::observe_completion(ObjectId cq, const NDK_RESULT_EX& r, bool ex) 
     static const std::vector<ObjectId> no_qps;
     for (ObjectId qp_id : cq_state ? cq_state->qps : no_qps) {
         Object& o = objects_[qp_id];
-        if (o.life == Life::closed) continue;
+        // A closed QP is still indexed while entries of its flushed requests are due (CLOSE-03,
+        // FLS-03: they stay in the CQ after the close).
         auto& q = std::get<QpState>(o.state);
         for (bool receive : {false, true}) {
             if ((receive ? q.receive_cq : q.initiator_cq) != cq) continue;
@@ -1355,6 +1367,9 @@ Verdict Model::observe_completion(ObjectId cq, const NDK_RESULT_EX& r, bool ex) 
             Completion expected = std::move(*it);
             list.erase(it);
             retrieved(expected);  // CQ-GET-04: removed once; its queue slot is free again
+            // A closed QP's last entry: it leaves the CQ index (after the loop over it).
+            const bool forget = o.life == Life::closed && q.initiator_pending.empty() &&
+                                q.receive_pending.empty();
             using Out = Completion::Outcome;
             const char* rule = outcome_rule(expected.type);
             bool landed = false;
@@ -1451,6 +1466,7 @@ Verdict Model::observe_completion(ObjectId cq, const NDK_RESULT_EX& r, bool ex) 
                     }
                 }
             }
+            if (forget) forget_closed_qp(qp_id);
             return v;
         }
         // Not pending: was it a request that must leave no entry?

@@ -70,11 +70,12 @@ const std::map<std::string, Outside, std::less<>> kCheckedByTheHarness = {
       "checked yet",
       ""}},
     {"GEN-CREATE-07",
-     {"Header.NdkReserved zeroed and left alone: object memory, for the harness; not checked yet",
-      ""}},
+     {"Header.NdkReserved zeroed and left alone: the harness's check_object and close_async",
+      "GEN-CREATE-07"}},
     {"EXT-02",
-     {"*pExtensionInterface filled on success: an out-pointer, for the harness; not checked yet",
-      ""}},
+     {"*pExtensionInterface filled on success: the harness's sentinel in "
+      "query_extension_interface",
+      "EXT-02"}},
     {"AMB-17",
      {"the output pointer after a failed create: written by the provider shell (adapters/model "
       "applies "
@@ -82,12 +83,12 @@ const std::map<std::string, Outside, std::less<>> kCheckedByTheHarness = {
       ""}},
     {"LAM-REL-02",
      {"the MDL chain's bytes unchanged by build and release: memory the model does not read; "
-      "for the harness, not checked yet",
-      ""}},
+      "the harness compares snapshots of the chain",
+      "LAM-REL-02"}},
     {"CONN-PD-03",
      {"the private data bytes copied: the model sees lengths only (CONN-27, CONN-PD-05 it "
-      "checks); the bytes are for the harness, not checked yet",
-      ""}},
+      "checks); the harness compares the bytes with what the peer's call sent",
+      "CONN-PD-03"}},
     // The ABI: layouts and member orders, pinned by spec/include's static asserts; the harness
     // calls every provider through them.
     {"AI-04",
@@ -125,12 +126,15 @@ const std::map<std::string, Outside, std::less<>> kCheckedByTheHarness = {
       ""}},
     {"GEN-CB-04",
      {"a close from inside a callback must not deadlock: threads, for the harness", ""}},
-    {"CQ-NOT-03", {"notification callbacks of one CQ never overlap: threads, for the harness", ""}},
+    {"CQ-NOT-03",
+     {"notification callbacks of one CQ never overlap: the harness counts running callbacks",
+      "CQ-NOT-03"}},
     {"CLOSE-05",
-     {"an antecedent's close waits for a successor's running close callback: threads, for the "
-      "harness",
-      ""}},
-    {"CLOSE-07", {"a close waits for a running event callback: threads, for the harness", ""}},
+     {"an antecedent's close waits for a successor's running close callback: the harness's "
+      "check_close_order",
+      "CLOSE-05"}},
+    {"CLOSE-07",
+     {"a close waits for a running event callback: the harness's check_close_order", "CLOSE-07"}},
     {"WR-03", {"NdkFlush concurrent with a post: threads, for the harness", ""}},
     {"WR-07", {"posts to the two queues of a QP at once: threads, for the harness", ""}},
     {"WR-08",

@@ -316,6 +316,12 @@ NTSTATUS Provider::run(const model::Call& call,
         if (inject) pend_it = rng_.percent(ref.resource_failure_async_percent);
     }
     if (e.must_pend) pend_it = true;
+    // CLOSE-05, CLOSE-07, CLOSE-CQ-01, GEN-CB-04: a close does not complete while a callback is
+    // running (an object's event callback, a successor's close callback, or the very callback
+    // this close is called from); queued behind it on the worker, its completion comes after.
+    if (e.may_pend && status == STATUS_SUCCESS &&
+        std::holds_alternative<model::calls::CloseObject>(call) && !worker_.idle())
+        pend_it = true;
     if (inject && !pend_it) status = STATUS_INSUFFICIENT_RESOURCES;
 
     model::Observed observed;

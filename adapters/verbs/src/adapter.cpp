@@ -144,7 +144,13 @@ Registration* register_pages(Adapter* a, ibv_pd* pd, const PFN_NUMBER* pfns, siz
 // STATUS_SUCCESS and STATUS_CANCELLED (flush) for completions (CQ-CST-01/02); every other failure
 // only has to be an error (CQ-CST-03), and the codes below follow ndkct's advisory table
 // (MODEL-CQ-ERR-01) where verbs tells enough. ProviderErrorCode (2.1) carries the verbs status.
-NTSTATUS wc_status_to_ntstatus(ibv_wc_status status) {
+NTSTATUS wc_status_to_ntstatus(ibv_wc_status status, NDK_OPERATION_TYPE type) {
+    // RD-05, AMB-12: NdkRead documents STATUS_REMOTE_RESOURCES for a read beyond the remote
+    // region. Verbs cannot tell that case from a bad key or a missing right (the responder's NAK
+    // says only "remote access error"), so every remote access error of a read gets the one code
+    // NdkRead documents; for a bad key the exact code is only advisory (MODEL-CQ-ERR-01).
+    if (status == IBV_WC_REM_ACCESS_ERR && type == NdkOperationTypeRead)
+        return STATUS_REMOTE_RESOURCES;
     switch (status) {
         case IBV_WC_SUCCESS:
             return STATUS_SUCCESS;
@@ -466,6 +472,12 @@ NTSTATUS open_adapter(const NDKCT_HOST_MEMORY* memory, const NDKCT_OPEN_OPTIONS*
     }
     a->mw_type2 = a->attr.orig_attr.device_cap_flags &
                   (IBV_DEVICE_MEM_WINDOW_TYPE_2A | IBV_DEVICE_MEM_WINDOW_TYPE_2B);
+    // NDKCT_VERBS_FR_WINDOWS=1: fast registrations are exposed through a type 2 window, so a
+    // peer's NdkSendAndInvalidate can invalidate them (SAI-01), at the price of type 2 windows'
+    // QP binding: the token is then reachable only through the QP that posted NdkFastRegister,
+    // where NDKPI makes it reachable through every QP of the PD. Off by default (README.md).
+    if (const char* v = std::getenv("NDKCT_VERBS_FR_WINDOWS"); v && *v && *v != '0')
+        a->fr_windows = a->mw_type2;
     a->version = version;
     a->memory = *memory;
     {

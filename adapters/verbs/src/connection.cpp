@@ -28,6 +28,9 @@ static bool same_adapter_ok(Adapter* a, const Life* life) {
 namespace {
 
 constexpr int kResolveTimeoutMs = 5000;  // generous: rxe under emulation is slow
+// Transport retries (see modify_qp): 4.096 us * 2^16 = 268 ms per try, 6 retries.
+constexpr uint8_t kRetryCount = 6;
+constexpr unsigned kAckTimeout = 16;
 
 ULONG address_length(const sockaddr* a) {
     if (!a) return 0;
@@ -176,6 +179,11 @@ rdma_cm_id* new_id(Adapter* a, void* context) {
     return id;
 }
 
+// Connected QPs of this process, for SAI-02's abort (abort_connection): a peer in this process
+// is found by its QP number on the same device.
+std::mutex g_connected_mutex;
+std::vector<Qp*> g_connected;
+
 int modify_qp(Qp* qp, rdma_cm_id* id, ibv_qp_state state, uint32_t inbound, uint32_t outbound) {
     ibv_qp_attr attr{};
     int mask = 0;
@@ -191,11 +199,19 @@ int modify_qp(Qp* qp, rdma_cm_id* id, ibv_qp_state state, uint32_t inbound, uint
     if (state == IBV_QPS_RTR) attr.max_dest_rd_atomic = static_cast<uint8_t>(inbound);
     if (state == IBV_QPS_RTS) {
         attr.max_rd_atomic = static_cast<uint8_t>(outbound);
-        attr.retry_cnt = 7;
+        // A peer that stops answering (its QP in error: SAI-02's abort, a peer gone) fails the
+        // request with IBV_WC_RETRY_EXC_ERR after kRetryCount retries of kAckTimeout each (about
+        // 2 s), and the QP's later requests with it. Not 7: rxe retries forever at 7 (only an
+        // RNR retry count of 7 means "forever" in IB), so such a request never completed.
+        attr.retry_cnt = kRetryCount;
+        if (attr.timeout == 0 || attr.timeout > kAckTimeout)  // 0: no timeout at all
+            attr.timeout = kAckTimeout;
         attr.rnr_retry = 7;  // a send waits for the peer's receive (no RNR error)
-        mask |= IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY;
+        mask |= IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_TIMEOUT;
     }
-    return ibv_modify_qp(qp->qp, &attr, mask);
+    int rc = ibv_modify_qp(qp->qp, &attr, mask);
+    if (rc == 0 && state == IBV_QPS_RTR) note_peer(qp, attr.dest_qp_num);
+    return rc;
 }
 
 // Finishes the connector's pending request with its callback (on the worker). Caller holds the
@@ -310,6 +326,36 @@ NTSTATUS start_connect(Adapter* a, Connector* c, Qp* qp, const sockaddr* source,
 }
 
 }  // namespace
+
+void note_peer(Qp* qp, uint32_t peer_qp_num) {
+    std::lock_guard lock(g_connected_mutex);
+    qp->peer_qp_num = peer_qp_num;
+    if (std::find(g_connected.begin(), g_connected.end(), qp) == g_connected.end())
+        g_connected.push_back(qp);
+}
+
+void forget_peer(Qp* qp) {
+    std::lock_guard lock(g_connected_mutex);
+    std::erase(g_connected, qp);
+}
+
+// SAI-02: an incoming send-and-invalidate named a token that is not valid here; the connection
+// is aborted as the transport prescribes: this QP goes to error, and the sender's QP too (IB
+// answers with a NAK, which puts the requester in error so its later requests are flushed). rxe
+// acknowledges the send instead, so where the sender's QP is in this process it is put in error
+// here, before the consumer sees this completion; a sender elsewhere finds out when its next
+// request fails after the transport's retries (kRetryCount).
+void abort_connection(Qp* qp) {
+    move_qp_to_error(qp);
+    std::lock_guard lock(g_connected_mutex);
+    const std::string& device = qp->life.adapter->device_name;
+    for (Qp* peer : g_connected)
+        if (peer != qp && peer->qp->qp_num == qp->peer_qp_num &&
+            peer->peer_qp_num == qp->qp->qp_num && peer->life.adapter->device_name == device) {
+            VERBS_TRACE("SAI-02: qp %u aborts its peer qp %u", qp->qp->qp_num, peer->qp->qp_num);
+            move_qp_to_error(peer);
+        }
+}
 
 // ================================================================ creation
 
@@ -587,7 +633,7 @@ NTSTATUS accept(Connector* c, Qp* qp, ULONG inbound, ULONG outbound, const void*
     param.private_data_len = static_cast<uint8_t>(data_length);
     param.responder_resources = static_cast<uint8_t>(in);
     param.initiator_depth = static_cast<uint8_t>(out);
-    param.retry_count = 7;
+    param.retry_count = kRetryCount;
     param.rnr_retry_count = 7;
     param.qp_num = qp->qp->qp_num;
     if (rdma_accept(c->id, &param) != 0) {
@@ -807,7 +853,7 @@ void Adapter::on_cm_event(rdma_cm_event* event) {
                         param.private_data_len = static_cast<uint8_t>(c->private_data.size());
                         param.responder_resources = static_cast<uint8_t>(c->ird);
                         param.initiator_depth = static_cast<uint8_t>(c->ord);
-                        param.retry_count = 7;
+                        param.retry_count = kRetryCount;
                         param.rnr_retry_count = 7;
                         param.qp_num = c->qp->qp->qp_num;
                         if (rdma_connect(c->id, &param) != 0)

@@ -55,12 +55,30 @@ NTSTATUS verbs_create_mr(NDK_PD* ndk, BOOLEAN fast_register, NDK_FN_CREATE_COMPL
     if (!mr) return STATUS_INSUFFICIENT_RESOURCES;
     mr->pd = pd;
     mr->fast_register = fast_register != 0;  // CMR-01
-    a->adopt(&mr->life, {&pd->life});        // LIFE-TREE-03
+    if (mr->fast_register) {
+        // The window that exposes its fast registrations remotely, where enabled (see
+        // Mr::fr_window). Without one the region's own key is its remote token, which a peer
+        // cannot invalidate.
+        if (a->fr_windows) mr->fr_window = ibv_alloc_mw(pd->pd, IBV_MW_TYPE_2);
+        std::lock_guard lock(a->mutex);
+        pd->fast_mrs.push_back(mr);
+    }
+    a->adopt(&mr->life, {&pd->life});  // LIFE-TREE-03
     *out = &mr->ndk;
     return STATUS_SUCCESS;  // CMR-02
 }
 
 void destroy_mr(Mr* mr) {
+    if (mr->fast_register) {
+        std::lock_guard lock(mr->life.adapter->mutex);
+        std::erase(mr->pd->fast_mrs, mr);
+    }
+    if (mr->fr_window) {
+        // Deallocation invalidates a bound window; the device refuses to deregister a region
+        // that still has one.
+        ibv_dealloc_mw(mr->fr_window);
+        mr->fr_window = nullptr;
+    }
     unbind_windows_of(mr);
     delete mr->current.exchange(nullptr);
     delete mr;
@@ -201,6 +219,15 @@ void unbind_windows_of(Qp* qp) {
     std::lock_guard lock(a->mutex);
     for (Mw* mw : qp->pd->windows)
         if (mw->bound_qp.load() == qp) reallocate(mw);
+    // The windows of fast registrations made through this QP too: the region stays registered
+    // (its local token works), its remote token reaches nothing now (it was reachable through
+    // this QP only: type 2B), and a later NdkInvalidate needs no device request.
+    for (Mr* mr : qp->pd->fast_mrs)
+        if (mr->fr_window_qp.load() == qp && mr->fr_window_bound.exchange(false)) {
+            ibv_dealloc_mw(mr->fr_window);
+            mr->fr_window = ibv_alloc_mw(qp->pd->pd, IBV_MW_TYPE_2);
+            mr->fr_window_qp.store(nullptr);
+        }
 }
 
 void unbind_windows_of(Mr* mr) {

@@ -210,6 +210,37 @@ void note_remote_invalidation(Adapter* a, Rings* r, Qp* srq_qp_alive, uint32_t t
             mw->bound.store(false);
             mw->bound_qp.store(nullptr);
         }
+    // A fast registration exposed through its window: the device invalidated the window; the
+    // region goes too, so that its local token fails as well once the consumer sees this
+    // completion (CQ-RI-01: a later NdkInvalidate of it fails; INV-01). Deregistering here is
+    // a system call on the poll path, on this rare path only.
+    for (Mr* mr : qp->pd->fast_mrs)
+        if (mr->fr_window_bound.load() && mr->rkey.load() == token &&
+            mr->phase.load() == Mr::Phase::fast_registered) {
+            mr->fr_window_bound.store(false);
+            mr->fr_window_qp.store(nullptr);
+            mr->phase.store(Mr::Phase::invalidated);
+            delete mr->current.exchange(nullptr);
+        }
+}
+
+// A fast registration whose request completed in error never took effect in NDK terms (it was
+// flushed, or the QP failed before it ran): the registration made at the call is undone and the
+// MR is invalidated again, ready for the next NdkFastRegister.
+void roll_back_fast_register(Adapter* a, Qp* qp, Slot* s) {
+    std::lock_guard lock(a->mutex);
+    Mr* mr = s->rollback_mr;
+    s->rollback_mr = nullptr;
+    if (!qp ||
+        std::find(qp->pd->fast_mrs.begin(), qp->pd->fast_mrs.end(), mr) == qp->pd->fast_mrs.end())
+        return;  // closed meanwhile
+    if (mr->current.load() != s->rollback_registration ||
+        mr->phase.load() != Mr::Phase::fast_registered)
+        return;                        // invalidated or registered again since
+    mr->fr_window_bound.store(false);  // the bind did not run
+    mr->fr_window_qp.store(nullptr);
+    mr->phase.store(Mr::Phase::invalidated);
+    delete mr->current.exchange(nullptr);
 }
 
 Qp* srq_qp(const Srq* srq, uint32_t qp_num) {
@@ -235,9 +266,9 @@ bool translate(Adapter* a, const ibv_wc& wc, Result& out) {
     Slot* s = reinterpret_cast<Slot*>(wc.wr_id);
     Rings* r = s->rings;
     if (r->dead.load(std::memory_order_acquire)) return false;  // a destroyed QP's leftovers
-    NTSTATUS status =
-        wc.status == IBV_WC_SUCCESS ? s->override_status : wc_status_to_ntstatus(wc.status);
     NDK_OPERATION_TYPE type = static_cast<NDK_OPERATION_TYPE>(s->type);
+    NTSTATUS status =
+        wc.status == IBV_WC_SUCCESS ? s->override_status : wc_status_to_ntstatus(wc.status, type);
     void* request_context = s->request_context;
     void* qp_context = r->qp_context;
     uint32_t token = 0;
@@ -245,7 +276,10 @@ bool translate(Adapter* a, const ibv_wc& wc, Result& out) {
     if (!s->receive) {
         // Completions of one send queue come in posting order: this one also finishes every
         // unsignaled (silent, successful) request before it.
-        if (Registration* retired = s->retire.exchange(nullptr)) delete retired;  // INV-01
+        // INV-01: a retired registration goes now (the rare case: checked before exchanging).
+        if (s->retire.load(std::memory_order_relaxed))
+            if (Registration* retired = s->retire.exchange(nullptr)) delete retired;
+        if (s->rollback_mr && wc.status != IBV_WC_SUCCESS) roll_back_fast_register(a, r->qp, s);
         show = !s->internal && (status != STATUS_SUCCESS || !s->silent);
         r->send_head.store(s->index + 1, std::memory_order_release);
     } else {
@@ -264,6 +298,9 @@ bool translate(Adapter* a, const ibv_wc& wc, Result& out) {
         // NDKPI never sends immediate data, so the union holds the invalidated key.
         bool invalidated = wc.status == IBV_WC_SUCCESS && !(wc.wc_flags & IBV_WC_WITH_IMM) &&
                            ((wc.wc_flags & (IBV_WC_WITH_INV | 0x4)) != 0);
+        // SAI-02: the sender named a token that is not valid here (rxe reports the receive
+        // with IBV_WC_REM_INV_REQ_ERR): the connection is aborted (the rare path: system calls).
+        if (wc.status == IBV_WC_REM_INV_REQ_ERR && qp) abort_connection(qp);
         if (invalidated) {
             type = NdkOperationTypeReceiveAndInvalidate;
             token = wc.invalidated_rkey;
@@ -290,8 +327,10 @@ bool translate(Adapter* a, const ibv_wc& wc, Result& out) {
 template <typename Result>
 ULONG get_results(Cq* cq, Result* results, ULONG count) {
     Adapter* a = cq->life.adapter;
-    cq->poll_calls.fetch_add(
-        1, std::memory_order_acq_rel);  // this call's number (see sweep_graveyard)
+    // This call's number (see sweep_graveyard). Calls are serialized (CQ-SER-01): a plain
+    // store, no locked read-modify-write on the poll path.
+    cq->poll_calls.store(cq->poll_calls.load(std::memory_order_relaxed) + 1,
+                         std::memory_order_release);
     ULONG got = 0;
     while (got < count && cq->carry_at < cq->carry_count) {
         const ibv_wc& wc = cq->carry[cq->carry_at++];
@@ -642,6 +681,7 @@ void destroy_qp(Qp* qp) {
         std::lock_guard lock(a->mutex);
         attach_to_srq(qp->srq, qp, false);
     }
+    forget_peer(qp);
     if (qp->qp) ibv_destroy_qp(qp->qp);
     bury_rings(qp);
     delete[] qp->defer_wr;
@@ -690,6 +730,7 @@ inline Slot* take_send_slot(Qp* qp) {
     s->override_status = STATUS_SUCCESS;
     s->silent = 0;
     s->internal = 0;
+    s->rollback_mr = nullptr;
     return s;
 }
 
@@ -917,17 +958,52 @@ NTSTATUS verbs_fast_register(NDK_QP* ndk, PVOID context, NDK_MR* ndk_mr, ULONG p
         s->override_status =
             STATUS_INVALID_DEVICE_STATE;  // AMB-30: not invalidated (profile: completion error)
     } else {
-        Registration* r = register_pages(
-            a, mr->pd->pd, pfns, page_count, fbo, length, base,
-            op_access(flags, a->attr.orig_attr.device_cap_flags & IBV_DEVICE_MEM_WINDOW));
+        int access = op_access(flags, a->attr.orig_attr.device_cap_flags & IBV_DEVICE_MEM_WINDOW);
+        int remote = access & (IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE);
+        // With remote rights and a window: the region gets local rights only, the window the
+        // remote ones (SAI-01: the window's key can be invalidated by a peer).
+        bool windowed = remote && mr->fr_window && !mr->fr_window_bound.load();
+        Registration* r =
+            register_pages(a, mr->pd->pd, pfns, page_count, fbo, length, base,
+                           windowed ? (access & ~remote) | IBV_ACCESS_MW_BIND : access);
         if (!r)
             return refuse(
                 qp, errno == EINVAL ? STATUS_INVALID_PARAMETER : STATUS_INSUFFICIENT_RESOURCES);
+        Mr::Phase before = phase;
         delete mr->current.exchange(r);  // nothing was in force (initialized or invalidated)
         mr->lkey.store(r->mr->lkey);     // FR-TOK-02
-        mr->rkey.store(r->mr->rkey);     // FR-TOK-01
         mr->fr_flags = flags;
         mr->phase.store(Mr::Phase::fast_registered);
+        s->rollback_mr = mr;
+        s->rollback_registration = r;
+        if (windowed) {
+            // The request itself binds the window (in order with the QP's other requests): its
+            // completion is the fast registration's.
+            uint32_t rkey = ibv_inc_rkey(mr->fr_window->rkey);
+            ibv_send_wr wr{};
+            wr.opcode = IBV_WR_BIND_MW;
+            wr.bind_mw.mw = mr->fr_window;
+            wr.bind_mw.rkey = rkey;
+            wr.bind_mw.bind_info.mr = r->mr;
+            wr.bind_mw.bind_info.addr = base;
+            wr.bind_mw.bind_info.length = length;
+            wr.bind_mw.bind_info.mw_access_flags = static_cast<unsigned>(remote);
+            // Not held back: ibv_mw.rkey changes below (see verbs_bind).
+            NTSTATUS status = post(qp, s, wr, flags & ~(NDK_OP_FLAG_INLINE | NDK_OP_FLAG_DEFER));
+            if (status != STATUS_SUCCESS) {  // refused inline: no registration, no entry (FR-ST-04)
+                s->rollback_mr = nullptr;
+                delete mr->current.exchange(nullptr);
+                mr->lkey.store(0);
+                mr->phase.store(before);
+                return refuse(qp, status);
+            }
+            mr->fr_window->rkey = rkey;  // the library does not track it (rxe-notes)
+            mr->rkey.store(rkey);        // FR-TOK-01: the window's key
+            mr->fr_window_qp.store(qp);
+            mr->fr_window_bound.store(true);
+            return STATUS_SUCCESS;  // FR-ST-01
+        }
+        mr->rkey.store(r->mr->rkey);  // FR-TOK-01
     }
     // With SILENT_SUCCESS the marker is unsignaled: no entry when it succeeds (FR-SILENT-01),
     // a STATUS_CANCELLED one when the QP is in error and flushes it (FR-SILENT-02, FLS-02).
@@ -1010,7 +1086,11 @@ NTSTATUS verbs_bind(NDK_QP* ndk, PVOID context, NDK_MR* ndk_mr, NDK_MW* ndk_mw,
         wr.bind_mw.bind_info.addr = va;
         wr.bind_mw.bind_info.length = length;
         wr.bind_mw.bind_info.mw_access_flags = static_cast<unsigned>(access);
-        status = post(qp, s, wr, flags);
+        // Never held back (DEFER-02 makes DEFER a hint): the library reads the window's current
+        // key from ibv_mw.rkey when the request reaches it, and that field takes the new key
+        // right after this call; a held bind would name the new key as the current one and
+        // fail with IBV_WC_MW_BIND_ERR. Earlier deferred requests still go first (DEFER-07).
+        status = post(qp, s, wr, flags & ~NDK_OP_FLAG_DEFER);
     } else {
         flush_deferred(qp);
         ibv_mw_bind bind{};
@@ -1061,14 +1141,27 @@ NTSTATUS verbs_invalidate(NDK_QP* ndk, PVOID context, NDK_OBJECT_HEADER* target,
         s->type = NdkOperationTypeInvalidate;
         if (mr->phase.load() == Mr::Phase::fast_registered) {
             // INV-01, FR-INV-01: the registration is retired now and deregistered when this
-            // request's completion is reaped, after every request posted before it.
+            // request's completion is reaped, after every request posted before it. A window
+            // exposing it is invalidated by the request itself (IBV_WR_LOCAL_INV, in order).
             s->retire.store(mr->current.exchange(nullptr));
             mr->phase.store(Mr::Phase::invalidated);
-            NTSTATUS status = post_marker(qp, s, flags, true);
+            bool windowed = mr->fr_window && mr->fr_window_bound.exchange(false);
+            NTSTATUS status;
+            if (windowed) {
+                ibv_send_wr wr{};
+                wr.opcode = IBV_WR_LOCAL_INV;
+                wr.invalidate_rkey = mr->fr_window->rkey;
+                status = post(qp, s, wr, flags & ~NDK_OP_FLAG_INLINE, true);
+            } else {
+                status = post_marker(qp, s, flags, true);
+            }
             if (status != STATUS_SUCCESS) {
                 mr->current.store(s->retire.exchange(nullptr));
                 mr->phase.store(Mr::Phase::fast_registered);
+                if (windowed) mr->fr_window_bound.store(true);
                 flush_deferred(qp);
+            } else if (windowed) {
+                mr->fr_window_qp.store(nullptr);
             }
             return status;
         }

@@ -132,6 +132,10 @@ struct Pd : Object<NDK_PD> {
     std::once_flag arena_once;
     ibv_mr* arena_mr = nullptr;
     std::vector<Mw*> windows;  // guarded by Adapter::mutex: for unbinding before a QP is destroyed
+    // Fast-register MRs (guarded by Adapter::mutex): for rolling back flushed fast
+    // registrations, remote invalidation of windowed ones (SAI-01) and unbinding their windows
+    // before a QP is destroyed.
+    std::vector<Mr*> fast_mrs;
 };
 
 struct Mr : Object<NDK_MR> {
@@ -149,6 +153,14 @@ struct Mr : Object<NDK_MR> {
     std::atomic<Registration*> current{nullptr};
     std::atomic<uint32_t> lkey{0}, rkey{0};
     int bound_windows = 0;  // guarded by Adapter::mutex
+    // With NDKCT_VERBS_FR_WINDOWS=1 (Adapter::fr_windows), a fast registration with remote rights
+    // is exposed through this window, bound over the whole registration by the NdkFastRegister
+    // request itself (IBV_WR_BIND_MW): the remote token is the window's key, which a peer's
+    // IBV_WR_SEND_WITH_INV can invalidate (SAI-01; an ibv_reg_mr region cannot be invalidated
+    // remotely). The registration itself has local rights only.
+    ibv_mw* fr_window = nullptr;
+    std::atomic<bool> fr_window_bound{false};
+    std::atomic<Qp*> fr_window_qp{nullptr};  // the QP it is bound through (type 2B: QP-bound)
 };
 
 struct Mw : Object<NDK_MW> {
@@ -180,6 +192,10 @@ struct Slot {
     uint8_t internal = 0;  // ours alone: never reported
     uint32_t index = 0;
     std::atomic<uint8_t> done{0};  // SRQ slots: reaped
+    // NdkFastRegister: the MR and the registration it made at the call, rolled back when the
+    // request completes in error (flushed before it ran): the MR is invalidated again.
+    Mr* rollback_mr = nullptr;
+    Registration* rollback_registration = nullptr;
 };
 
 // The slot rings of a QP (or an SRQ). Outlives the QP until its CQs hold no more of its entries
@@ -277,6 +293,7 @@ struct Qp : Object<NDK_QP> {
     ibv_sge* defer_sge = nullptr;     // kMaxDefer * max_send_sge entries
     unsigned defer_count = 0;
     Connector* connector = nullptr;  // guarded by Adapter::mutex
+    uint32_t peer_qp_num = 0;        // the connected peer's QP number (from RTR)
 };
 
 // ---------------------------------------------------------------- connections
@@ -360,6 +377,7 @@ struct Adapter {
     NDK_ADAPTER_INFO info{};
     Probe probe{};
     bool mw_type2 = false;
+    bool fr_windows = false;  // NDKCT_VERBS_FR_WINDOWS (see open_adapter)
 
     // The device's own IP addresses (from its RoCE GID table). rdma_cm cannot route loopback
     // addresses to an RDMA device, so 127.0.0.0/8 and ::1 stand for these (see connection.cpp).
@@ -442,7 +460,9 @@ void trace(const char* format, ...) __attribute__((format(printf, 1, 2)));
             ::ndkct::adapters::verbs::trace(__VA_ARGS__); \
     } while (0)
 
-NTSTATUS wc_status_to_ntstatus(ibv_wc_status status);  // the one table (status.cpp)
+// The one table (adapter.cpp); `type` is the request's NDK_OPERATION_TYPE (a read's remote
+// access error is reported as NdkRead documents it, RD-05).
+NTSTATUS wc_status_to_ntstatus(ibv_wc_status status, NDK_OPERATION_TYPE type);
 NTSTATUS errno_to_ntstatus(int error);
 int mr_access(uint32_t ndk_mr_flags, bool mw_bind);
 int op_access(uint32_t ndk_op_flags, bool mw_bind);
@@ -460,6 +480,11 @@ void unbind_windows_of(Mr* mr);
 // Frees a CQ's graveyard once it is known to hold no entries of buried QPs.
 void sweep_graveyard(Cq* cq, bool all);
 void move_qp_to_error(Qp* qp);
+// Connected QPs of the process (connection.cpp): a QP is noted at RTR and forgotten before it is
+// destroyed; abort_connection puts a QP and its peer (when in this process) in error (SAI-02).
+void note_peer(Qp* qp, uint32_t peer_qp_num);
+void forget_peer(Qp* qp);
+void abort_connection(Qp* qp);
 void flush_deferred(Qp* qp);
 
 // Dispatch tables (dispatch.cpp).

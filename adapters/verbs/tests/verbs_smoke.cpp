@@ -11,6 +11,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <thread>
@@ -199,8 +200,8 @@ class Verbs : public ::testing::Test {
         Events events;
     };
     void connect(Pair& p, const sockaddr* address, ULONG length, ULONG depth = 64,
-                 ULONG inline_size = 0) {
-        p.pd = pd();
+                 ULONG inline_size = 0, NDK_PD* shared_pd = nullptr) {
+        p.pd = shared_pd ? shared_pd : pd();
         p.cq = cq(1024, &p.events);
         p.a = qp(p.pd, p.cq, depth, 4, inline_size);
         p.b = qp(p.pd, p.cq, depth, 4, inline_size);
@@ -253,11 +254,11 @@ class Verbs : public ::testing::Test {
                   STATUS_SUCCESS);
         ASSERT_EQ(finish(s, aw), STATUS_SUCCESS);
     }
-    void connect(Pair& p, ULONG depth = 64, ULONG inline_size = 0) {
+    void connect(Pair& p, ULONG depth = 64, ULONG inline_size = 0, NDK_PD* shared_pd = nullptr) {
         sockaddr_in a{};
         a.sin_family = AF_INET;
         a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        connect(p, reinterpret_cast<sockaddr*>(&a), sizeof a, depth, inline_size);
+        connect(p, reinterpret_cast<sockaddr*>(&a), sizeof a, depth, inline_size, shared_pd);
     }
 
     std::unique_ptr<Arena> arena;
@@ -518,6 +519,45 @@ TEST_F(Verbs, SendAndInvalidateOfAWindow) {
         << "the remotely invalidated window still granted access";
 }
 
+// SAI-02: a send-and-invalidate naming a token the peer does not have aborts the connection:
+// the receive fails, and the connection carries nothing after it. rxe acknowledges the send
+// instead of answering with a NAK (printed as a finding), so the sender learns of the abort only
+// when its next request finds the peer's QP silent: that request fails after the transport's
+// retries (about 2 s; rxe retried forever with a retry count of 7) instead of hanging.
+TEST_F(Verbs, SendAndInvalidateOfABadTokenBreaksTheConnection) {
+    Pair p;
+    connect(p);
+    Region src = region(p.pd, PAGE_SIZE, 0);
+    Region in = region(p.pd, PAGE_SIZE, NDK_MR_FLAG_ALLOW_LOCAL_WRITE);
+    Region target = region(p.pd, PAGE_SIZE, NDK_MR_FLAG_ALLOW_REMOTE_WRITE);
+    std::memset(target.buffer.data(), 0, PAGE_SIZE);
+    NDK_SGE rcv = sge(in, 0, 100), snd = sge(src, 0, 10);
+    ASSERT_EQ(table(p.b).NdkReceive(p.b, ctx(1), &rcv, 1), STATUS_SUCCESS);
+    ASSERT_EQ(table(p.a).NdkSendAndInvalidate(p.a, ctx(2), &snd, 1, 0, target.remote ^ 0x5A5A5A00u),
+              STATUS_SUCCESS);
+    auto r = drain(p.cq, 2);
+    ASSERT_EQ(r.size(), 2u);
+    for (auto& x : r) {
+        if (ctx_id(x) == 1)
+            EXPECT_NE(x.Status, STATUS_SUCCESS) << "the receive of a bad invalidation succeeded";
+        else if (x.Status == STATUS_SUCCESS)
+            std::printf("finding: SAI-02: the sender's send-and-invalidate of a bad token "
+                        "succeeded (rxe acknowledges it; IB answers with a NAK)\n");
+    }
+    NDK_SGE e = sge(src, 0, 8);
+    auto start = std::chrono::steady_clock::now();
+    ASSERT_EQ(table(p.a).NdkWrite(p.a, ctx(3), &e, 1, target.address(), target.remote, 0),
+              STATUS_SUCCESS);
+    r = drain(p.cq, 1, 20000ms);
+    ASSERT_EQ(r.size(), 1u) << "the write after the abort never completed";
+    EXPECT_NE(r[0].Status, STATUS_SUCCESS) << "the aborted connection carried a write";
+    std::printf("timing: the write after the abort failed (0x%08x) after %.1f s\n",
+                static_cast<unsigned>(r[0].Status),
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    for (size_t k = 0; k < PAGE_SIZE; ++k)
+        ASSERT_EQ(target.buffer.data()[k], std::byte{0}) << "a write landed after the abort";
+}
+
 TEST_F(Verbs, ClosingAQpWithABoundWindowIsQuick) {
     Pair p;
     connect(p);
@@ -581,7 +621,15 @@ TEST_F(Verbs, LamPagesWithThePrivilegedTokenAndFastRegister) {
     table(adapter).NdkReleaseLAM(adapter, lam);
 }
 
-TEST_F(Verbs, FastRegisterZeroBasedAndSendAndInvalidateFinding) {
+// With NDKCT_VERBS_FR_WINDOWS=1 a fast registration is exposed through a type 2 window, which a
+// peer's NdkSendAndInvalidate can invalidate (off by default: the window makes the token
+// reachable through the posting QP only, see README.md).
+TEST_F(Verbs, FastRegisterZeroBasedAndRemoteInvalidation) {
+    TearDown();
+    setenv("NDKCT_VERBS_FR_WINDOWS", "1", 1);
+    SetUp();
+    unsetenv("NDKCT_VERBS_FR_WINDOWS");
+    ASSERT_TRUE(adapter);
     Pair p;
     connect(p);
     LockedBuffer memory = arena->allocate(2 * PAGE_SIZE);
@@ -613,23 +661,96 @@ TEST_F(Verbs, FastRegisterZeroBasedAndSendAndInvalidateFinding) {
     ASSERT_EQ(r.size(), 1u);
     EXPECT_EQ(r[0].Status, STATUS_SUCCESS);
     EXPECT_EQ(std::memcmp(memory.data() + PAGE_SIZE + 8, src.buffer.data(), 16), 0);
-    // Remote invalidation of a fast-registered token: user-space verbs registers it as an
-    // ordinary MR, which rxe will not invalidate remotely.
+    // SAI-01, CQ-RES-07: a peer's NdkSendAndInvalidate invalidates a fast-registered token (the
+    // provider exposes the region through a type 2 window whose key is the remote token).
     Region in = region(p.pd, PAGE_SIZE, NDK_MR_FLAG_ALLOW_LOCAL_WRITE);
     NDK_SGE rcv = sge(in, 0, 100);
     ASSERT_EQ(table(p.a).NdkReceive(p.a, ctx(3), &rcv, 1), STATUS_SUCCESS);
     ASSERT_EQ(table(p.b).NdkSendAndInvalidate(p.b, ctx(4), &e, 1, 0, token), STATUS_SUCCESS);
     r = drain(p.cq, 2);
-    for (auto& x : r)
-        std::printf(
-            "finding: send-and-invalidate of a fast-registered token: context %d status 0x%08x "
-            "verbs %u type %d\n",
-            ctx_id(x), static_cast<unsigned>(x.Status), x.ProviderErrorCode, x.Type);
+    ASSERT_EQ(r.size(), 2u);
+    for (auto& x : r) {
+        EXPECT_EQ(x.Status, STATUS_SUCCESS) << ctx_id(x) << " verbs " << x.ProviderErrorCode;
+        if (ctx_id(x) == 3) {
+            EXPECT_EQ(x.Type, NdkOperationTypeReceiveAndInvalidate);
+            EXPECT_EQ(static_cast<UINT32>(x.TypeSpecificCompletionOutput), token);
+            EXPECT_EQ(x.BytesTransferred, 16u);
+        } else {
+            EXPECT_EQ(ctx_id(x), 4);
+            EXPECT_EQ(x.Type, NdkOperationTypeSend);  // CQ-RES-06
+        }
+    }
+    // CQ-RI-01: a later NdkInvalidate of it fails (by its completion, AMB-32).
+    ASSERT_EQ(table(p.a).NdkInvalidate(p.a, ctx(5), &mr->Header, 0), STATUS_SUCCESS);
+    r = drain(p.cq, 1);
+    ASSERT_EQ(r.size(), 1u);
+    EXPECT_EQ(ctx_id(r[0]), 5);
+    EXPECT_NE(r[0].Status, STATUS_SUCCESS);
+    // The local token went with it: a request reading the region fails (and ends the pair).
+    NDK_SGE local{};
+    local.VirtualAddress = reinterpret_cast<void*>(8);  // zero-based
+    local.Length = 16;
+    local.MemoryRegionToken = table(mr).NdkGetLocalTokenFromMr(mr);
+    Region dst = region(p.pd, PAGE_SIZE, NDK_MR_FLAG_ALLOW_REMOTE_WRITE);
+    ASSERT_EQ(table(p.a).NdkWrite(p.a, ctx(6), &local, 1, dst.address(), dst.remote, 0),
+              STATUS_SUCCESS);
+    r = drain(p.cq, 1);
+    ASSERT_EQ(r.size(), 1u);
+    EXPECT_EQ(ctx_id(r[0]), 6);
+    EXPECT_NE(r[0].Status, STATUS_SUCCESS) << "the local token still worked after invalidation";
     close(p.active);
     close(p.passive);
     close(p.a);
     close(p.b);
     close(mr);
+    table(adapter).NdkReleaseLAM(adapter, lam);
+}
+
+// A fast registration flushed before it ran never took effect: its MR is invalidated again and
+// can be fast-registered at once (without the rollback the next one fails, AMB-30).
+TEST_F(Verbs, FlushedFastRegistrationIsRolledBack) {
+    Pair p;
+    connect(p);
+    Pair q;
+    connect(q, 64, 0, p.pd);  // same PD: the MR serves both pairs
+    LockedBuffer memory = arena->allocate(PAGE_SIZE);
+    auto chain = ndkct::platform::describe(memory, 0, PAGE_SIZE);
+    alignas(8) unsigned char buffer[64];
+    auto* lam = reinterpret_cast<NDK_LOGICAL_ADDRESS_MAPPING*>(buffer);
+    ULONG size = sizeof buffer, fbo = 0;
+    ASSERT_EQ(table(adapter).NdkBuildLAM(adapter, chain.head(), PAGE_SIZE, on_request, nullptr, lam,
+                                         &size, &fbo),
+              STATUS_SUCCESS);
+    NDK_MR* mr = nullptr;
+    ASSERT_EQ(table(p.pd).NdkCreateMr(p.pd, TRUE, on_create, nullptr, &mr), STATUS_SUCCESS);
+    Waiter w;
+    ASSERT_EQ(finish(table(mr).NdkInitializeFastRegisterMr(mr, 1, TRUE, on_request, &w), w),
+              STATUS_SUCCESS);
+    table(p.a).NdkFlush(p.a);  // FLS-01: p.a is in error from now on
+    auto base = reinterpret_cast<void*>(0x7000000000ull);
+    ASSERT_EQ(table(p.a).NdkFastRegister(p.a, ctx(1), mr, 1, lam->AdapterPageArray, 0, PAGE_SIZE,
+                                         base, NDK_OP_FLAG_ALLOW_REMOTE_WRITE),
+              STATUS_SUCCESS);
+    auto r = drain(p.cq, 1);
+    ASSERT_EQ(r.size(), 1u);
+    EXPECT_EQ(ctx_id(r[0]), 1);
+    EXPECT_EQ(r[0].Status, STATUS_CANCELLED);  // FLS-02
+    ASSERT_EQ(table(q.a).NdkFastRegister(q.a, ctx(2), mr, 1, lam->AdapterPageArray, 0, PAGE_SIZE,
+                                         base, NDK_OP_FLAG_ALLOW_REMOTE_WRITE),
+              STATUS_SUCCESS);
+    UINT32 token = table(mr).NdkGetRemoteTokenFromMr(mr);
+    r = drain(q.cq, 1);
+    ASSERT_EQ(r.size(), 1u);
+    EXPECT_EQ(r[0].Status, STATUS_SUCCESS) << "the flushed registration was not rolled back";
+    Region src = region(p.pd, PAGE_SIZE, 0);
+    fill(src.buffer, 6);
+    NDK_SGE e = sge(src, 0, 64);
+    ASSERT_EQ(table(q.b).NdkWrite(q.b, ctx(3), &e, 1, 0x7000000000ull + 128, token, 0),
+              STATUS_SUCCESS);
+    r = drain(q.cq, 1);
+    ASSERT_EQ(r.size(), 1u);
+    EXPECT_EQ(r[0].Status, STATUS_SUCCESS);
+    EXPECT_EQ(std::memcmp(memory.data() + 128, src.buffer.data(), 64), 0);
     table(adapter).NdkReleaseLAM(adapter, lam);
 }
 

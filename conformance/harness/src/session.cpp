@@ -10,6 +10,7 @@
 #include <cstring>
 #include <set>
 #include <thread>
+#include <utility>
 
 #include "ndkct/model/translate.hpp"
 #include "ndkct/spec/profile.hpp"
@@ -29,12 +30,18 @@ struct Session::Callback {
     Session* session = nullptr;
     int kind = kRequest;
     const char* name = "";
+    const void* target = nullptr;  // the object the request or close is on, when known
     std::mutex mutex;
     std::condition_variable arrived;
     int calls = 0;
     NTSTATUS status = STATUS_PENDING;
     NDK_OBJECT_HEADER* object = nullptr;
-    bool inline_result = false;  // the call returned a final status: no callback may follow
+    bool inline_result = false;         // the call returned a final status: no callback may follow
+    bool pended = false;                // the call returned STATUS_PENDING
+    std::atomic<bool> finished{false};  // the trampoline has returned to the provider
+    std::atomic<bool> target_closed{false};  // the target's close has completed (CLOSE-04)
+    std::function<void()> hook;              // runs inside the callback (hook_next_callback)
+    HookAt hook_at = HookAt::before_arrival;
 };
 
 struct Session::EventRecord {
@@ -44,9 +51,21 @@ struct Session::EventRecord {
     std::condition_variable arrived;
     size_t count = 0;
     std::deque<NDK_CONNECTOR*> incoming;  // listener: connectors from connect events
+    std::vector<ULONG> ex_reasons;        // connector: NdkDisconnectEventCallbackEx reasons
+    std::atomic<int> inside{0};           // event callbacks now running (CQ-NOT-03, CLOSE-07)
+    std::atomic<bool> closed{false};      // the object's close has completed (CLOSE-04)
 };
 
 namespace {
+
+thread_local int t_hook_depth = 0;  // > 0 on a provider thread running a hook
+
+void run_hook(const std::function<void()>& hook) {
+    if (!hook) return;
+    ++t_hook_depth;
+    hook();
+    --t_hook_depth;
+}
 
 std::mutex g_live_mutex;
 std::set<const void*> g_live;  // live Callback and EventRecord addresses
@@ -111,6 +130,12 @@ void check_object(const Ndk* object, NDK_VERSION version, model::Verdict& v, con
         object->Header.Version.Minor != version.Minor)
         v.add(violation({"VER-03"}, std::string(call) + ": Header.Version differs from the "
                                                         "negotiated version"));
+    // GEN-CREATE-07: NdkReserved is zeroed when the object is made.
+    const auto* reserved = reinterpret_cast<const std::byte*>(&object->Header.NdkReserved);
+    if (std::any_of(reserved, reserved + sizeof object->Header.NdkReserved,
+                    [](std::byte b) { return b != std::byte{0}; }))
+        v.add(
+            violation({"GEN-CREATE-07"}, std::string(call) + ": Header.NdkReserved is not zeroed"));
     if (!object->Dispatch) {
         v.add(violation({"GEN-CREATE-03"}, std::string(call) + ": the object has no Dispatch"));
         return;
@@ -136,6 +161,19 @@ const Table& table(const void* object) {
     return *static_cast<const Table*>(dispatch_of(object));
 }
 
+// Every MDL of a chain with its PFN array, byte for byte (LAM-REL-02).
+std::vector<std::byte> snapshot_mdl_chain(const MDL* mdl) {
+    std::vector<std::byte> bytes;
+    for (size_t n = 0; mdl && n < 65536; mdl = mdl->Next, ++n) {
+        // Size is a CSHORT; a chain a test built wrong on purpose may hold anything there.
+        size_t size = mdl->Size > 0 ? std::max<size_t>(sizeof(MDL), static_cast<size_t>(mdl->Size))
+                                    : sizeof(MDL);
+        const auto* at = reinterpret_cast<const std::byte*>(mdl);
+        bytes.insert(bytes.end(), at, at + size);
+    }
+    return bytes;
+}
+
 sockaddr_in ipv4(uint16_t port) {
     sockaddr_in a{};
     a.sin_family = AF_INET;
@@ -149,6 +187,25 @@ sockaddr_in ipv4(uint16_t port) {
 // Trampolines the provider calls.
 
 static void arrive(Session::Callback* cb, NTSTATUS status, NDK_OBJECT_HEADER* object) {
+    Session* session = cb->session;
+    ++session->running_callbacks_;
+    std::function<void()> hook;
+    HookAt at;
+    {
+        std::lock_guard lock(cb->mutex);
+        hook = std::move(cb->hook);
+        cb->hook = nullptr;
+        at = cb->hook_at;
+    }
+    // CLOSE-04: nothing comes for an object after its close completed.
+    if (cb->kind != kClose && cb->target_closed) {
+        model::Verdict late;
+        late.add(violation({"CLOSE-04"}, std::string(cb->name) +
+                                             ": a completion callback came after the object's "
+                                             "close had completed"));
+        session->report(std::move(late));
+    }
+    if (at == HookAt::before_arrival) run_hook(hook);
     int calls;
     bool inline_result;
     {
@@ -159,6 +216,9 @@ static void arrive(Session::Callback* cb, NTSTATUS status, NDK_OBJECT_HEADER* ob
         inline_result = cb->inline_result;
     }
     cb->arrived.notify_all();
+    if (at == HookAt::after_arrival) run_hook(hook);
+    cb->finished = true;
+    --session->running_callbacks_;
     model::Verdict v;
     if (calls > 1)
         v.add(
@@ -185,10 +245,25 @@ static void on_create(void* context, NTSTATUS status, NDK_OBJECT_HEADER* object)
 }
 
 static void on_close(void* context) {
-    if (auto* cb = live<Session::Callback>(context))
-        arrive(cb, STATUS_SUCCESS, nullptr);
-    else
-        Session::report_stray("NdkCloseCompletion came with a Context that no close had");
+    auto* cb = live<Session::Callback>(context);
+    if (!cb)
+        return Session::report_stray("NdkCloseCompletion came with a Context that no close had");
+    Session* session = cb->session;
+    // CLOSE-03, CLOSE-05, CLOSE-07: what must be over before a close completes.
+    session->close_completed(cb->target, cb);
+    {
+        // CLOSE-05: while this runs, the close of an antecedent must not complete.
+        std::lock_guard lock(session->running_mutex_);
+        session->running_closes_.push_back({cb->target, {}});
+    }
+    arrive(cb, STATUS_SUCCESS, nullptr);
+    std::lock_guard lock(session->running_mutex_);
+    auto& running = session->running_closes_;
+    for (auto it = running.begin(); it != running.end(); ++it)
+        if (it->object == cb->target) {
+            running.erase(it);
+            break;
+        }
 }
 
 static void event_arrived(Session::EventRecord* r) {
@@ -199,37 +274,71 @@ static void event_arrived(Session::EventRecord* r) {
     r->arrived.notify_all();
 }
 
+// Every event trampoline: CLOSE-04 (no event after the close completed), the overlap count
+// (CQ-NOT-03, CLOSE-07), the test's hook, and the CLOSE-ADP-01 count of running callbacks.
+template <typename Body>
+static void event_callback(Session::EventRecord* r, const char* what, Body body) {
+    Session* session = r->session;
+    ++session->running_callbacks_;
+    int already = r->inside.fetch_add(1);
+    model::Verdict v;
+    if (r->closed)
+        v.add(violation({"CLOSE-04", "CLOSE-CQ-01"},
+                        std::string(what) + " came after the object's close had completed"));
+    if (already > 0 && std::string_view(what) == "a CQ notification")
+        v.add(violation({"CQ-NOT-03"}, "two notification callbacks of one CQ ran at once"));
+    if (!v.clean()) session->report(std::move(v));
+    body();
+    event_arrived(r);
+    run_hook(session->event_hook(r->object));
+    --r->inside;
+    --session->running_callbacks_;
+}
+
 static void on_cq_notification(void* context, NTSTATUS status) {
     auto* r = live<Session::EventRecord>(context);
     if (!r) return Session::report_stray("a CQ notification came with a context no CQ had");
-    r->session->enqueue({model::Event::Kind::cq_notification, 0, 0, status, 0}, r);
-    event_arrived(r);
+    event_callback(r, "a CQ notification", [&] {
+        r->session->enqueue({model::Event::Kind::cq_notification, 0, 0, status, 0}, r);
+    });
 }
 
 static void on_srq_notification(void* context, NTSTATUS status) {
     auto* r = live<Session::EventRecord>(context);
     if (!r) return Session::report_stray("an SRQ notification came with a context no SRQ had");
-    r->session->enqueue({model::Event::Kind::srq_notification, 0, 0, status, 0}, r);
-    event_arrived(r);
+    event_callback(r, "an SRQ notification", [&] {
+        r->session->enqueue({model::Event::Kind::srq_notification, 0, 0, status, 0}, r);
+    });
 }
 
 static void on_connect_event(void* context, NDK_CONNECTOR* connector) {
     auto* r = live<Session::EventRecord>(context);
     if (!r) return Session::report_stray("a connect event came with a context no listener had");
-    r->session->enqueue({model::Event::Kind::connect_request, 0, 0, STATUS_SUCCESS, 0}, r,
-                        connector);
-    {
+    event_callback(r, "a connect event", [&] {
+        r->session->enqueue({model::Event::Kind::connect_request, 0, 0, STATUS_SUCCESS, 0}, r,
+                            connector);
         std::lock_guard lock(r->mutex);
         r->incoming.push_back(connector);
-    }
-    event_arrived(r);
+    });
 }
 
 static void on_disconnect(void* context) {
     auto* r = live<Session::EventRecord>(context);
     if (!r) return Session::report_stray("a disconnect event came with a context no connector had");
-    r->session->enqueue({model::Event::Kind::disconnect, 0, 0, STATUS_SUCCESS, 0}, r);
-    event_arrived(r);
+    event_callback(r, "a disconnect event", [&] {
+        r->session->enqueue({model::Event::Kind::disconnect, 0, 0, STATUS_SUCCESS, 0}, r);
+    });
+}
+
+// CONN-DISC-03: the Ex form, with the provider's reason (0: none given).
+static void on_disconnect_ex(void* context, ULONG reason) {
+    auto* r = live<Session::EventRecord>(context);
+    if (!r) return Session::report_stray("a disconnect event came with a context no connector had");
+    event_callback(r, "a disconnect event", [&] {
+        r->session->enqueue({model::Event::Kind::disconnect, 0, 0, STATUS_SUCCESS, 0}, r);
+        std::lock_guard lock(r->mutex);
+        r->ex_reasons.push_back(reason);
+    });
 }
 
 // ================= Session =================
@@ -281,14 +390,28 @@ Session::Session(const ProviderSpec& spec, SessionOptions options)
     query_adapter_info(&info_, &size);  // judged this time
 }
 
-Session::~Session() {
+model::Verdict Session::close_adapter() {
     close_all();
     if (adapter_) {
-        entry_->CloseAdapter(adapter_);  // CLOSE-ADP-01: blocking
+        entry_->CloseAdapter(adapter_);
+        // CLOSE-ADP-01, CLOSE-05: closing the adapter blocks until every callback the provider
+        // made for it, or for any object of it, has returned.
+        if (int running = running_callbacks_.load(); running > 0) {
+            model::Verdict v;
+            v.add(violation({"CLOSE-ADP-01", "CLOSE-05"},
+                            "CloseNdkAdapter returned while " + std::to_string(running) +
+                                " callback(s) of the adapter's objects were still running"));
+            report(std::move(v));
+        }
         std::lock_guard lock(oracle_mutex_);
         verdict_.merge(oracle_->close_adapter(ids_[adapter_]));
         adapter_ = nullptr;
     }
+    return verdict();
+}
+
+Session::~Session() {
+    close_adapter();
     std::lock_guard lock(g_live_mutex);
     g_sessions.erase(this);
     for (auto& cb : callbacks_)
@@ -357,11 +480,92 @@ void Session::adopt(void* object, model::ObjectId id) {
     open_.push_back({object, id});
 }
 
-Session::Callback* Session::new_callback(int kind, const char* name) {
+bool Session::in_hook() {
+    return t_hook_depth > 0;
+}
+
+void Session::hook_next_callback(std::function<void()> fn, HookAt at) {
+    std::lock_guard lock(hooks_mutex_);
+    next_hook_ = std::move(fn);
+    next_hook_at_ = at;
+}
+
+std::function<void()> Session::take_hook(HookAt& at) {
+    std::lock_guard lock(hooks_mutex_);
+    at = next_hook_at_;
+    return std::exchange(next_hook_, nullptr);
+}
+
+void Session::hook_events(const void* object, std::function<void()> fn) {
+    std::lock_guard lock(hooks_mutex_);
+    if (fn)
+        event_hooks_[object] = std::move(fn);
+    else
+        event_hooks_.erase(object);
+}
+
+std::function<void()> Session::event_hook(const void* object) {
+    std::lock_guard lock(hooks_mutex_);
+    auto it = event_hooks_.find(object);
+    return it == event_hooks_.end() ? nullptr : it->second;
+}
+
+// CLOSE-03: the requests pending on the object have completed and their callbacks returned;
+// CLOSE-07: no event callback of the object is running; CLOSE-05: no close callback of a
+// successor is running. Called where a close completes (its callback, or STATUS_SUCCESS).
+void Session::check_close_order(const void* object, const char* how) {
+    model::Verdict v;
+    {
+        std::lock_guard lock(callbacks_mutex_);
+        for (const auto& cb : callbacks_)
+            if (cb->target == object && cb->kind == kRequest && !cb->target_closed && cb->pended &&
+                !cb->finished) {
+                v.add(violation({"CLOSE-03"}, std::string("the close ") + how + " while " +
+                                                  cb->name +
+                                                  " on the object was still pending or its "
+                                                  "callback still running"));
+                break;
+            }
+        for (const auto& r : events_)
+            if (r->object == object && !r->closed && r->inside > 0)
+                v.add(violation({"CLOSE-07", "CLOSE-CQ-01"},
+                                std::string("the close ") + how +
+                                    " while an event callback of the object was running"));
+    }
+    {
+        std::lock_guard lock(running_mutex_);
+        auto antecedents = close_antecedents_.find(object);
+        for (const auto& running : running_closes_) {
+            if (running.object == object) continue;
+            auto successor_of = close_antecedents_.find(running.object);
+            if (successor_of != close_antecedents_.end() &&
+                std::find(successor_of->second.begin(), successor_of->second.end(), object) !=
+                    successor_of->second.end())
+                v.add(violation({"CLOSE-05"},
+                                std::string("the close ") + how +
+                                    " while the close callback of a successor was running"));
+        }
+        (void)antecedents;
+    }
+    if (!v.clean()) report(std::move(v));
+}
+
+void Session::close_completed(const void* object, Callback*) {
+    check_close_order(object, "completed");
+    std::lock_guard lock(callbacks_mutex_);
+    for (auto& cb : callbacks_)
+        if (cb->target == object && cb->kind != kClose) cb->target_closed = true;
+    for (auto& r : events_)
+        if (r->object == object) r->closed = true;
+}
+
+Session::Callback* Session::new_callback(int kind, const char* name, const void* target) {
     auto cb = std::make_unique<Callback>();
     cb->session = this;
     cb->kind = kind;
     cb->name = name;
+    cb->target = target;
+    cb->hook = take_hook(cb->hook_at);
     Callback* raw = cb.get();
     {
         std::lock_guard lock(g_live_mutex);
@@ -391,6 +595,7 @@ void Session::returned(Callback* cb, NTSTATUS status) {
     {
         std::lock_guard lock(cb->mutex);
         cb->inline_result = status != STATUS_PENDING;
+        cb->pended = status == STATUS_PENDING;
         early = cb->inline_result && cb->calls > 0;
     }
     if (early) {
@@ -445,6 +650,20 @@ Made<Ndk> Session::create(const model::Call& call, Invoke invoke, const char* na
         std::lock_guard lock(oracle_mutex_);
         verdict_.merge(std::move(v));
         adopt(made.object, a.created);
+    } else if (made.status == STATUS_PENDING && in_hook()) {
+        // Inside a provider callback nothing waits (GEN-IRQL-01): finish_deferred() does.
+        std::lock_guard lock(deferred_mutex_);
+        deferred_.push_back({cb,
+                             a.pending,
+                             name,
+                             true,
+                             {},
+                             a.created,
+                             [version = info_.Version, name](void* made_object, model::Verdict& v) {
+                                 check_object(static_cast<Ndk*>(made_object), version, v, name);
+                             }});
+        made.final_status = STATUS_PENDING;
+        return made;
     } else if (made.status == STATUS_PENDING) {
         made.final_status = wait(cb);
         if (out != sentinel) {  // GEN-CREATE-04: written later, while the request was pending
@@ -475,9 +694,9 @@ Made<Ndk> Session::create(const model::Call& call, Invoke invoke, const char* na
 
 template <typename Invoke>
 Done Session::request(const model::Call& call, Invoke invoke, const char* name,
-                      const std::function<void(Observed&)>& outputs) {
+                      const std::function<void(Observed&)>& outputs, const void* target) {
     Done done;
-    Callback* cb = new_callback(kRequest, name);
+    Callback* cb = new_callback(kRequest, name, target);
     done.status = invoke(on_request, cb);
     returned(cb, done.status);
     Observed o;
@@ -491,6 +710,12 @@ Done Session::request(const model::Call& call, Invoke invoke, const char* name,
     }
     process_events();
     done.final_status = done.status;
+    if (done.status == STATUS_PENDING && in_hook()) {
+        // Inside a provider callback nothing waits (GEN-IRQL-01): finish_deferred() does.
+        std::lock_guard lock(deferred_mutex_);
+        deferred_.push_back({cb, a.pending, name, false, outputs, 0, {}});
+        return done;
+    }
     if (done.status == STATUS_PENDING) {
         done.final_status = wait(cb);
         if (done.final_status == STATUS_PENDING) return done;
@@ -629,21 +854,29 @@ LamResult Session::build_lam(MDL* mdl, SIZE_T length, ULONG buffer_size, bool wi
     if (with_buffer)
         lam.storage.assign(std::max<size_t>(buffer_size, sizeof(NDK_LOGICAL_ADDRESS_MAPPING)),
                            std::byte{0xCD});
-    ULONG size = buffer_size;
-    ULONG fbo = 0xFFFFFFFF;
+    // Out-parameters live on the heap: a build issued from a hook is finished after this
+    // returns (finish_deferred), and the provider writes them then.
+    struct Outputs {
+        ULONG size;
+        ULONG fbo = 0xFFFFFFFF;
+    };
+    auto out = std::make_shared<Outputs>(Outputs{buffer_size});
+    ULONG& size = out->size;
+    ULONG& fbo = out->fbo;
+    lam.mdl = mdl;
+    lam.mdl_snapshot = snapshot_mdl_chain(mdl);
     calls::BuildLam call{id(adapter_), model::view_mdl(mdl, length),
                          length,       with_completion,
                          with_buffer,  buffer_size};
-    auto outputs = [&](Observed& o) {
-        o.size_out = size;
-        if (fbo != 0xFFFFFFFF) o.fbo_out = fbo;
-        if (o.status == STATUS_SUCCESS && with_buffer) {
-            auto* m = lam.mapping();
-            size_t room =
-                (lam.storage.size() - offsetof(NDK_LOGICAL_ADDRESS_MAPPING, AdapterPageArray)) /
-                sizeof(NDK_LOGICAL_ADDRESS);
-            for (ULONG i = 0; i < m->AdapterPageCount && i < room; ++i)
-                o.lam_pages.push_back(static_cast<uint64_t>(m->AdapterPageArray[i].QuadPart));
+    auto outputs = [out, mapping = lam.mapping(), room_bytes = lam.storage.size(),
+                    with_buffer](Observed& o) {
+        o.size_out = out->size;
+        if (out->fbo != 0xFFFFFFFF) o.fbo_out = out->fbo;
+        if (o.status == STATUS_SUCCESS && with_buffer && mapping) {
+            size_t room = (room_bytes - offsetof(NDK_LOGICAL_ADDRESS_MAPPING, AdapterPageArray)) /
+                          sizeof(NDK_LOGICAL_ADDRESS);
+            for (ULONG i = 0; i < mapping->AdapterPageCount && i < room; ++i)
+                o.lam_pages.push_back(static_cast<uint64_t>(mapping->AdapterPageArray[i].QuadPart));
         }
     };
     if (with_completion) {
@@ -665,6 +898,11 @@ LamResult Session::build_lam(MDL* mdl, SIZE_T length, ULONG buffer_size, bool wi
     }
     lam.size_out = size;
     lam.fbo = fbo;
+    if (lam.done.ok() && snapshot_mdl_chain(mdl) != lam.mdl_snapshot) {  // LAM-REL-02
+        model::Verdict v;
+        v.add(violation({"LAM-REL-02"}, "NdkBuildLam changed the MDL chain it was given"));
+        report(std::move(v));
+    }
     if (lam.done.ok()) {
         // The oracle made a LAM object; remember it by the mapping's address.
         std::lock_guard lock(oracle_mutex_);
@@ -682,6 +920,15 @@ void Session::release_lam(LamResult& lam) {
     if (!lam.mapping()) return;
     model::ObjectId lam_id = id(lam.mapping());
     table<NDK_ADAPTER_DISPATCH>(adapter_).NdkReleaseLAM(adapter_, lam.mapping());
+    // LAM-REL-02: building and releasing leave the chain exactly as it was passed.
+    if (lam.check_chain_on_release && lam.mdl && !lam.mdl_snapshot.empty() &&
+        snapshot_mdl_chain(lam.mdl) != lam.mdl_snapshot) {
+        model::Verdict v;
+        v.add(violation({"LAM-REL-02"},
+                        "after NdkReleaseLam the MDL chain differs from the one passed to "
+                        "NdkBuildLam"));
+        report(std::move(v));
+    }
     std::lock_guard lock(oracle_mutex_);
     verdict_.merge(oracle_->apply(calls::ReleaseLam{id(adapter_), lam_id}, {}).verdict);
     ids_.erase(lam.mapping());
@@ -769,7 +1016,7 @@ Done Session::register_mr(NDK_MR* mr, MDL* mdl, SIZE_T length, ULONG flags) {
         [&](NDK_FN_REQUEST_COMPLETION* done, void* ctx) {
             return table<NDK_MR_DISPATCH>(mr).NdkRegisterMr(mr, mdl, length, flags, done, ctx);
         },
-        "NdkRegisterMr");
+        "NdkRegisterMr", {}, mr);
 }
 
 Done Session::deregister_mr(NDK_MR* mr) {
@@ -778,7 +1025,7 @@ Done Session::deregister_mr(NDK_MR* mr) {
         [&](NDK_FN_REQUEST_COMPLETION* done, void* ctx) {
             return table<NDK_MR_DISPATCH>(mr).NdkDeregisterMr(mr, done, ctx);
         },
-        "NdkDeregisterMr");
+        "NdkDeregisterMr", {}, mr);
 }
 
 Done Session::initialize_fast_register_mr(NDK_MR* mr, ULONG pages, bool remote_access) {
@@ -788,7 +1035,7 @@ Done Session::initialize_fast_register_mr(NDK_MR* mr, ULONG pages, bool remote_a
             return table<NDK_MR_DISPATCH>(mr).NdkInitializeFastRegisterMr(mr, pages, remote_access,
                                                                           done, ctx);
         },
-        "NdkInitializeFastRegisterMr");
+        "NdkInitializeFastRegisterMr", {}, mr);
 }
 
 UINT32 Session::local_token(NDK_MR* mr) {
@@ -840,10 +1087,11 @@ Done Session::resize_cq(NDK_CQ* cq, ULONG depth) {
         [&](NDK_FN_REQUEST_COMPLETION* done, void* ctx) {
             return table<NDK_CQ_DISPATCH>(cq).NdkResizeCq(cq, depth, done, ctx);
         },
-        "NdkResizeCq");
+        "NdkResizeCq", {}, cq);
 }
 
 void Session::arm_cq(NDK_CQ* cq, ULONG type) {
+    process_events();  // a notification already delivered consumed the previous arm
     {
         // The arm is recorded first: a notification may come before NdkArmCq returns.
         std::lock_guard lock(oracle_mutex_);
@@ -913,7 +1161,7 @@ Done Session::modify_srq(NDK_SRQ* srq, ULONG depth, ULONG threshold) {
         [&](NDK_FN_REQUEST_COMPLETION* done, void* ctx) {
             return table<NDK_SRQ_DISPATCH>(srq).NdkModifySrq(srq, depth, threshold, done, ctx);
         },
-        "NdkModifySrq");
+        "NdkModifySrq", {}, srq);
 }
 
 NTSTATUS Session::srq_receive(NDK_SRQ* srq, void* context, std::span<const NDK_SGE> sgl) {
@@ -1019,7 +1267,7 @@ Done Session::listen(NDK_LISTENER* listener, const sockaddr* address, ULONG leng
             return table<NDK_LISTENER_DISPATCH>(listener).NdkListen(
                 listener, const_cast<sockaddr*>(address), length, done, ctx);
         },
-        "NdkListen");
+        "NdkListen", {}, listener);
 }
 
 template <typename Invoke>
@@ -1048,10 +1296,12 @@ NTSTATUS Session::connect_async(NDK_CONNECTOR* connector, NDK_QP* qp, const sock
                         ird,
                         ord,
                         static_cast<uint32_t>(private_data.size())};
+    remember_private_data(connector, private_data);
     // Events it causes are processed by the caller's next step.
     return start_async(
         call,
         [&](void* cb) {
+            static_cast<Callback*>(cb)->target = connector;
             return table<NDK_CONNECTOR_DISPATCH>(connector).NdkConnect(
                 connector, qp, nullptr, 0, const_cast<sockaddr*>(destination), length, ird, ord,
                 const_cast<uint8_t*>(private_data.data()), static_cast<ULONG>(private_data.size()),
@@ -1111,19 +1361,30 @@ NDK_CONNECTOR* Session::wait_connect_event(NDK_LISTENER* listener, milliseconds 
 
 NTSTATUS Session::accept_async(NDK_CONNECTOR* connector, NDK_QP* qp, ULONG ird, ULONG ord,
                                std::span<const uint8_t> private_data) {
+    return accept_with(connector, qp, ird, ord, private_data, false);
+}
+
+NTSTATUS Session::accept_with(NDK_CONNECTOR* connector, NDK_QP* qp, ULONG ird, ULONG ord,
+                              std::span<const uint8_t> private_data, bool ex) {
+    remember_private_data(connector, private_data);
     EventRecord* r = new_event_record();
     r->object = connector;
     event_records_[connector] = r;
-    calls::Accept call{id(connector), id(qp), ird, ord, static_cast<uint32_t>(private_data.size()),
-                       false,         true};
+    calls::Accept call{
+        id(connector), id(qp), ird, ord, static_cast<uint32_t>(private_data.size()), ex, true};
     return start_async(
         call,
         [&](void* cb) {
-            return table<NDK_CONNECTOR_DISPATCH>(connector).NdkAccept(
-                connector, qp, ird, ord, const_cast<uint8_t*>(private_data.data()),
-                static_cast<ULONG>(private_data.size()), on_disconnect, r, on_request, cb);
+            static_cast<Callback*>(cb)->target = connector;
+            auto* data = const_cast<uint8_t*>(private_data.data());
+            auto size = static_cast<ULONG>(private_data.size());
+            auto& t = table<NDK_CONNECTOR_DISPATCH>(connector);
+            return ex ? t.NdkAcceptEx(connector, qp, ird, ord, data, size, on_disconnect_ex, r,
+                                      on_request, cb)
+                      : t.NdkAccept(connector, qp, ird, ord, data, size, on_disconnect, r,
+                                    on_request, cb);
         },
-        "NdkAccept", kRequest, pending_accepts_, connector);
+        ex ? "NdkAcceptEx" : "NdkAccept", kRequest, pending_accepts_, connector);
 }
 
 Done Session::complete_connect(NDK_CONNECTOR* connector) {
@@ -1136,10 +1397,11 @@ Done Session::complete_connect(NDK_CONNECTOR* connector) {
             return table<NDK_CONNECTOR_DISPATCH>(connector).NdkCompleteConnect(
                 connector, on_disconnect, r, done, ctx);
         },
-        "NdkCompleteConnect");
+        "NdkCompleteConnect", {}, connector);
 }
 
 NTSTATUS Session::reject(NDK_CONNECTOR* connector, std::span<const uint8_t> private_data) {
+    remember_private_data(connector, private_data);
     NTSTATUS s = table<NDK_CONNECTOR_DISPATCH>(connector).NdkReject(
         connector, const_cast<uint8_t*>(private_data.data()),
         static_cast<ULONG>(private_data.size()));
@@ -1152,7 +1414,7 @@ Done Session::disconnect(NDK_CONNECTOR* connector) {
         [&](NDK_FN_REQUEST_COMPLETION* done, void* ctx) {
             return table<NDK_CONNECTOR_DISPATCH>(connector).NdkDisconnect(connector, done, ctx);
         },
-        "NdkDisconnect");
+        "NdkDisconnect", {}, connector);
 }
 
 size_t Session::disconnect_events(NDK_CONNECTOR* connector) {
@@ -1214,14 +1476,371 @@ LoopbackPair Session::loopback_pair(const QpShape& shape, ULONG cq_depth) {
     return pair;
 }
 
+// ---- Connections: the rest of the connector's and listener's tables ----
+
+uint16_t AddressResult::family() const {
+    return reinterpret_cast<const sockaddr*>(bytes.data())->sa_family;
+}
+
+uint16_t AddressResult::port() const {
+    if (family() == AF_INET6)
+        return ntohs(reinterpret_cast<const sockaddr_in6*>(bytes.data())->sin6_port);
+    return ntohs(reinterpret_cast<const sockaddr_in*>(bytes.data())->sin_port);
+}
+
+void Session::remember_private_data(const void* connector, std::span<const uint8_t> data) {
+    std::lock_guard lock(callbacks_mutex_);
+    sent_private_data_[connector].assign(data.begin(), data.end());
+}
+
+NTSTATUS Session::connect_from_async(NDK_CONNECTOR* connector, NDK_QP* qp, const sockaddr* source,
+                                     ULONG source_length, const sockaddr* destination, ULONG length,
+                                     ULONG ird, ULONG ord, std::span<const uint8_t> private_data) {
+    remember_private_data(connector, private_data);
+    calls::Connect call{
+        id(connector),
+        id(qp),
+        source ? model::view_address(source, source_length) : model::SocketAddress{},
+        model::view_address(destination, length),
+        ird,
+        ord,
+        static_cast<uint32_t>(private_data.size())};
+    return start_async(
+        call,
+        [&](void* cb) {
+            static_cast<Callback*>(cb)->target = connector;
+            return table<NDK_CONNECTOR_DISPATCH>(connector).NdkConnect(
+                connector, qp, const_cast<sockaddr*>(source), source ? source_length : 0,
+                const_cast<sockaddr*>(destination), length, ird, ord,
+                const_cast<uint8_t*>(private_data.data()), static_cast<ULONG>(private_data.size()),
+                on_request, cb);
+        },
+        "NdkConnect", kRequest, pending_connects_, connector);
+}
+
+NTSTATUS Session::connect_with_shared_endpoint_async(NDK_CONNECTOR* connector, NDK_QP* qp,
+                                                     NDK_SHARED_ENDPOINT* endpoint,
+                                                     const sockaddr* destination, ULONG length,
+                                                     ULONG ird, ULONG ord,
+                                                     std::span<const uint8_t> private_data) {
+    remember_private_data(connector, private_data);
+    calls::ConnectWithSharedEndpoint call{id(connector),
+                                          id(qp),
+                                          id(endpoint),
+                                          model::view_address(destination, length),
+                                          ird,
+                                          ord,
+                                          static_cast<uint32_t>(private_data.size())};
+    return start_async(
+        call,
+        [&](void* cb) {
+            static_cast<Callback*>(cb)->target = connector;
+            return table<NDK_CONNECTOR_DISPATCH>(connector).NdkConnectWithSharedEndpoint(
+                connector, qp, endpoint, const_cast<sockaddr*>(destination), length, ird, ord,
+                const_cast<uint8_t*>(private_data.data()), static_cast<ULONG>(private_data.size()),
+                on_request, cb);
+        },
+        "NdkConnectWithSharedEndpoint", kRequest, pending_connects_, connector);
+}
+
+NTSTATUS Session::accept_ex_async(NDK_CONNECTOR* connector, NDK_QP* qp, ULONG ird, ULONG ord,
+                                  std::span<const uint8_t> private_data) {
+    return accept_with(connector, qp, ird, ord, private_data, true);
+}
+
+Done Session::complete_connect_ex(NDK_CONNECTOR* connector) {
+    EventRecord* r = new_event_record();
+    r->object = connector;
+    event_records_[connector] = r;
+    return request(
+        calls::CompleteConnect{id(connector), true, true},
+        [&](NDK_FN_REQUEST_COMPLETION* done, void* ctx) {
+            return table<NDK_CONNECTOR_DISPATCH>(connector).NdkCompleteConnectEx(
+                connector, on_disconnect_ex, r, done, ctx);
+        },
+        "NdkCompleteConnectEx", {}, connector);
+}
+
+std::vector<ULONG> Session::disconnect_ex_reasons(NDK_CONNECTOR* connector) {
+    process_events();
+    auto it = event_records_.find(connector);
+    if (it == event_records_.end()) return {};
+    std::lock_guard lock(it->second->mutex);
+    return it->second->ex_reasons;
+}
+
+size_t Session::connect_events(NDK_LISTENER* listener) {
+    process_events();
+    auto it = event_records_.find(listener);
+    if (it == event_records_.end()) return 0;
+    std::lock_guard lock(it->second->mutex);
+    return it->second->count;
+}
+
+ConnectionData Session::get_connection_data(NDK_CONNECTOR* connector, ULONG buffer_length,
+                                            bool with_buffer, bool with_limits) {
+    constexpr size_t kGuard = 64;  // bytes past the buffer the provider must not write
+    ConnectionData out;
+    std::vector<uint8_t> buffer(with_buffer ? buffer_length + kGuard : 0, 0xEE);
+    ULONG length = buffer_length;
+    ULONG ird = 0xFFFFFFFF, ord = 0xFFFFFFFF;
+    out.status = table<NDK_CONNECTOR_DISPATCH>(connector).NdkGetConnectionData(
+        connector, with_limits ? &ird : nullptr, with_limits ? &ord : nullptr,
+        with_buffer ? buffer.data() : nullptr, &length);
+    out.length = length;
+    out.inbound_read_limit = ird;
+    out.outbound_read_limit = ord;
+    if (with_buffer) out.data.assign(buffer.begin(), buffer.begin() + buffer_length);
+    Observed o;
+    o.status = out.status;
+    o.size_out = length;
+    o.inbound_read_limit = with_limits ? ird : 0;
+    o.outbound_read_limit = with_limits ? ord : 0;
+    model::Verdict v;
+    {
+        std::lock_guard lock(oracle_mutex_);
+        // CONN-PD-03: min(*pPrivateDataLength, RDS) bytes of what the peer sent are copied, and
+        // nothing past the buffer is written. The peer's bytes are what its Session call sent.
+        const void* peer = nullptr;
+        if (const auto* cs = oracle_->state_of<model::ConnectorState>(id(connector)))
+            for (const auto& [pointer, known] : ids_)
+                if (cs->peer && known == cs->peer) peer = pointer;
+        if (with_buffer &&
+            (out.status == STATUS_SUCCESS || out.status == STATUS_BUFFER_TOO_SMALL)) {
+            std::lock_guard sent_lock(callbacks_mutex_);
+            auto sent = sent_private_data_.find(peer);
+            if (sent != sent_private_data_.end()) {
+                size_t n = std::min<size_t>({buffer_length, length, sent->second.size()});
+                if (!std::equal(sent->second.begin(), sent->second.begin() + n, buffer.begin()))
+                    v.add(violation({"CONN-PD-03"},
+                                    "NdkGetConnectionData copied bytes that differ from the " +
+                                        std::to_string(sent->second.size()) +
+                                        " bytes of private data the peer sent"));
+            }
+            if (std::any_of(buffer.begin() + buffer_length, buffer.end(),
+                            [](uint8_t b) { return b != 0xEE; }))
+                v.add(violation({"CONN-PD-03"}, "NdkGetConnectionData wrote past the " +
+                                                    std::to_string(buffer_length) +
+                                                    "-byte buffer"));
+        }
+        calls::GetConnectionData call{id(connector), with_buffer, buffer_length};
+        call.has_read_limits = with_limits;
+        verdict_.merge(oracle_->apply(call, o).verdict);
+        verdict_.merge(std::move(v));
+    }
+    process_events();
+    return out;
+}
+
+AddressResult Session::local_address(void* object, ULONG buffer_length) {
+    AddressResult out;
+    ULONG length = std::min<ULONG>(buffer_length, out.bytes.size());
+    auto* address = reinterpret_cast<sockaddr*>(out.bytes.data());
+    switch (static_cast<NDK_OBJECT_HEADER*>(object)->ObjectType) {
+        case NdkObjectTypeListener:
+            out.status = table<NDK_LISTENER_DISPATCH>(object).NdkGetLocalAddress(
+                static_cast<NDK_LISTENER*>(object), address, &length);
+            break;
+        case NdkObjectTypeSharedEndpoint:
+            out.status = table<NDK_SHARED_ENDPOINT_DISPATCH>(object).NdkGetLocalAddress(
+                static_cast<NDK_SHARED_ENDPOINT*>(object), address, &length);
+            break;
+        default:
+            out.status = table<NDK_CONNECTOR_DISPATCH>(object).NdkGetLocalAddress(
+                static_cast<NDK_CONNECTOR*>(object), address, &length);
+            break;
+    }
+    out.length = length;
+    Observed o;
+    o.status = out.status;
+    o.size_out = length;
+    if (out.status == STATUS_SUCCESS) o.address = model::view_address(address, length);
+    std::lock_guard lock(oracle_mutex_);
+    verdict_.merge(oracle_->apply(calls::GetLocalAddress{id(object), buffer_length}, o).verdict);
+    return out;
+}
+
+AddressResult Session::peer_address(NDK_CONNECTOR* connector, ULONG buffer_length) {
+    AddressResult out;
+    ULONG length = std::min<ULONG>(buffer_length, out.bytes.size());
+    auto* address = reinterpret_cast<sockaddr*>(out.bytes.data());
+    out.status =
+        table<NDK_CONNECTOR_DISPATCH>(connector).NdkGetPeerAddress(connector, address, &length);
+    out.length = length;
+    Observed o;
+    o.status = out.status;
+    o.size_out = length;
+    if (out.status == STATUS_SUCCESS) o.address = model::view_address(address, length);
+    std::lock_guard lock(oracle_mutex_);
+    verdict_.merge(oracle_->apply(calls::GetPeerAddress{id(connector), buffer_length}, o).verdict);
+    return out;
+}
+
+void Session::control_connect_events(NDK_LISTENER* listener, bool pause) {
+    {
+        // Recorded first: requests that arrive once the call took effect are judged by it.
+        std::lock_guard lock(oracle_mutex_);
+        verdict_.merge(
+            oracle_->apply(calls::ControlConnectEvents{id(listener), pause}, {}).verdict);
+    }
+    table<NDK_LISTENER_DISPATCH>(listener).NdkControlConnectEvents(listener, pause ? TRUE : FALSE);
+}
+
+LoopbackPair Session::connect_pair(NDK_PD* pd, NDK_CQ* cq, NDK_QP* a, NDK_QP* b,
+                                   const sockaddr* address, ULONG length,
+                                   const PairOptions& options) {
+    LoopbackPair pair;
+    pair.pd = pd;
+    pair.cq = cq;
+    pair.a = a;
+    pair.b = b;
+    auto fail = [&](std::string why) {
+        pair.problem = std::move(why);
+        return pair;
+    };
+    pair.listener = create_listener().object;
+    if (!pair.listener) return fail("NdkCreateListener failed");
+    Done listening = listen(pair.listener, address, length);
+    if (!listening.ok())
+        return fail("NdkListen failed with " + spec::status_name(listening.final_status));
+    // The address connected to: the listener's own, which names the port it picked for port 0.
+    AddressResult bound = local_address(pair.listener);
+    if (bound.status != STATUS_SUCCESS)
+        return fail("NdkGetListenerLocalAddress failed with " + spec::status_name(bound.status));
+    std::array<std::byte, 128> destination{};
+    std::memcpy(destination.data(), address, std::min<size_t>(length, destination.size()));
+    auto* d = reinterpret_cast<sockaddr*>(destination.data());
+    if (d->sa_family == AF_INET6)
+        reinterpret_cast<sockaddr_in6*>(d)->sin6_port = htons(bound.port());
+    else
+        reinterpret_cast<sockaddr_in*>(d)->sin_port = htons(bound.port());
+    pair.active = create_connector().object;
+    if (!pair.active) return fail("NdkCreateConnector failed");
+    NTSTATUS s = connect_async(pair.active, a, d, length, options.active_ird, options.active_ord,
+                               options.connect_data);
+    if (s != STATUS_PENDING && s != STATUS_SUCCESS)
+        return fail("NdkConnect failed with " + spec::status_name(s));
+    pair.passive = wait_connect_event(pair.listener);
+    if (!pair.passive) return fail("no connect event reached the listener");
+    s = options.ex ? accept_ex_async(pair.passive, b, options.passive_ird, options.passive_ord,
+                                     options.accept_data)
+                   : accept_async(pair.passive, b, options.passive_ird, options.passive_ord,
+                                  options.accept_data);
+    if (s != STATUS_PENDING && s != STATUS_SUCCESS)
+        return fail("NdkAccept failed with " + spec::status_name(s));
+    Done connected = wait_connect(pair.active);
+    if (!connected.ok())
+        return fail("NdkConnect completed with " + spec::status_name(connected.final_status));
+    Done completed = options.ex ? complete_connect_ex(pair.active) : complete_connect(pair.active);
+    if (!completed.ok())
+        return fail("NdkCompleteConnect failed with " + spec::status_name(completed.final_status));
+    Done accepted = wait_accept(pair.passive);
+    if (!accepted.ok())
+        return fail("NdkAccept completed with " + spec::status_name(accepted.final_status));
+    pair.connected = true;
+    return pair;
+}
+
+// ---- Every object ----
+
+NTSTATUS Session::query_extension_interface(void* object, const GUID& interface_id,
+                                            NDK_VERSION version, NDK_EXTENSION_INTERFACE* out) {
+    // Slot 0 of the adapter's table, slot 1 (after the close) of every other (GEN-DISP-01).
+    const auto* header = static_cast<NDK_OBJECT_HEADER*>(object);
+    auto* const* slots = static_cast<NDK_FN_QUERY_EXTENSION_INTERFACE* const*>(dispatch_of(object));
+    NDK_FN_QUERY_EXTENSION_INTERFACE* query =
+        header->ObjectType == NdkObjectTypeAdapter ? slots[0] : slots[1];
+    const void* const sentinel = reinterpret_cast<const void*>(uintptr_t{0x5E47141});
+    out->Dispatch = sentinel;
+    GUID copy = interface_id;
+    NTSTATUS status = query(static_cast<NDK_OBJECT_HEADER*>(object), &copy, version, out);
+    model::Verdict v;
+    // EXT-02: a success fills *pExtensionInterface with the extension's table.
+    if (status == STATUS_SUCCESS && (out->Dispatch == sentinel || out->Dispatch == nullptr))
+        v.add(violation({"EXT-02"},
+                        "NdkQueryExtensionInterface succeeded without filling "
+                        "*pExtensionInterface"));
+    Observed o;
+    o.status = status;
+    std::lock_guard lock(oracle_mutex_);
+    verdict_.merge(oracle_->apply(calls::QueryExtensionInterface{id(object)}, o).verdict);
+    verdict_.merge(std::move(v));
+    return status;
+}
+
+// ---- Hooks: calls finished on the test thread ----
+
+std::vector<Deferred> Session::finish_deferred() {
+    std::vector<DeferredCall> calls_to_finish;
+    {
+        std::lock_guard lock(deferred_mutex_);
+        calls_to_finish.swap(deferred_);
+    }
+    std::vector<Deferred> out;
+    for (auto& d : calls_to_finish) {
+        Deferred result;
+        result.name = d.name;
+        result.final_status = wait(d.callback);
+        if (result.final_status == STATUS_PENDING) {
+            out.push_back(result);
+            continue;
+        }
+        process_events();
+        Observed later;
+        later.status = result.final_status;
+        if (d.outputs) d.outputs(later);
+        model::Verdict v;
+        if (d.create && NT_SUCCESS(result.final_status)) {
+            result.object = d.callback->object;
+            if (d.check) d.check(result.object, v);
+        }
+        {
+            std::lock_guard lock(oracle_mutex_);
+            model::Applied c = oracle_->complete(d.pending, result.final_status, later);
+            verdict_.merge(std::move(c.verdict));
+            verdict_.merge(std::move(v));
+            if (result.object) adopt(result.object, c.created ? c.created : d.created);
+        }
+        process_events();
+        out.push_back(result);
+    }
+    return out;
+}
+
 // ---- Close ----
 
 NTSTATUS Session::close_async(void* object) {
+    // GEN-CREATE-07: NdkReserved left alone while the object is open.
+    const auto& reserved = static_cast<const NDK_OBJECT_HEADER*>(object)->NdkReserved;
+    const auto* reserved_bytes = reinterpret_cast<const std::byte*>(&reserved);
+    if (std::any_of(reserved_bytes, reserved_bytes + sizeof reserved,
+                    [](std::byte b) { return b != std::byte{0}; })) {
+        model::Verdict v;
+        v.add(violation({"GEN-CREATE-07"},
+                        "Header.NdkReserved of an open object was written by the provider"));
+        report(std::move(v));
+    }
+    // CLOSE-API-01: every table but the adapter's starts with the object's close entry.
     auto close_fn = *static_cast<NDK_FN_CLOSE_OBJECT* const*>(dispatch_of(object));
+    {
+        // CLOSE-05: the objects whose close must wait for this one's close callback.
+        std::vector<const void*> antecedents;
+        std::lock_guard lock(oracle_mutex_);
+        if (const auto* o = oracle_->find(id(object)))
+            for (model::ObjectId up : o->antecedents)
+                for (const auto& [pointer, known] : ids_)
+                    if (known == up) antecedents.push_back(pointer);
+        std::lock_guard running(running_mutex_);
+        close_antecedents_[object] = std::move(antecedents);
+    }
     NTSTATUS status = start_async(
         calls::CloseObject{id(object), true},
-        [&](void* cb) { return close_fn(static_cast<NDK_OBJECT_HEADER*>(object), on_close, cb); },
+        [&](void* cb) {
+            static_cast<Callback*>(cb)->target = object;
+            return close_fn(static_cast<NDK_OBJECT_HEADER*>(object), on_close, cb);
+        },
         "NdkCloseObject", kClose, pending_closes_, object);
+    if (status == STATUS_SUCCESS) close_completed(object, nullptr);
     {
         std::lock_guard lock(oracle_mutex_);
         std::erase_if(open_, [&](const auto& entry) { return entry.first == object; });

@@ -300,6 +300,7 @@ struct GetConnectionData {
     ObjectId connector;
     bool has_buffer;
     uint32_t buffer_length;
+    bool has_read_limits = true;  // pInboundReadLimit and pOutboundReadLimit given (CONN-RL-03)
 };
 struct GetLocalAddress {
     ObjectId object;

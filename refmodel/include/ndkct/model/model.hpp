@@ -217,6 +217,8 @@ class Model {
     // Simulate: a pending close whose successors and requests are all gone completes now
     // (CLOSE-02/03).
     void finish_close(ObjectId id);
+    // Simulate: the peer of a connector that gave up fails its waiting connect or accept.
+    void abandon_connection(ObjectId connector);
     uint64_t add_pending(const Call& call, const Expectation& e, ObjectId object, ObjectId created);
     void emit(Event event);
     // Indexes (AdapterState, CqState::qps, SrqState::qps), kept here only: a token value an MR
@@ -224,6 +226,8 @@ class Model {
     void set_token(ObjectId object, bool remote, std::optional<uint32_t> value);
     void index_object(ObjectId id);
     void unindex_object(ObjectId id);
+    // Check mode: a closed QP whose last due entry was retrieved leaves its CQs' index.
+    void forget_closed_qp(ObjectId qp);
     // The four stages of a create call, shared by every NdkCreateXxx.
     void create_stage(Kind kind, ObjectId parent, ObjectState state,
                       std::vector<ObjectId> antecedents, Applied& applied, Stage stage);

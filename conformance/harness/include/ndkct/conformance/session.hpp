@@ -9,6 +9,8 @@
 // the verdict says which.
 #pragma once
 
+#include <array>
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
@@ -27,6 +29,7 @@
 #include "ndkct/platform/mdl.hpp"
 
 struct sockaddr;
+struct sockaddr_storage;
 
 namespace ndkct::conformance {
 
@@ -63,10 +66,15 @@ struct Done {
 
 struct LamResult {
     Done done;
-    std::vector<std::byte> storage;  // the caller's buffer
-    ULONG size_in = 0;               // *pLAMSize passed
-    ULONG size_out = 0;              // *pLAMSize after the call
-    ULONG fbo = 0xFFFFFFFF;          // *pFBO after the call
+    std::vector<std::byte> storage;       // the caller's buffer
+    ULONG size_in = 0;                    // *pLAMSize passed
+    ULONG size_out = 0;                   // *pLAMSize after the call
+    ULONG fbo = 0xFFFFFFFF;               // *pFBO after the call
+    MDL* mdl = nullptr;                   // the chain passed
+    std::vector<std::byte> mdl_snapshot;  // its bytes then (LAM-REL-02)
+    // release_lam() compares the chain with the snapshot (LAM-REL-02): only when the caller
+    // keeps the chain alive until then.
+    bool check_chain_on_release = false;
     NDK_LOGICAL_ADDRESS_MAPPING* mapping() {
         return storage.empty() ? nullptr
                                : reinterpret_cast<NDK_LOGICAL_ADDRESS_MAPPING*>(storage.data());
@@ -95,6 +103,45 @@ struct LoopbackPair {
     bool connected = false;
     std::string problem;  // why the connection failed
 };
+
+// NdkGetConnectionData's outcome. The harness also checks the bytes copied against the private
+// data the peer's Session call sent (CONN-PD-03) and the bytes past the buffer.
+struct ConnectionData {
+    NTSTATUS status = STATUS_SUCCESS;
+    ULONG length = 0;  // *pPrivateDataLength after the call (RDS)
+    ULONG inbound_read_limit = 0, outbound_read_limit = 0;  // when asked for
+    std::vector<uint8_t> data;  // the caller's buffer after the call (its given length)
+};
+
+// An address getter's outcome (NdkGetLocalAddress of a connector, NdkGetListenerLocalAddress,
+// NdkGetSharedEndpointLocalAddress, NdkGetPeerAddress).
+struct AddressResult {
+    NTSTATUS status = STATUS_SUCCESS;
+    ULONG length = 0;                    // *pAddressLength after the call
+    std::array<std::byte, 128> bytes{};  // the caller's buffer (a SOCKADDR_STORAGE)
+    uint16_t family() const;
+    uint16_t port() const;  // host byte order
+    const sockaddr* address() const { return reinterpret_cast<const sockaddr*>(bytes.data()); }
+};
+
+// How connect_pair() connects two QPs.
+struct PairOptions {
+    ULONG active_ird = 4, active_ord = 4, passive_ird = 4, passive_ord = 4;
+    std::vector<uint8_t> connect_data, accept_data;  // private data
+    bool ex = false;  // NdkCompleteConnectEx / NdkAcceptEx (NDKPI 2.1)
+};
+
+// A request, create or close the Session issued from inside a provider callback (a hook) and
+// did not wait for: finish_deferred() waits for it on the test thread.
+struct Deferred {
+    std::string name;
+    NTSTATUS final_status = STATUS_PENDING;
+    void* object = nullptr;  // a create's object
+};
+
+// Where a hook runs in a completion callback: before the harness marks the callback arrived
+// (the waiting test thread stays blocked until the hook returns), or after.
+enum class HookAt { before_arrival, after_arrival };
 
 struct QpShape {
     ULONG receive_depth = 64, initiator_depth = 64, receive_sge = 4, initiator_sge = 4,
@@ -217,6 +264,56 @@ class Session {
     size_t disconnect_events(NDK_CONNECTOR* connector);
     // A PD, one CQ and two connected QPs (through 127.0.0.1 or ::1 on this adapter).
     LoopbackPair loopback_pair(const QpShape& shape = {}, ULONG cq_depth = 256);
+    // Connects QP a (active) to QP b (passive) through a new listener on `address` (port 0: the
+    // provider picks, learnt through NdkGetListenerLocalAddress) and a new connector; the pair
+    // names the given PD and CQ. `problem` says which step failed.
+    LoopbackPair connect_pair(NDK_PD* pd, NDK_CQ* cq, NDK_QP* a, NDK_QP* b, const sockaddr* address,
+                              ULONG length, const PairOptions& options = {});
+    // NdkConnect with a source address (NULL source: connect_async()).
+    NTSTATUS connect_from_async(NDK_CONNECTOR* connector, NDK_QP* qp, const sockaddr* source,
+                                ULONG source_length, const sockaddr* destination, ULONG length,
+                                ULONG ird = 4, ULONG ord = 4,
+                                std::span<const uint8_t> private_data = {});
+    NTSTATUS connect_with_shared_endpoint_async(NDK_CONNECTOR* connector, NDK_QP* qp,
+                                                NDK_SHARED_ENDPOINT* endpoint,
+                                                const sockaddr* destination, ULONG length,
+                                                ULONG ird = 4, ULONG ord = 4,
+                                                std::span<const uint8_t> private_data = {});
+    // NDKPI 2.1: the Ex forms, whose disconnect callback carries a reason.
+    NTSTATUS accept_ex_async(NDK_CONNECTOR* connector, NDK_QP* qp, ULONG ird = 4, ULONG ord = 4,
+                             std::span<const uint8_t> private_data = {});
+    Done complete_connect_ex(NDK_CONNECTOR* connector);
+    // The reasons the connector's NdkDisconnectEventCallbackEx received, and how many plain
+    // NdkDisconnectEventCallback calls came.
+    std::vector<ULONG> disconnect_ex_reasons(NDK_CONNECTOR* connector);
+    // NdkGetConnectionData with a buffer of buffer_length bytes (NULL when !with_buffer), and
+    // the read-limit pointers (NULL when !with_limits).
+    ConnectionData get_connection_data(NDK_CONNECTOR* connector, ULONG buffer_length,
+                                       bool with_buffer = true, bool with_limits = true);
+    // The object's local address: a connector, listener or shared endpoint (by its ObjectType).
+    AddressResult local_address(void* object, ULONG buffer_length = 128);
+    AddressResult peer_address(NDK_CONNECTOR* connector, ULONG buffer_length = 128);
+    void control_connect_events(NDK_LISTENER* listener, bool pause);
+    // How many connect events the listener has had (taken or not by wait_connect_event).
+    size_t connect_events(NDK_LISTENER* listener);
+
+    // ---- Every object ----
+    NTSTATUS query_extension_interface(void* object, const GUID& id, NDK_VERSION version,
+                                       NDK_EXTENSION_INTERFACE* out);
+
+    // ---- Callbacks from the provider's threads ----
+    // The next request, create or close callback runs fn inside it, on the provider's thread.
+    // Session calls fn makes are judged as usual but never wait: one that pends is finished
+    // later by finish_deferred().
+    void hook_next_callback(std::function<void()> fn, HookAt at = HookAt::before_arrival);
+    // Every event callback of the object (CQ or SRQ notification, connect event, disconnect)
+    // runs fn inside it, after the event is recorded. An empty fn removes the hook.
+    void hook_events(const void* object, std::function<void()> fn);
+    std::vector<Deferred> finish_deferred();
+    static bool in_hook();  // true on a provider thread running a hook
+    // Closes every object, then the adapter (CloseNdkAdapter), and returns the verdict with what
+    // the close found (CLOSE-ADP-01). The destructor does nothing more.
+    model::Verdict close_adapter();
 
     // ---- Close ----
     Done close(void* object);  // NdkCloseObject; waits for the close completion when it pends
@@ -246,9 +343,28 @@ class Session {
     Made<Ndk> create(const model::Call& call, Invoke invoke, const char* name);
     template <typename Invoke>
     Done request(const model::Call& call, Invoke invoke, const char* name,
-                 const std::function<void(model::Observed&)>& outputs = {});
+                 const std::function<void(model::Observed&)>& outputs = {},
+                 const void* target = nullptr);
     NTSTATUS post(const model::Call& call, NTSTATUS status);
-    Callback* new_callback(int kind, const char* name);
+    Callback* new_callback(int kind, const char* name, const void* target = nullptr);
+    NTSTATUS accept_with(NDK_CONNECTOR* connector, NDK_QP* qp, ULONG ird, ULONG ord,
+                         std::span<const uint8_t> private_data, bool ex);
+    void remember_private_data(const void* connector, std::span<const uint8_t> data);
+
+  public:  // for the trampolines (session.cpp)
+    void close_completed(const void* object, Callback* close_callback);
+    void check_close_order(const void* object, const char* how);
+    struct RunningClose {
+        const void* object;
+        std::vector<const void*> antecedents;
+    };
+    std::mutex running_mutex_;
+    std::vector<RunningClose> running_closes_;  // close callbacks now running
+    std::atomic<int> running_callbacks_{0};     // trampolines now running (CLOSE-ADP-01)
+    std::function<void()> take_hook(HookAt& at);
+    std::function<void()> event_hook(const void* object);
+
+  private:
     EventRecord* new_event_record();
     void returned(Callback* callback, NTSTATUS status);
     NTSTATUS wait(Callback* callback);
@@ -288,6 +404,23 @@ class Session {
     std::deque<std::unique_ptr<EventRecord>> events_;
     std::unordered_map<const void*, EventRecord*> event_records_;
     uint16_t port_ = 0;
+    std::mutex hooks_mutex_;
+    std::function<void()> next_hook_;
+    HookAt next_hook_at_ = HookAt::before_arrival;
+    std::unordered_map<const void*, std::function<void()>> event_hooks_;
+    struct DeferredCall {
+        Callback* callback;
+        uint64_t pending;
+        std::string name;
+        bool create;
+        std::function<void(model::Observed&)> outputs;
+        model::ObjectId created;
+        std::function<void(void*, model::Verdict&)> check;  // a create's object check
+    };
+    std::mutex deferred_mutex_;
+    std::vector<DeferredCall> deferred_;
+    std::unordered_map<const void*, std::vector<uint8_t>> sent_private_data_;  // by connector
+    std::unordered_map<const void*, std::vector<const void*>> close_antecedents_;
 };
 
 }  // namespace ndkct::conformance

@@ -1,0 +1,190 @@
+// machine.hpp: the state machine the property tests drive (RapidCheck rc::state).
+//
+// Two halves, as rc::state wants them:
+// - World: the consumer's intent, pure and cheap to copy. Objects are slots numbered in creation
+//   order ("qp3", "mr7"); a slot says what the consumer created and whether it closed it, never
+//   whether the provider succeeded. Commands pick slots from it, and after shrinking a command
+//   is still valid when its slots exist, are open and are of the right kind.
+// - Sut: the provider under test behind a conformance Session, whose check-mode oracle judges
+//   every answer. Each slot maps to the real object (nullptr when the provider refused to create
+//   it: a command on such a slot is skipped, and the log says so).
+//
+// A command's run() makes its NDK call(s) through the Session and then asks the oracle for new
+// violations: the first one fails the property (RC_FAIL) with the log of the calls so far.
+#pragma once
+
+#include <rapidcheck.h>
+#include <rapidcheck/state.h>
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "ndkct/conformance/session.hpp"
+
+namespace ndkct::properties {
+
+using conformance::Session;
+
+enum class Kind : uint8_t { pd, cq, qp, mr, mw, lam, listener, connector };
+const char* kind_name(Kind kind);
+
+struct Slot {
+    Kind kind;
+    bool open = true;
+    bool fast = false;       // mr: created for fast registration
+    bool connected = false;  // qp: a Connect command paired it (intent, not outcome)
+    uint32_t pages = 0;      // lam: pages its region spans
+    int16_t receive_cq = -1, initiator_cq = -1;  // qp: its CQ slots
+};
+
+// Host memory every run has: kBuffers locked buffers of kBufferPages pages.
+constexpr uint32_t kBuffers = 4;
+constexpr uint32_t kBufferPages = 8;
+constexpr uint32_t kBufferBytes = kBufferPages * PAGE_SIZE;
+
+// The consumer's view of the world: the slots, and the adapter's limits (read once, shared).
+struct World {
+    std::vector<Slot> slots;
+    std::shared_ptr<const NDK_ADAPTER_INFO> info;
+
+    bool is(int slot, Kind kind) const {
+        return slot >= 0 && size_t(slot) < slots.size() && slots[slot].open &&
+               slots[slot].kind == kind;
+    }
+    // The open slots of a kind (optionally also passing `accept`).
+    template <typename Accept>
+    std::vector<int> open_of(Kind kind, Accept accept) const {
+        std::vector<int> out;
+        for (size_t i = 0; i < slots.size(); ++i)
+            if (slots[i].open && slots[i].kind == kind && accept(slots[i])) out.push_back(int(i));
+        return out;
+    }
+    std::vector<int> open_of(Kind kind) const {
+        return open_of(kind, [](const Slot&) { return true; });
+    }
+    // Picks an open slot of a kind, or discards the command being generated (RC_PRE).
+    int pick(Kind kind) const;
+    template <typename Accept>
+    int pick(Kind kind, Accept accept) const {
+        auto candidates = open_of(kind, accept);
+        RC_PRE(!candidates.empty());
+        return *rc::gen::elementOf(candidates);
+    }
+    int add(Slot slot) {
+        slots.push_back(slot);
+        return int(slots.size()) - 1;
+    }
+};
+
+// A slot's name as the counterexample prints it: "qp3".
+std::string slot_name(Kind kind, int slot);
+
+// A piece of host memory as a consumer describes it with an MDL chain: a range of one of the
+// buffers, and the shape of the chain (whole, split into pieces, or deliberately broken).
+struct Region {
+    enum class Shape : uint8_t { whole, split, hole, misaligned_joint };
+    uint8_t buffer = 0;
+    uint32_t offset = 0;
+    uint32_t length = 1;
+    Shape shape = Shape::whole;
+
+    uint32_t pages() const {  // pages the range spans
+        return (offset % PAGE_SIZE + length + PAGE_SIZE - 1) / PAGE_SIZE;
+    }
+    static rc::Gen<Region> any();
+};
+std::ostream& operator<<(std::ostream& os, const Region& region);
+
+// One scatter/gather entry as the consumer means it: `length` bytes at `offset` into what an MR
+// slot registered (its token and its address), or a stray token (mr < 0).
+struct SgePlan {
+    int mr = -1;
+    uint32_t offset = 0;
+    uint32_t length = 0;
+};
+std::ostream& operator<<(std::ostream& os, const SgePlan& sge);
+
+// What the Sut learned of an MR: the address its registration starts at and its tokens (the
+// last successful RegisterMr or FastRegister).
+struct MrRecord {
+    bool registered = false;
+    uint64_t base = 0;
+    uint32_t local_token = 0;
+    uint32_t remote_token = 0;
+};
+
+struct SutOptions {
+    std::chrono::milliseconds drain_timeout{1000};  // how long teardown waits for completions
+};
+
+// The system under test: a Session on the provider, and the slots' real objects.
+class Sut {
+  public:
+    Sut(Session& session, SutOptions options = {});
+    ~Sut();
+
+    Session& session;
+    SutOptions options;
+    std::vector<void*> objects;  // by slot; nullptr when its creation failed
+    std::vector<MrRecord> mrs;   // by slot
+    std::vector<std::unique_ptr<conformance::LamResult>> lams;  // by slot
+    std::array<platform::LockedBuffer, kBuffers> buffers;
+    std::vector<platform::MdlChain> chains;  // every chain handed to the provider stays alive
+    std::vector<void*> closing;              // closes that returned STATUS_PENDING
+
+    template <typename T>
+    T* object(int slot) const {
+        return size_t(slot) < objects.size() ? static_cast<T*>(objects[slot]) : nullptr;
+    }
+    void place(int slot, void* object);  // the real object of a new slot
+    // Closes that pended (CLOSE-02) are awaited once the oracle says they can finish: their
+    // successors closed and their requests completed. Until then the oracle would count them
+    // open, so this runs after every command.
+    void reap_closes();
+    void* next_context();  // a RequestContext no other request had
+    uint16_t next_port();
+    platform::MdlChain& chain(const Region& region);  // builds (and keeps) the chain
+    // With `inline_data` (NDK_OP_FLAG_INLINE) the provider copies from the SGEs' addresses during
+    // the call, so every address is kept inside a host buffer (a fast-registered MR's address is
+    // a label, not memory: such an SGE points into buffer 0 instead, under the MR's token).
+    std::vector<NDK_SGE> sges(const std::vector<SgePlan>& plans, bool inline_data = false);
+    uint64_t remote_address(int mr, uint32_t offset) const;
+    uint32_t remote_token(int mr) const;
+
+    // The log of what ran: one line per command, the call and what the provider answered.
+    void log(const std::string& line) { log_.push_back(line); }
+    const std::vector<std::string>& lines() const { return log_; }
+    size_t commands_run() const { return commands_run_; }
+    void count_command() { ++commands_run_; }
+
+    // Makes the objects of initial_world(): a PD, a CQ and two QPs connected to each other.
+    void setup();
+    // After the commands: completions drained, QPs flushed, everything closed; the oracle's
+    // judgement of that included.
+    void teardown(const World& world);
+    // New violations since the last check fail the property, naming their rules.
+    void check(const char* after);
+
+  private:
+    std::vector<std::string> log_;
+    size_t commands_run_ = 0;
+    size_t violations_seen_ = 0;
+    uintptr_t next_context_ = 0x1000;
+    uint16_t port_ = 0;
+    bool torn_down_ = false;
+};
+
+// The world every sequence starts from (slots 0..6: pd0 cq1 qp2 qp3 listener4 connector5
+// connector6, the two QPs connected), for an adapter with these limits.
+World initial_world(std::shared_ptr<const NDK_ADAPTER_INFO> info);
+
+using Command = rc::state::Command<World, Sut>;
+
+// Runs one NDK command: counts it, logs `shown` with the answer, then checks the oracle.
+void finish(Sut& sut, const Command& command, const std::string& answer);
+
+}  // namespace ndkct::properties

@@ -1,0 +1,118 @@
+// The property-based cross-check of model and provider: random sequences of NDK calls, valid and
+// invalid alike, run against the provider; the oracle judges every answer; the first violation
+// fails the property and RapidCheck shrinks the sequence to a minimal one, printed as NDK calls.
+//
+// Each property is a googletest test per provider under test (--provider=SPEC, like the directed
+// suite) with a stable dotted ID. A failure records, for the runner's JSON report:
+// counterexample (the minimal sequence), replay (a command line that runs exactly it), seed,
+// shrunk_calls (its length after the setup).
+#include <iostream>
+
+#include "commands.hpp"
+#include "ndkct/conformance/suite.hpp"
+#include "property.hpp"
+
+namespace ndkct::properties {
+namespace {
+
+using conformance::ProviderSpec;
+
+class Properties : public ::testing::TestWithParam<ProviderSpec> {
+  protected:
+    void check(const std::string& id, const CommandGen& commands) {
+        const auto& options = PropertyOptions::from_command_line();
+        const auto* test = ::testing::UnitTest::GetInstance()->current_test_info();
+        std::string name = test->name();
+        name = name.substr(0, name.find('/'));
+        if (auto it = conformance::declared_tests().find("Properties." + name);
+            it != conformance::declared_tests().end()) {
+            std::string rules;
+            for (const auto& r : it->second->rules)
+                rules += (rules.empty() ? "" : ",") + r;
+            RecordProperty("rules", rules);
+        }
+        RecordProperty("ndkct_id", id);
+        RecordProperty("provider", GetParam().text);
+        RecordProperty("seed", std::to_string(options.seed));
+        PropertyOutcome outcome;
+        try {
+            outcome = check_property(id, GetParam(), commands, options);
+        } catch (const std::exception& error) {
+            FAIL() << "cannot open the provider: " << error.what();
+        }
+        if (outcome.passed) {
+            std::cout << "[ ndkct  ] " << id << ": " << outcome.sequences
+                      << " sequences passed (seed " << options.seed << ")\n";
+            return;
+        }
+        std::string full_name = std::string(test->test_suite_name()) + "." + test->name();
+        std::string replay = "RC_PARAMS=\"" + outcome.reproduce + "\" " +
+                             ::testing::internal::GetArgvs()[0] + " --provider=" + GetParam().text +
+                             " --gtest_filter=" + full_name;
+        RecordProperty("counterexample", outcome.message);
+        RecordProperty("shrunk_calls", std::to_string(outcome.shrunk_calls));
+        if (!outcome.reproduce.empty()) RecordProperty("replay", replay);
+        ADD_FAILURE() << id << " failed after " << outcome.sequences << " passing sequences (seed "
+                      << options.seed << ")\n"
+                      << outcome.message
+                      << (outcome.reproduce.empty() ? "" : "replay: " + replay + "\n");
+    }
+};
+
+INSTANTIATE_TEST_SUITE_P(Providers, Properties,
+                         ::testing::ValuesIn(conformance::providers_under_test()),
+                         conformance::provider_label);
+
+// A property: its declaration (stable ID, the rules it is built to exercise) and its test.
+#define NDKCT_PROPERTY(name, test_id, ...)                    \
+    const conformance::TestDeclaration ndkct_property_##name{ \
+        "Properties", #name, test_id, {__VA_ARGS__}};         \
+    TEST_P(Properties, name)
+
+// Registration in every shape: RegisterMr over whole, split and broken chains with any flags,
+// fast registration over LAMs of any buffer size, with any page count, FBO, length, address
+// and flags, on MRs of either kind, then used, invalidated and deregistered.
+NDKCT_PROPERTY(MemoryRegistration, "ndk.property.memory_registration", "RMR-MDL-01", "RMR-FLG-03",
+               "IFR-APC-04", "IFR-ST-01", "LAM-SIZE-01", "LAM-SIZE-04", "FR-ALIGN-01",
+               "FR-ALIGN-03", "FR-ACC-01", "FR-ACC-02", "FR-ST-03", "FR-TOK-01", "WR-05",
+               "AMB-16") {
+    check("ndk.property.memory_registration",
+          machine<CreatePd, CreateMr, CreateMr, RegisterMr, RegisterMr, DeregisterMr,
+                  InitializeFastRegisterMr, InitializeFastRegisterMr, BuildLam, BuildLam,
+                  ReleaseLam, FastRegister, FastRegister, FastRegister, Invalidate, Write, Read,
+                  GetCqResults, GetCqResults, CloseObject>());
+}
+
+// The data path over the connected pair: Read, Write, Send and Receive through registered
+// regions and bound windows, with bad tokens, lengths and flags; Flush; CQ polling and arming.
+NDKCT_PROPERTY(DataPath, "ndk.property.data_path", "WRT-01", "RD-01", "SND-01", "RCV-03",
+               "CQ-RES-01", "CQ-RES-03", "CQ-RES-04", "CQ-RES-05", "WR-SILENT-01", "FLS-02",
+               "MW-02", "WR-05") {
+    check("ndk.property.data_path",
+          machine<CreateMr, RegisterMr, RegisterMr, RegisterMr, CreateMw, Bind, Invalidate, Read,
+                  Read, Write, Write, Write, Send, Send, Receive, Receive, Flush, GetCqResults,
+                  GetCqResults, GetCqResults, ArmCq, DeregisterMr>());
+}
+
+// Lifetimes: objects created and closed in any order (antecedents before successors pend,
+// CLOSE-02), QPs of any shape, connected and disconnected, used on the way.
+NDKCT_PROPERTY(Lifetime, "ndk.property.lifetime", "CLOSE-02", "GEN-ASYNC-01", "GEN-ASYNC-03",
+               "GEN-CREATE-04", "GEN-CREATE-06", "GEN-MAND-01", "VER-03", "CQP-LIM-01",
+               "CQP-LIM-06", "WR-04") {
+    check("ndk.property.lifetime",
+          machine<QueryAdapterInfo, CreatePd, CreateCq, CreateQp, CreateQp, CreateMr, CreateMw,
+                  Connect, Connect, Disconnect, CloseObject, CloseObject, CloseObject, Send,
+                  Receive, GetCqResults, BuildLam, ReleaseLam, Flush>());
+}
+
+// Every command at once: the one big machine.
+NDKCT_PROPERTY(AllCalls, "ndk.property.all_calls", "GEN-ASYNC-01", "WR-05", "WR-10") {
+    check("ndk.property.all_calls",
+          machine<QueryAdapterInfo, CreatePd, CreateCq, CreateQp, CreateMr, CreateMw, RegisterMr,
+                  RegisterMr, DeregisterMr, InitializeFastRegisterMr, BuildLam, ReleaseLam,
+                  FastRegister, FastRegister, Invalidate, Bind, Read, Write, Write, Send, Receive,
+                  Flush, GetCqResults, GetCqResults, ArmCq, Connect, Disconnect, CloseObject>());
+}
+
+}  // namespace
+}  // namespace ndkct::properties

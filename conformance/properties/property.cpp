@@ -1,0 +1,124 @@
+#include "property.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <regex>
+
+namespace ndkct::properties {
+
+namespace {
+
+// Reads --NAME=VALUE from the command line as a number; a malformed value is an error.
+bool number_flag(const std::string& arg, const char* name, long long& out) {
+    std::string prefix = std::string("--") + name + "=";
+    if (arg.rfind(prefix, 0) != 0) return false;
+    const char* text = arg.c_str() + prefix.size();
+    char* end = nullptr;
+    out = std::strtoll(text, &end, 0);
+    if (!*text || *end || out < 0) {
+        std::cerr << "ndkct: " << arg << ": not a non-negative number\n";
+        std::exit(2);
+    }
+    return true;
+}
+
+// RapidCheck's listener interface; the runs report through gtest instead.
+class QuietListener : public rc::detail::TestListener {
+  public:
+    void onTestCaseFinished(const rc::detail::CaseDescription&) override {}
+    void onShrinkTried(const rc::detail::CaseDescription&, bool) override {}
+    void onTestFinished(const rc::detail::TestMetadata&, const rc::detail::TestResult&) override {}
+};
+
+}  // namespace
+
+const PropertyOptions& PropertyOptions::from_command_line() {
+    static const PropertyOptions parsed = [] {
+        PropertyOptions o;
+        for (const std::string& arg : ::testing::internal::GetArgvs()) {
+            long long v = 0;
+            if (number_flag(arg, "ndkct_seed", v)) o.seed = uint64_t(v);
+            if (number_flag(arg, "ndkct_tests", v)) o.tests = int(v);
+            if (number_flag(arg, "ndkct_size", v)) o.max_size = int(v);
+            if (number_flag(arg, "ndkct_callback_ms", v))
+                o.callback_timeout = std::chrono::milliseconds(v);
+            if (number_flag(arg, "ndkct_drain_ms", v))
+                o.drain_timeout = std::chrono::milliseconds(v);
+            if (arg == "--ndkct_no_shrink") o.shrink = false;
+        }
+        return o;
+    }();
+    return parsed;
+}
+
+conformance::SessionOptions session_options(const PropertyOptions& options) {
+    conformance::SessionOptions s;
+    s.arena_pages = 64;  // the buffers (kBuffers * kBufferPages) and room to spare
+    s.callback_timeout = options.callback_timeout;
+    return s;
+}
+
+size_t run_sequence(const conformance::ProviderSpec& spec, const World& initial,
+                    const rc::state::Commands<Command>& commands, const PropertyOptions& options) {
+    Session session(spec, session_options(options));
+    Sut sut(session, SutOptions{options.drain_timeout});
+    sut.setup();
+    World state = initial;
+    for (const auto& command : commands) {
+        command->run(state, sut);
+        command->apply(state);
+    }
+    sut.teardown(state);
+    return sut.commands_run();
+}
+
+PropertyOutcome check_property(const std::string& id, const conformance::ProviderSpec& spec,
+                               const CommandGen& commands, const PropertyOptions& options) {
+    PropertyOutcome outcome;
+    std::shared_ptr<const NDK_ADAPTER_INFO> info;
+    {
+        Session probe(spec, session_options(options));  // the adapter's limits, for generation
+        info = std::make_shared<NDK_ADAPTER_INFO>(probe.info());
+    }
+    const World initial = initial_world(info);
+    auto property = [&] {
+        const auto sequence = *rc::state::gen::commands(initial, commands);
+        run_sequence(spec, initial, sequence, options);
+    };
+    rc::detail::TestMetadata metadata;
+    metadata.id = id;
+    metadata.description = id;
+    rc::detail::TestParams params;
+    params.seed = options.seed;
+    params.maxSuccess = options.tests;
+    params.maxSize = options.max_size;
+    params.disableShrinking = !options.shrink;
+    QuietListener listener;
+    const auto result =
+        rc::detail::checkProperty(rc::detail::toProperty(property), metadata, params, listener,
+                                  rc::detail::configuration().reproduce);
+    if (result.is<rc::detail::SuccessResult>()) {
+        outcome.passed = true;
+        outcome.sequences = result.get<rc::detail::SuccessResult>().numSuccess;
+    } else if (result.is<rc::detail::FailureResult>()) {
+        const auto& failure = result.get<rc::detail::FailureResult>();
+        outcome.sequences = failure.numSuccess;
+        outcome.message = failure.description;
+        std::smatch m;
+        if (std::regex_search(outcome.message, m, std::regex(R"(\((\d+) calls after setup\))")))
+            outcome.shrunk_calls = std::stoi(m[1]);
+        rc::detail::Configuration replay;
+        replay.reproduce[id] = failure.reproduce;
+        outcome.reproduce = rc::detail::configToMinimalString(replay);
+    } else {
+        std::ostringstream os;
+        rc::detail::printResultMessage(result, os);
+        outcome.message = os.str();
+    }
+    return outcome;
+}
+
+}  // namespace ndkct::properties

@@ -1,0 +1,55 @@
+// property.hpp: running one state-machine property against one provider with RapidCheck, and
+// what came of it (for the gtest report and the benchmark).
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <string>
+
+#include "machine.hpp"
+
+namespace ndkct::properties {
+
+// A command generator: for a World, a generator of one command valid in it.
+using CommandGen = std::function<rc::Gen<std::shared_ptr<const Command>>(const World&)>;
+
+// A machine made of the listed commands (a type may be listed more than once: a weight).
+template <typename... Commands>
+CommandGen machine() {
+    return rc::state::gen::execOneOfWithArgs<Commands...>();
+}
+
+struct PropertyOptions {
+    uint64_t seed = 1;
+    int tests = 100;    // sequences to try
+    int max_size = 50;  // a sequence has 1..max_size+1 commands (RapidCheck's size)
+    std::chrono::milliseconds callback_timeout{5000};
+    std::chrono::milliseconds drain_timeout{1000};
+    bool shrink = true;
+
+    // --ndkct_seed=N --ndkct_tests=N --ndkct_size=N --ndkct_callback_ms=N --ndkct_drain_ms=N
+    // --ndkct_no_shrink, read from the command line (unknown to gtest, so left for us).
+    static const PropertyOptions& from_command_line();
+};
+
+struct PropertyOutcome {
+    bool passed = false;
+    int sequences = 0;      // sequences that passed before the failure (or in all)
+    std::string message;    // the oracle's violation and the minimal sequence as NDK calls
+    int shrunk_calls = -1;  // commands in the minimal sequence (after the setup)
+    std::string reproduce;  // RC_PARAMS value that replays exactly the minimal sequence
+};
+
+// Runs the property `id` (the ndkct ID, also RapidCheck's test ID for reproduce strings).
+// An RC_PARAMS="reproduce=..." in the environment replays the case it names.
+PropertyOutcome check_property(const std::string& id, const conformance::ProviderSpec& spec,
+                               const CommandGen& commands, const PropertyOptions& options);
+
+// One sequence run outside RapidCheck (the benchmark): setup, the commands, teardown.
+// Returns the number of commands run; throws on a violation (RapidCheck's failure).
+size_t run_sequence(const conformance::ProviderSpec& spec, const World& initial,
+                    const rc::state::Commands<Command>& commands, const PropertyOptions& options);
+
+conformance::SessionOptions session_options(const PropertyOptions& options);
+
+}  // namespace ndkct::properties

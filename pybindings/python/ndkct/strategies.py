@@ -1,0 +1,58 @@
+"""Hypothesis strategies for NDK arguments: flags, sizes, offsets, page counts.
+
+Every strategy draws plain ints, bools or short strings, so that a printed Hypothesis step is a
+Python expression that runs again as written.
+"""
+
+from hypothesis import strategies as st
+
+from . import _ndkct
+
+PAGE_SIZE = _ndkct.PAGE_SIZE
+
+#: NdkRegisterMr flags: every right alone, common pairs, and the read sink.
+mr_flags = st.sampled_from([
+    0,
+    _ndkct.MR_FLAG_ALLOW_LOCAL_WRITE,
+    _ndkct.MR_FLAG_ALLOW_REMOTE_READ,
+    _ndkct.MR_FLAG_ALLOW_REMOTE_WRITE,
+    _ndkct.MR_FLAG_ALLOW_LOCAL_WRITE | _ndkct.MR_FLAG_RDMA_READ_SINK,
+    _ndkct.MR_FLAG_ALLOW_REMOTE_READ | _ndkct.MR_FLAG_ALLOW_LOCAL_WRITE,
+    _ndkct.MR_FLAG_ALLOW_REMOTE_WRITE | _ndkct.MR_FLAG_ALLOW_REMOTE_READ,
+])
+
+#: NdkFastRegister flags: the rights a fast registration can grant, sometimes silent.
+fast_register_flags = st.sampled_from([
+    0,
+    _ndkct.OP_FLAG_ALLOW_LOCAL_WRITE,
+    _ndkct.OP_FLAG_ALLOW_REMOTE_READ,
+    _ndkct.OP_FLAG_ALLOW_REMOTE_WRITE,
+    _ndkct.OP_FLAG_ALLOW_REMOTE_READ | _ndkct.OP_FLAG_ALLOW_REMOTE_WRITE,
+    _ndkct.OP_FLAG_ALLOW_LOCAL_WRITE | _ndkct.OP_FLAG_ALLOW_REMOTE_READ,
+    _ndkct.OP_FLAG_ALLOW_REMOTE_READ | _ndkct.OP_FLAG_SILENT_SUCCESS,
+])
+
+#: Initiator flags for writes and reads (silent success included).
+rdma_flags = st.sampled_from([0, 0, _ndkct.OP_FLAG_SILENT_SUCCESS, _ndkct.OP_FLAG_READ_FENCE])
+
+#: How an MDL chain describes a buffer: whole, split in two (valid), or broken (RMR-MDL-01).
+chain_kinds = st.sampled_from(["whole", "split", "hole", "misaligned"])
+
+#: Buffer sizes in pages.
+buffer_pages = st.integers(min_value=1, max_value=6)
+
+#: Fast-register MR sizes in pages, around the guaranteed 16 (IFR-APC-04).
+frmr_pages = st.sampled_from([1, 2, 4, 8, 16, 17, 32])
+
+#: Offsets into a page (first byte offsets).
+page_offsets = st.one_of(st.just(0), st.integers(min_value=0, max_value=PAGE_SIZE - 1))
+
+#: Transfer lengths in bytes.
+lengths = st.one_of(st.sampled_from([1, 8, 64, 4096, 4097]), st.integers(1, 3 * PAGE_SIZE))
+
+#: NdkQueryAdapterInfo buffer sizes: full, the old layout, too small, none.
+adapter_info_sizes = st.sampled_from([_ndkct.ADAPTER_INFO_SIZE, _ndkct.ADAPTER_INFO_V1_SIZE,
+                                      8, 0])
+
+#: Queue depths, sometimes beyond any adapter's limits (CQP-LIM-*).
+queue_depths = st.sampled_from([1, 16, 64, 1 << 20])

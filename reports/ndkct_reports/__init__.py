@@ -1,0 +1,1 @@
+"""ndkct's reports: the run result (JSON, with a schema), JUnit XML and the HTML report."""

@@ -1,0 +1,102 @@
+"""The run result: built from the runner's records, checked against result.schema.json, and
+written with its JUnit XML and HTML report.
+
+While a run goes on, the runner appends to OUT/results.jsonl: one {"record": "run"} line (who,
+what, how) before the first test, then one {"record": "test"} line per finished test. result.json
+is made from that file at the end, or afterwards by `reports/ndkct-report OUT` when the run was
+killed: a partial run is reported as such ("complete": false), never lost.
+"""
+import json
+import os
+
+VERDICTS = ("pass", "fail", "not_supported", "waived", "warning", "crash", "timeout")
+GOOD = ("pass", "warning", "waived", "not_supported")
+SCHEMA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "result.schema.json")
+
+
+def counts(tests):
+    c = {v: 0 for v in VERDICTS}
+    for t in tests:
+        c[t["verdict"]] += 1
+    return c
+
+
+def gate(tests, waivers, strict_waivers, complete):
+    """Exit decision: every must-pass test passed, was waived or is not supported."""
+    reasons = []
+    bad = [t for t in tests if t["must_pass"] and t["verdict"] not in GOOD]
+    if bad:
+        names = ", ".join(f"{t['id'] or t['test']} ({t['verdict']}"
+                          + (f": {', '.join(t['failed_rules'])}" if t["failed_rules"] else "")
+                          + ")" for t in bad[:10])
+        more = f" and {len(bad) - 10} more" if len(bad) > 10 else ""
+        reasons.append(f"{len(bad)} must-pass test{'s' if len(bad) != 1 else ''} did not pass: "
+                       f"{names}{more}")
+    stale = [w for w in waivers if w.get("stale")]
+    if stale and strict_waivers:
+        reasons.append(f"{len(stale)} stale waiver{'s' if len(stale) != 1 else ''} (the failure "
+                       f"is gone; remove it): " + ", ".join(w["where"] for w in stale))
+    if not complete:
+        reasons.append("the run did not complete (interrupted)")
+    return {"passed": not reasons, "reasons": reasons}
+
+
+def finish(run, tests, waivers, strict_waivers, complete, finished):
+    """The result document from the run record and the test records."""
+    result = dict(run)
+    result.pop("record", None)
+    result["finished"] = finished
+    result["complete"] = complete
+    result["tests"] = tests
+    result["waivers"] = waivers
+    result["counts"] = counts(tests)
+    result["must_pass"] = dict(result["must_pass"], tests=sum(t["must_pass"] for t in tests))
+    result["gate"] = gate(tests, waivers, strict_waivers, complete)
+    return result
+
+
+def validate(result):
+    """Problems of the result against the schema (empty when valid). Needs python3-jsonschema."""
+    import jsonschema  # Debian: python3-jsonschema
+    with open(SCHEMA, encoding="utf-8") as f:
+        schema = json.load(f)
+    validator = jsonschema.Draft7Validator(schema)
+    return [f"{'/'.join(str(p) for p in e.absolute_path) or '(top)'}: {e.message}"
+            for e in validator.iter_errors(result)]
+
+
+def read_records(path):
+    """The run record and the test records of a results.jsonl (a cut last line is ignored)."""
+    run, tests = None, []
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            try:
+                record = json.loads(line)
+            except ValueError:
+                continue
+            if record.get("record") == "run":
+                run = record
+            elif record.get("record") == "test":
+                record.pop("record")
+                tests.append(record)
+    if run is None:
+        raise ValueError(f"{path} has no run record")
+    return run, tests
+
+
+def write_all(result, out, catalog_rules, html=True):
+    """result.json, junit.xml and report.html in the output folder; returns their paths."""
+    from . import junit, html as html_report
+    paths = {"json": os.path.join(out, "result.json"), "junit": os.path.join(out, "junit.xml"),
+             "html": os.path.join(out, "report.html")}
+    tmp = paths["json"] + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump(result, f, indent=1)
+        f.write("\n")
+    os.replace(tmp, paths["json"])
+    junit.write(result, paths["junit"])
+    if html:
+        html_report.write(result, catalog_rules, paths["html"])
+    else:
+        paths.pop("html")
+    return paths
