@@ -28,8 +28,8 @@ const CommandGen& all_calls() {
     static const CommandGen gen =
         machine<CreatePd, CreateCq, CreateQp, CreateMr, CreateMw, RegisterMr, RegisterMr,
                 DeregisterMr, InitializeFastRegisterMr, BuildLam, ReleaseLam, FastRegister,
-                FastRegister, Invalidate, Bind, Read, Write, Write, Send, Receive, Flush,
-                GetCqResults, GetCqResults, ArmCq, Connect, Disconnect, CloseObject>();
+                FastRegister, Invalidate, Bind, Read, Write, Write, Send, Receive, DeferredChain,
+                Flush, GetCqResults, GetCqResults, ArmCq, Connect, Disconnect, CloseObject>();
     return gen;
 }
 

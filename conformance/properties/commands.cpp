@@ -82,7 +82,10 @@ rc::Gen<uint32_t> flags_from(std::vector<uint32_t> documented, std::vector<uint3
 
 rc::Gen<std::vector<SgePlan>> sge_list(const World& w) {
     auto mrs = w.open_of(Kind::mr);
-    return gen::exec([mrs] {
+    std::vector<uint32_t> lengths;  // by position in mrs (captured by value: shrinking re-runs)
+    for (int mr : mrs)
+        lengths.push_back(w.slots[mr].length);
+    return gen::exec([mrs, lengths] {
         size_t count = *gen::weightedOneOf<size_t>({{6, gen::just<size_t>(1)},
                                                     {2, gen::just<size_t>(2)},
                                                     {1, gen::just<size_t>(3)},
@@ -90,7 +93,18 @@ rc::Gen<std::vector<SgePlan>> sge_list(const World& w) {
         std::vector<SgePlan> sgl;
         for (size_t i = 0; i < count; ++i) {
             SgePlan s;
-            s.mr = (mrs.empty() || *gen::inRange(0, 12) == 0) ? -1 : *gen::elementOf(mrs);
+            const size_t which = mrs.empty() ? 0 : *gen::inRange<size_t>(0, mrs.size());
+            s.mr = (mrs.empty() || *gen::inRange(0, 12) == 0) ? -1 : mrs[which];
+            // Mostly inside what the MR's RegisterMr asked for (the data path then runs to the
+            // end: bytes land, entries report them), else anywhere.
+            const uint32_t room = s.mr >= 0 ? lengths[which] : 0;
+            if (room > 0 && *gen::inRange(0, 4) != 0) {
+                s.offset = *gen::weightedOneOf<uint32_t>(
+                    {{3, gen::just<uint32_t>(0)}, {1, gen::inRange<uint32_t>(0, room)}});
+                s.length = *gen::inRange<uint32_t>(1, std::min<uint32_t>(room - s.offset, 256) + 1);
+                sgl.push_back(s);
+                continue;
+            }
             s.offset = *gen::weightedOneOf<uint32_t>(
                 {{3, gen::just<uint32_t>(0)}, {2, gen::inRange<uint32_t>(0, 2 * PAGE_SIZE)}});
             s.length = *gen::weightedOneOf<uint32_t>({{4, gen::inRange<uint32_t>(1, 257)},
@@ -270,7 +284,12 @@ RegisterMr::RegisterMr(const World& w) : mr(w.pick(Kind::mr)) {
     flags = *flags_from({NDK_MR_FLAG_ALLOW_LOCAL_READ, NDK_MR_FLAG_ALLOW_LOCAL_WRITE,
                          NDK_MR_FLAG_ALLOW_REMOTE_READ, NDK_MR_FLAG_ALLOW_REMOTE_WRITE,
                          NDK_MR_FLAG_ALLOW_REMOTE_READ | NDK_MR_FLAG_ALLOW_REMOTE_WRITE,
-                         NDK_MR_FLAG_ALLOW_LOCAL_WRITE | NDK_MR_FLAG_RDMA_READ_SINK},
+                         NDK_MR_FLAG_ALLOW_LOCAL_WRITE | NDK_MR_FLAG_RDMA_READ_SINK,
+                         // every right, twice as likely: transfers through it succeed
+                         NDK_MR_FLAG_ALLOW_LOCAL_WRITE | NDK_MR_FLAG_ALLOW_REMOTE_READ |
+                             NDK_MR_FLAG_ALLOW_REMOTE_WRITE | NDK_MR_FLAG_RDMA_READ_SINK,
+                         NDK_MR_FLAG_ALLOW_LOCAL_WRITE | NDK_MR_FLAG_ALLOW_REMOTE_READ |
+                             NDK_MR_FLAG_ALLOW_REMOTE_WRITE | NDK_MR_FLAG_RDMA_READ_SINK},
                         {0x10, 0x100, 0x8000'0000});  // bits no NDK_MR_FLAG_* names
 }
 
@@ -339,8 +358,7 @@ FastRegister::FastRegister(const World& w)
                          NDK_OP_FLAG_ALLOW_REMOTE_WRITE,
                          NDK_OP_FLAG_ALLOW_REMOTE_READ | NDK_OP_FLAG_ALLOW_LOCAL_WRITE,
                          NDK_OP_FLAG_ALLOW_REMOTE_READ | NDK_OP_FLAG_ALLOW_REMOTE_WRITE,
-                         NDK_OP_FLAG_ALLOW_LOCAL_WRITE | NDK_OP_FLAG_SILENT_SUCCESS,
-                         NDK_OP_FLAG_ALLOW_LOCAL_WRITE | NDK_OP_FLAG_DEFER},
+                         NDK_OP_FLAG_ALLOW_LOCAL_WRITE | NDK_OP_FLAG_SILENT_SUCCESS},
                         {NDK_OP_FLAG_INLINE, 0x400, 0x8000'0000});
 }
 
@@ -392,7 +410,7 @@ void FastRegister::run(const World&, Sut& sut) const {
 Invalidate::Invalidate(const World& w) : qp(w.pick(Kind::qp)) {
     target = pick_remote(w);
     target_kind = w.slots[target].kind;
-    flags = *flags_from({0, 0, NDK_OP_FLAG_SILENT_SUCCESS, NDK_OP_FLAG_DEFER},
+    flags = *flags_from({0, 0, NDK_OP_FLAG_SILENT_SUCCESS},
                         {NDK_OP_FLAG_ALLOW_REMOTE_READ, 0x400, 0x8000'0000});
 }
 
@@ -445,7 +463,7 @@ Read::Read(const World& w) : qp(w.pick(Kind::qp)), sgl(*sge_list(w)), remote(pic
     remote_kind = w.slots[remote].kind;
     remote_offset = remote_offset_gen();
     flags = *flags_from({0, 0, NDK_OP_FLAG_SILENT_SUCCESS, NDK_OP_FLAG_READ_FENCE,
-                         NDK_OP_FLAG_DEFER, NDK_OP_FLAG_RDMA_READ_LOCAL_INVALIDATE},
+                         NDK_OP_FLAG_RDMA_READ_LOCAL_INVALIDATE},
                         {NDK_OP_FLAG_INLINE, 0x400, 0x8000'0000});
 }
 void Read::checkPreconditions(const World& w) const {
@@ -471,9 +489,9 @@ void Read::run(const World& w, Sut& sut) const {
 Write::Write(const World& w) : qp(w.pick(Kind::qp)), sgl(*sge_list(w)), remote(pick_remote(w)) {
     remote_kind = w.slots[remote].kind;
     remote_offset = remote_offset_gen();
-    flags = *flags_from({0, 0, NDK_OP_FLAG_SILENT_SUCCESS, NDK_OP_FLAG_READ_FENCE,
-                         NDK_OP_FLAG_DEFER, NDK_OP_FLAG_INLINE},
-                        {NDK_OP_FLAG_ALLOW_LOCAL_WRITE, 0x400, 0x8000'0000});
+    flags =
+        *flags_from({0, 0, NDK_OP_FLAG_SILENT_SUCCESS, NDK_OP_FLAG_READ_FENCE, NDK_OP_FLAG_INLINE},
+                    {NDK_OP_FLAG_ALLOW_LOCAL_WRITE, 0x400, 0x8000'0000});
 }
 void Write::checkPreconditions(const World& w) const {
     RC_PRE(w.is(qp, Kind::qp) && sgl_valid(w, sgl) && w.is(remote, remote_kind));
@@ -496,7 +514,7 @@ void Write::run(const World&, Sut& sut) const {
 
 Send::Send(const World& w) : qp(w.pick(Kind::qp)), sgl(*sge_list(w)) {
     flags = *flags_from({0, 0, NDK_OP_FLAG_SILENT_SUCCESS, NDK_OP_FLAG_SEND_AND_SOLICIT_EVENT,
-                         NDK_OP_FLAG_READ_FENCE, NDK_OP_FLAG_DEFER, NDK_OP_FLAG_INLINE},
+                         NDK_OP_FLAG_READ_FENCE, NDK_OP_FLAG_INLINE},
                         {NDK_OP_FLAG_ALLOW_REMOTE_READ, 0x400, 0x8000'0000});
 }
 void Send::checkPreconditions(const World& w) const {
@@ -534,6 +552,70 @@ void Flush::run(const World&, Sut& sut) const {
     if (!q) return skipped(sut, *this, "the QP was never created");
     sut.session.flush(q);
     finish(sut, *this, "");
+}
+
+// ================= Deferred chains =================
+
+DeferredChain::DeferredChain(const World& w) : qp(w.pick(Kind::qp)) {
+    const bool remote = !w.open_of(Kind::mr).empty() || !w.open_of(Kind::mw).empty();
+    const bool mr = !w.open_of(Kind::mr).empty();
+    const bool mw = !w.open_of(Kind::mw).empty();
+    const bool lam = !w.open_of(Kind::lam).empty();
+    enum Request { send, write, read, invalidate, fast_register, bind };
+    std::vector<Request> feasible{send};
+    if (remote) feasible.insert(feasible.end(), {write, read, invalidate});
+    if (mr && lam) feasible.push_back(fast_register);
+    if (mr && mw) feasible.push_back(bind);
+    const size_t count = *gen::inRange<size_t>(2, 5);  // 1..3 deferred, then the doorbell
+    for (size_t i = 0; i < count; ++i) {
+        // DEFER-01: on every initiator call but NdkReceive; the last request carries none
+        // (DEFER-05, DEFER-07: it takes the deferred ones to the hardware).
+        const uint32_t defer = i + 1 < count ? NDK_OP_FLAG_DEFER : 0;
+        auto with = [&](auto made) {
+            made->qp = qp;
+            made->flags = (made->flags & ~NDK_OP_FLAG_DEFER) | defer;
+            requests.push_back(std::move(made));
+        };
+        switch (*gen::elementOf(feasible)) {
+            case send:
+                with(std::make_shared<Send>(w));
+                break;
+            case write:
+                with(std::make_shared<Write>(w));
+                break;
+            case read:
+                with(std::make_shared<Read>(w));
+                break;
+            case invalidate:
+                with(std::make_shared<Invalidate>(w));
+                break;
+            case fast_register:
+                with(std::make_shared<FastRegister>(w));
+                break;
+            case bind:
+                with(std::make_shared<Bind>(w));
+                break;
+        }
+    }
+}
+
+void DeferredChain::checkPreconditions(const World& w) const {
+    RC_PRE(!requests.empty());
+    for (const auto& r : requests)
+        r->checkPreconditions(w);
+}
+
+void DeferredChain::run(const World& w, Sut& sut) const {
+    for (const auto& r : requests)
+        r->run(w, sut);
+}
+
+void DeferredChain::show(std::ostream& os) const {
+    os << "deferred chain on " << slot_name(Kind::qp, qp) << ":";
+    for (const auto& r : requests) {
+        os << " ";
+        r->show(os);
+    }
 }
 
 // ================= CQ =================

@@ -149,6 +149,8 @@ struct RegisterMr : Command {
     uint32_t flags;
     explicit RegisterMr(const World& w);
     void checkPreconditions(const World& w) const override { RC_PRE(w.is(mr, Kind::mr)); }
+    // What later SGEs aim at (most of them inside it, so that transfers also succeed).
+    void apply(World& w) const override { w.slots[mr].length = uint32_t(length); }
     void run(const World& w, Sut& sut) const override;
     void show(std::ostream& os) const override {
         os << "NdkRegisterMr(" << slot_name(Kind::mr, mr) << ", " << region << ", Length=0x"
@@ -287,6 +289,20 @@ struct Flush : Command {
     void show(std::ostream& os) const override {
         os << "NdkFlush(" << slot_name(Kind::qp, qp) << ")";
     }
+};
+
+// A chain of DEFER-flagged initiator requests on one QP (Send, Write, Read, Invalidate,
+// FastRegister, Bind), closed by one without DEFER. DEFER-05 is the consumer's duty: a provider
+// may hold a deferred request until the chain's last request rings the doorbell, so an open
+// chain would leave completions that never come (even after NdkFlush). The single-request
+// commands therefore never carry DEFER; this one is where it is exercised (DEFER-02..04, 07).
+struct DeferredChain : Command {
+    int qp;
+    std::vector<std::shared_ptr<const Command>> requests;  // all on qp; the last without DEFER
+    explicit DeferredChain(const World& w);
+    void checkPreconditions(const World& w) const override;
+    void run(const World& w, Sut& sut) const override;
+    void show(std::ostream& os) const override;
 };
 
 // ---- CQ ----

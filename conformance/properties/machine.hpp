@@ -38,6 +38,7 @@ struct Slot {
     bool fast = false;       // mr: created for fast registration
     bool connected = false;  // qp: a Connect command paired it (intent, not outcome)
     uint32_t pages = 0;      // lam: pages its region spans
+    uint32_t length = 0;     // mr: bytes its last RegisterMr asked for (intent: 0 = unknown)
     int16_t receive_cq = -1, initiator_cq = -1;  // qp: its CQ slots
 };
 

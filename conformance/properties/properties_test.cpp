@@ -80,7 +80,7 @@ NDKCT_PROPERTY(MemoryRegistration, "ndk.property.memory_registration", "RMR-MDL-
           machine<CreatePd, CreateMr, CreateMr, RegisterMr, RegisterMr, DeregisterMr,
                   InitializeFastRegisterMr, InitializeFastRegisterMr, BuildLam, BuildLam,
                   ReleaseLam, FastRegister, FastRegister, FastRegister, Invalidate, Write, Read,
-                  GetCqResults, GetCqResults, CloseObject>());
+                  DeferredChain, GetCqResults, GetCqResults, CloseObject>());
 }
 
 // The data path over the connected pair: Read, Write, Send and Receive through registered
@@ -90,8 +90,8 @@ NDKCT_PROPERTY(DataPath, "ndk.property.data_path", "WRT-01", "RD-01", "SND-01", 
                "MW-02", "WR-05") {
     check("ndk.property.data_path",
           machine<CreateMr, RegisterMr, RegisterMr, RegisterMr, CreateMw, Bind, Invalidate, Read,
-                  Read, Write, Write, Write, Send, Send, Receive, Receive, Flush, GetCqResults,
-                  GetCqResults, GetCqResults, ArmCq, DeregisterMr>());
+                  Read, Write, Write, Write, Send, Send, Receive, Receive, DeferredChain, Flush,
+                  GetCqResults, GetCqResults, GetCqResults, ArmCq, DeregisterMr>());
 }
 
 // Lifetimes: objects created and closed in any order (antecedents before successors pend,
@@ -102,7 +102,7 @@ NDKCT_PROPERTY(Lifetime, "ndk.property.lifetime", "CLOSE-02", "GEN-ASYNC-01", "G
     check("ndk.property.lifetime",
           machine<QueryAdapterInfo, CreatePd, CreateCq, CreateQp, CreateQp, CreateMr, CreateMw,
                   Connect, Connect, Disconnect, CloseObject, CloseObject, CloseObject, Send,
-                  Receive, GetCqResults, BuildLam, ReleaseLam, Flush>());
+                  Receive, DeferredChain, GetCqResults, BuildLam, ReleaseLam, Flush>());
 }
 
 // Every command at once: the one big machine.
@@ -111,7 +111,8 @@ NDKCT_PROPERTY(AllCalls, "ndk.property.all_calls", "GEN-ASYNC-01", "WR-05", "WR-
           machine<QueryAdapterInfo, CreatePd, CreateCq, CreateQp, CreateMr, CreateMw, RegisterMr,
                   RegisterMr, DeregisterMr, InitializeFastRegisterMr, BuildLam, ReleaseLam,
                   FastRegister, FastRegister, Invalidate, Bind, Read, Write, Write, Send, Receive,
-                  Flush, GetCqResults, GetCqResults, ArmCq, Connect, Disconnect, CloseObject>());
+                  DeferredChain, Flush, GetCqResults, GetCqResults, ArmCq, Connect, Disconnect,
+                  CloseObject>());
 }
 
 }  // namespace

@@ -84,9 +84,17 @@ PropertyOutcome check_property(const std::string& id, const conformance::Provide
         info = std::make_shared<NDK_ADAPTER_INFO>(probe.info());
     }
     const World initial = initial_world(info);
+    // The first failure as it happened, before shrinking: when a failure does not come back on
+    // replay (timing), it is the only record of it.
+    std::string first_failure;
     auto property = [&] {
         const auto sequence = *rc::state::gen::commands(initial, commands);
-        run_sequence(spec, initial, sequence, options);
+        try {
+            run_sequence(spec, initial, sequence, options);
+        } catch (const rc::detail::CaseResult& failure) {
+            if (first_failure.empty()) first_failure = failure.description;
+            throw;
+        }
     };
     rc::detail::TestMetadata metadata;
     metadata.id = id;
@@ -107,6 +115,9 @@ PropertyOutcome check_property(const std::string& id, const conformance::Provide
         const auto& failure = result.get<rc::detail::FailureResult>();
         outcome.sequences = failure.numSuccess;
         outcome.message = failure.description;
+        if (outcome.message.find("oracle:") == std::string::npos && !first_failure.empty())
+            outcome.message +=
+                "\nthe shrunk case passed when replayed; the first failure was:\n" + first_failure;
         std::smatch m;
         if (std::regex_search(outcome.message, m, std::regex(R"(\((\d+) calls after setup\))")))
             outcome.shrunk_calls = std::stoi(m[1]);

@@ -663,10 +663,14 @@ NDKCT_TEST(SharedReceiveQueue, ZeroThresholdKeepsTheArm, "ndk.srq.notify.zero_th
     EXPECT_EQ(await_notifications(session(), p.srq, 1), 1u);
 }
 
+// The target is a fast-registered region, the remote invalidation SMB Direct relies on:
+// NdkInvalidate accepts only fast-registered MRs and MWs (INV-01), and a region from NdkRegisterMr
+// is released with NdkDeregisterMr, so a consumer never names its token in NdkSendAndInvalidate.
 NDKCT_TEST(CompletionQueue, SendAndInvalidateEntries, "ndk.cq.results.send_and_invalidate",
            "CQ-RES-06", "CQ-RES-07", "CQ-RI-01", "SAI-01") {
     NDKCT_REQUIRE(NDKCT_VERSION_AT_LEAST(session().version(), 1, 2),
                   "NdkSendAndInvalidate (NDKPI 1.2)");
+    seed::Mappings mappings(session());
     auto pair = session().loopback_pair();
     ASSERT_TRUE(pair.connected) << pair.problem;
     auto out = session().buffer(PAGE_SIZE);
@@ -674,38 +678,54 @@ NDKCT_TEST(CompletionQueue, SendAndInvalidateEntries, "ndk.cq.results.send_and_i
     auto exposed = session().buffer(PAGE_SIZE);
     auto o = session().register_buffer(pair.pd, out, 0);
     auto i = session().register_buffer(pair.pd, in, NDK_MR_FLAG_ALLOW_LOCAL_WRITE);
-    auto e = session().register_buffer(
-        pair.pd, exposed, NDK_MR_FLAG_ALLOW_LOCAL_WRITE | NDK_MR_FLAG_ALLOW_REMOTE_WRITE);
-    ASSERT_STATUS(STATUS_SUCCESS, e.status);
+    // The receiving side (b) fast-registers `exposed` for remote writes.
+    auto& map = mappings.add(exposed);
+    ASSERT_TRUE(map.ok());
+    NDK_MR* fr = seed::fast_register_mr(session(), pair.pd, 1, true);
+    ASSERT_NE(fr, nullptr);
+    int fr_ctx;
+    const uint64_t base = seed::address_of(exposed);
+    ASSERT_STATUS(STATUS_SUCCESS,
+                  session().fast_register(pair.b, &fr_ctx, fr, map.pages, 0, PAGE_SIZE, base,
+                                          NDK_OP_FLAG_ALLOW_REMOTE_WRITE));
+    auto registered = session().drain(pair.cq, 1);
+    ASSERT_EQ(registered.size(), 1u);
+    ASSERT_STATUS(STATUS_SUCCESS, registered[0].Status);
+    const UINT32 token = session().remote_token(fr);
+
     int receive_ctx, send_ctx;
     NDK_SGE receive = Session::sge(in, 0, 512, i.local_token);
     ASSERT_STATUS(STATUS_SUCCESS, session().receive(pair.b, &receive_ctx, {&receive, 1}));
     NDK_SGE send = Session::sge(out, 0, 128, o.local_token);
     ASSERT_STATUS(STATUS_SUCCESS,
-                  session().send_and_invalidate(pair.a, &send_ctx, {&send, 1}, 0, e.remote_token));
+                  session().send_and_invalidate(pair.a, &send_ctx, {&send, 1}, 0, token));
     auto results = session().drain(pair.cq, 2);
     ASSERT_EQ(results.size(), 2u);
     for (const auto& r : results) {
         EXPECT_STATUS(STATUS_SUCCESS, r.Status);
         if (r.RequestContext == &receive_ctx) {
-            EXPECT_EQ(r.Type, NdkOperationTypeReceiveAndInvalidate);
-            EXPECT_EQ(static_cast<UINT32>(r.TypeSpecificCompletionOutput), e.remote_token);
+            EXPECT_EQ(r.Type, NdkOperationTypeReceiveAndInvalidate);                // CQ-RES-06
+            EXPECT_EQ(static_cast<UINT32>(r.TypeSpecificCompletionOutput), token);  // CQ-RES-07
             EXPECT_EQ(r.BytesTransferred, 128u);
         } else {
             EXPECT_EQ(r.RequestContext, &send_ctx);
             EXPECT_EQ(r.Type, NdkOperationTypeSend);
         }
     }
-    // The token is no longer valid on the receiving side: a write with it fails.
+    // SAI-01: the token is no longer valid on the receiving side: a write with it fails, and
+    // no byte of `exposed` changes.
+    seed::fill(exposed, 0x5A);
     NDK_SGE wsge = Session::sge(out, 0, 32, o.local_token);
     int write_ctx;
-    ASSERT_STATUS(STATUS_SUCCESS,
-                  session().write(pair.a, &write_ctx, {&wsge, 1},
-                                  reinterpret_cast<uint64_t>(exposed.data()), e.remote_token));
+    ASSERT_STATUS(STATUS_SUCCESS, session().write(pair.a, &write_ctx, {&wsge, 1}, base, token));
     auto after = session().drain(pair.cq, 1);
     ASSERT_EQ(after.size(), 1u);
     EXPECT_EQ(after[0].RequestContext, &write_ctx);
     EXPECT_TRUE(NT_ERROR(after[0].Status)) << spec::status_name(after[0].Status);
+    auto expected = session().buffer(PAGE_SIZE);
+    seed::fill(expected, 0x5A);
+    EXPECT_EQ(std::memcmp(exposed.data(), expected.data(), PAGE_SIZE), 0)
+        << "SAI-01: a write through an invalidated token changed the region";
 }
 
 NDKCT_TEST(CompletionQueue, ErrorsArmIgnoresOrdinaryEntries, "ndk.cq.notify.errors_only",

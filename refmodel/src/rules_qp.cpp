@@ -1368,8 +1368,8 @@ Verdict Model::observe_completion(ObjectId cq, const NDK_RESULT_EX& r, bool ex) 
             list.erase(it);
             retrieved(expected);  // CQ-GET-04: removed once; its queue slot is free again
             // A closed QP's last entry: it leaves the CQ index (after the loop over it).
-            const bool forget = o.life == Life::closed && q.initiator_pending.empty() &&
-                                q.receive_pending.empty();
+            const bool forget =
+                o.life == Life::closed && q.initiator_pending.empty() && q.receive_pending.empty();
             using Out = Completion::Outcome;
             const char* rule = outcome_rule(expected.type);
             bool landed = false;

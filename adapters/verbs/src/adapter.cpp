@@ -92,6 +92,68 @@ Registration::~Registration() {
     if (alias) munmap(alias, alias_bytes);
 }
 
+bool FastAlias::reserve(size_t count) {
+    if (base && pages == count) return true;
+    if (base) munmap(base, pages * PAGE_SIZE);
+    base = nullptr;
+    pages = 0;
+    mapped.clear();
+    void* at = mmap(nullptr, count * PAGE_SIZE, PROT_NONE,
+                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (at == MAP_FAILED) return false;
+    base = at;
+    pages = count;
+    mapped.reserve(count);
+    return true;
+}
+
+bool FastAlias::map(int memfd, const PFN_NUMBER* pfns, size_t count) {
+    if (count > pages) {
+        errno = EINVAL;
+        return false;
+    }
+    // The pages it holds already (the same LAM registered again): nothing to do. Pages beyond
+    // `count` may hold anything: they are outside the registration.
+    if (mapped.size() >= count && std::equal(pfns, pfns + count, mapped.begin())) return true;
+    for (size_t i = 0; i < count;) {
+        size_t run = 1;
+        while (i + run < count && pfns[i + run] == pfns[i] + run)
+            ++run;
+        void* at = static_cast<char*>(base) + i * PAGE_SIZE;
+        if (mmap(at, run * PAGE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, memfd,
+                 static_cast<off_t>(pfns[i]) << PAGE_SHIFT) == MAP_FAILED) {
+            mapped.clear();  // partly remapped: unknown from now on
+            return false;
+        }
+        i += run;
+    }
+    mapped.assign(pfns, pfns + count);
+    return true;
+}
+
+FastAlias::~FastAlias() {
+    if (base) munmap(base, pages * PAGE_SIZE);
+}
+
+Registration* register_alias(ibv_pd* pd, void* alias, uint32_t fbo, uint64_t length, uint64_t iova,
+                             int access) {
+    auto* r = new (std::nothrow) Registration;
+    if (!r) {
+        errno = ENOMEM;
+        return nullptr;
+    }
+    r->iova = iova;
+    r->length = length;
+    r->mr = ibv_reg_mr_iova(pd, static_cast<char*>(alias) + fbo, length, iova, access);
+    if (!r->mr) {
+        int e = errno;
+        delete r;
+        errno = e ? e : ENOMEM;
+        return nullptr;
+    }
+    return r;
+}
+
 Registration* register_pages(Adapter* a, ibv_pd* pd, const PFN_NUMBER* pfns, size_t count,
                              uint32_t fbo, uint64_t length, uint64_t iova, int access) {
     auto* r = new (std::nothrow) Registration;
@@ -701,14 +763,16 @@ void Adapter::maybe_finish_close(Life* o, std::unique_lock<std::mutex>&) {
     worker.post([this, o] {
         Life copy = *o;
         destroy(o);
+        // CLOSE-05: the close completion returns before the antecedents learn that this
+        // successor is gone, so none of their closes (inline ones on another thread included)
+        // can complete while it runs.
+        if (copy.close_pended && copy.close_completion) copy.close_completion(copy.close_context);
         std::unique_lock lock(mutex);
         for (Life* x : copy.antecedents)
             if (x) {
                 --x->successors;
                 maybe_finish_close(x, lock);
             }
-        lock.unlock();
-        if (copy.close_pended && copy.close_completion) copy.close_completion(copy.close_context);
     });
 }
 

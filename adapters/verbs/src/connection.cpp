@@ -138,8 +138,11 @@ NTSTATUS copy_address(Adapter* a, const sockaddr* real, int alias_family, PSOCKA
 }
 
 // Binds to the address; port 0 takes a free port of the ephemeral range 49152-65535 (CONN-07,
-// CONN-11, CONN-25; the kernel's own choice would come from ip_local_port_range). Returns 0 or
-// an errno (EADDRINUSE with a port given, EMFILE when the range is exhausted).
+// CONN-11, CONN-25; the kernel's own choice would come from ip_local_port_range, 32768-60999 by
+// default). Returns 0 or an errno (EADDRINUSE with a port given, EMFILE when the range is
+// exhausted). rdma_cm reports a port held by an id bound to the wildcard address (or a wildcard
+// bind on a port some id holds) as EADDRNOTAVAIL, which a specific address also gets when it is
+// not a local address at all: for those, a few EADDRNOTAVAIL in a row mean "not ours".
 int bind_address(rdma_cm_id* id, const sockaddr* address) {
     sockaddr_storage a{};
     std::memcpy(&a, address, address_length(address));
@@ -147,13 +150,21 @@ int bind_address(rdma_cm_id* id, const sockaddr* address) {
         return rdma_bind_addr(id, reinterpret_cast<sockaddr*>(&a)) == 0 ? 0 : errno;
     static thread_local std::minstd_rand random(std::random_device{}());
     constexpr uint32_t first = 49152, count = 65536 - 49152;
+    constexpr int kNotOursAfter = 8;
+    const bool wildcard = any_address(address);
     uint32_t start = random() % count;
+    int unavailable = 0;
     for (uint32_t k = 0; k < count; ++k) {
         set_port(reinterpret_cast<sockaddr*>(&a),
                  static_cast<uint16_t>(first + (start + k) % count));
         if (rdma_bind_addr(id, reinterpret_cast<sockaddr*>(&a)) == 0) return 0;
-        if (errno != EADDRINUSE && errno != EADDRNOTAVAIL) return errno;
-        if (errno == EADDRNOTAVAIL && k > 0) return errno;  // the address itself is not ours
+        int error = errno;
+        if (error == EADDRINUSE) {
+            unavailable = 0;
+            continue;
+        }
+        if (error != EADDRNOTAVAIL) return error;
+        if (!wildcard && ++unavailable >= kNotOursAfter) return error;  // the address is not ours
     }
     return EMFILE;
 }
@@ -243,16 +254,72 @@ void link_qp(Adapter* a, Connector* c, Qp* qp) {  // LIFE-TREE-06
     a->link_antecedent(&c->life, &qp->life);
 }
 
+// Drops the connector's link to an antecedent; a close of that antecedent waiting for it may
+// finish now (CLOSE-02). Caller holds the mutex.
+void release_antecedent(Adapter* a, Connector* c, Life* antecedent) {
+    a->unlink_antecedent(&c->life, antecedent);
+    std::unique_lock<std::mutex> held(a->mutex, std::adopt_lock);
+    a->maybe_finish_close(antecedent, held);
+    held.release();  // still held by the caller
+}
+
+// LIFE-TREE-06/07: an attempt that failed associates nothing any more; the QP is idle again and
+// the shared endpoint no longer waits for this connector. Caller holds the mutex.
+void release_qp_and_endpoint(Adapter* a, Connector* c) {
+    if (Qp* qp = c->qp) {
+        if (qp->conn.load() == Conn::connecting) qp->conn.store(Conn::idle);
+        if (qp->connector == c) qp->connector = nullptr;
+        c->qp = nullptr;
+        release_antecedent(a, c, &qp->life);
+    }
+    if (SharedEndpoint* e = c->endpoint) {
+        c->endpoint = nullptr;
+        release_antecedent(a, c, &e->life);
+    }
+}
+
 void fail_connect(Adapter* a, Connector* c, NTSTATUS status) {
     VERBS_TRACE("connector %p fails with 0x%08x (errno %d)", static_cast<void*>(c),
                 static_cast<unsigned>(status), errno);
     c->phase = Connector::Phase::failed;
-    if (c->qp && c->qp->conn.load() == Conn::connecting) c->qp->conn.store(Conn::idle);
     if (c->id) {
         c->stale_ids.push_back(c->id);  // destroyed off the event thread
         c->id = nullptr;
     }
+    release_qp_and_endpoint(a, c);
     complete(a, c, status);
+}
+
+bool same_endpoint(const sockaddr* x, const sockaddr* y) {
+    if (!x || !y || x->sa_family != y->sa_family || port_of(x) != port_of(y)) return false;
+    if (x->sa_family == AF_INET)
+        return reinterpret_cast<const sockaddr_in*>(x)->sin_addr.s_addr ==
+               reinterpret_cast<const sockaddr_in*>(y)->sin_addr.s_addr;
+    return std::memcmp(&reinterpret_cast<const sockaddr_in6*>(x)->sin6_addr,
+                       &reinterpret_cast<const sockaddr_in6*>(y)->sin6_addr, 16) == 0;
+}
+
+// CONN-12: is a connection (being set up or established) with this four-tuple open on the
+// adapter? rdma_cm does not ask: ids sharing a port through REUSEADDR (a shared endpoint's
+// connectors) may connect to the same destination twice. Caller holds the mutex.
+bool four_tuple_in_use(Adapter* a, const sockaddr* local, const sockaddr* remote) {
+    for (Life* o = a->objects; o; o = o->next) {
+        if (o->kind != Kind::connector || o->closing) continue;
+        auto* c = reinterpret_cast<Connector*>(reinterpret_cast<char*>(o) -
+                                               offsetof(Object<NDK_CONNECTOR>, life));
+        switch (c->phase) {
+            case Connector::Phase::idle:
+            case Connector::Phase::disconnected:
+            case Connector::Phase::failed:
+                continue;
+            default:
+                break;
+        }
+        if (c->id && same_endpoint(rdma_get_local_addr(c->id), local) &&
+            same_endpoint(rdma_get_peer_addr(c->id), remote))
+            return true;
+    }
+    return false;
 }
 
 // rdma_cm hands over the whole private-data area of the CM message, padded with zeros; no peer
@@ -276,6 +343,13 @@ NTSTATUS start_connect(Adapter* a, Connector* c, Qp* qp, const sockaddr* source,
     if (c->phase != Connector::Phase::idle && c->phase != Connector::Phase::failed)
         return STATUS_INVALID_DEVICE_STATE;  // the connector is in use (ours)
     if (qp->conn.load() != Conn::idle) return STATUS_INVALID_DEVICE_STATE;
+    sockaddr_storage dst;
+    bool aliased = to_device(a, destination, dst);
+    if (endpoint && four_tuple_in_use(a, reinterpret_cast<sockaddr*>(&endpoint->address),
+                                      reinterpret_cast<sockaddr*>(&dst))) {
+        VERBS_TRACE("connect refused inline: the four-tuple is in use (CONN-12)");
+        return STATUS_ADDRESS_ALREADY_EXISTS;  // CONN-12
+    }
     rdma_cm_id* id = new_id(a, c);
     if (!id) return STATUS_INSUFFICIENT_RESOURCES;
     auto drop = [&](NTSTATUS status) {
@@ -285,24 +359,30 @@ NTSTATUS start_connect(Adapter* a, Connector* c, Qp* qp, const sockaddr* source,
         return status;
     };
     if (endpoint) {
-        // CONN-14: the shared endpoint's address and port, shared with its other connectors.
+        // CONN-14: the shared endpoint's address and port, shared with its other connectors
+        // (the endpoint's own id allows REUSEADDR sharers once bound).
         int reuse = 1;
         rdma_set_option(id, RDMA_OPTION_ID, RDMA_OPTION_ID_REUSEADDR, &reuse, sizeof reuse);
         if (rdma_bind_addr(id, reinterpret_cast<sockaddr*>(&endpoint->address)) != 0)
             return drop(errno == EADDRINUSE ? STATUS_ADDRESS_ALREADY_EXISTS
                                             : errno_to_ntstatus(errno));
-    } else if (!any_address(source) || port_of(source) != 0) {
+    } else {
+        // Any address binds the wildcard address, on a port of 49152-65535 when none is given
+        // (CONN-11: rdma_resolve_addr would take one from the kernel's local port range).
         sockaddr_storage local;
         to_device(a, source, local);
+        if (any_address(source) && local.ss_family != dst.ss_family) {
+            // A loopback destination stands for the adapter's address of the other family
+            // (IPv6 carried over IPv4): the wildcard follows it.
+            uint16_t port = port_of(source);
+            std::memset(&local, 0, sizeof local);
+            local.ss_family = dst.ss_family;
+            set_port(reinterpret_cast<sockaddr*>(&local), port);
+        }
         if (int e = bind_address(id, reinterpret_cast<sockaddr*>(&local)); e != 0)
             return drop(bind_status(e, port_of(source) != 0));  // CONN-09, CONN-10, CONN-11
     }
-    // else: any address, any port. rdma_resolve_addr picks both (binding the wildcard address
-    // first would leave the id without a network device on loopback routes: ENODEV at route
-    // resolution), so the port comes from the kernel's range rather than 49152-65535.
     if (!on_our_device(a, id)) return drop(STATUS_INVALID_ADDRESS);  // CONN-10
-    sockaddr_storage dst;
-    bool aliased = to_device(a, destination, dst);
     if (rdma_resolve_addr(id, nullptr, reinterpret_cast<sockaddr*>(&dst), kResolveTimeoutMs) != 0)
         return drop(errno == EADDRINUSE ? STATUS_ADDRESS_ALREADY_EXISTS : errno_to_ntstatus(errno));
     c->id = id;
@@ -396,12 +476,20 @@ NTSTATUS verbs_create_shared_endpoint(NDK_ADAPTER* ndk, const PSOCKADDR address,
         delete e;
         return STATUS_INSUFFICIENT_RESOURCES;
     }
-    int reuse = 1;
-    rdma_set_option(e->id, RDMA_OPTION_ID, RDMA_OPTION_ID_REUSEADDR, &reuse, sizeof reuse);
+    // CONN-06, CONN-LST-04: the endpoint binds as a listener would, so that an address held by
+    // anyone (a listener, another shared endpoint, a connection) is a sharing violation; only
+    // once bound does it let its own connectors (REUSEADDR ids) share the address. rdma_cm
+    // lets any two REUSEADDR ids share a port, so an endpoint bound with REUSEADDR from the
+    // start would let a second endpoint onto the same address.
     sockaddr_storage local;
     if (to_device(a, address, local)) e->alias_family = address->sa_family;
-    if (int error = bind_address(e->id, reinterpret_cast<sockaddr*>(&local));
-        error != 0 || !on_our_device(a, e->id)) {
+    int error = bind_address(e->id, reinterpret_cast<sockaddr*>(&local));
+    int reuse = 1;
+    if (error == 0 &&
+        rdma_set_option(e->id, RDMA_OPTION_ID, RDMA_OPTION_ID_REUSEADDR, &reuse, sizeof reuse) != 0)
+        error = errno;
+    if (error != 0 || !on_our_device(a, e->id)) {
+        VERBS_TRACE("shared endpoint refused: errno %d", error);
         rdma_destroy_id(e->id);
         delete e;
         return error ? bind_status(error, port_of(address) != 0)
@@ -419,9 +507,12 @@ void destroy_connector(Connector* c) {
         std::lock_guard lock(c->life.adapter->mutex);
         if (c->qp && c->qp->connector == c) c->qp->connector = nullptr;
     }
+    VERBS_TRACE("destroying connector %p (id %p, %zu stale)", static_cast<void*>(c),
+                static_cast<void*>(c->id), c->stale_ids.size());
     if (c->id) rdma_destroy_id(c->id);
     for (rdma_cm_id* id : c->stale_ids)
         rdma_destroy_id(id);
+    VERBS_TRACE("destroyed connector %p", static_cast<void*>(c));
     delete c;
 }
 
@@ -451,6 +542,11 @@ void begin_close_connection(Life* o) {
         case Connector::Phase::resolving:
         case Connector::Phase::connecting:
         case Connector::Phase::accepting:
+            // The peer hears of it when the id is destroyed, once the close completed: rdma_cm
+            // then sends a REJ (CONN-17, CONN-21). An explicit rdma_reject now would not do:
+            // from REQ_SENT the REJ names no remote id (the peer drops it) and the REQ keeps
+            // being retransmitted, and after either one rdma_destroy_id blocks for many seconds
+            // (measured on rxe), holding up the worker.
             fail_connect(a, c, STATUS_CANCELLED);
             break;
         case Connector::Phase::incoming:
@@ -529,11 +625,14 @@ NTSTATUS complete_connect(Connector* c, NDK_FN_DISCONNECT_EVENT_CALLBACK* event,
     if (c->peer_disconnected) return STATUS_CONNECTION_ABORTED;  // CONN-17: the acceptor gave up
     uint32_t inbound = std::min(c->ird, c->peer_ord),
              outbound = std::min(c->ord, c->peer_ird);  // CONN-RL-02
-    if (int e = modify_qp(c->qp, c->id, IBV_QPS_RTR, inbound, outbound); e != 0)
-        return errno_to_ntstatus(e);
-    if (int e = modify_qp(c->qp, c->id, IBV_QPS_RTS, inbound, outbound); e != 0)
-        return errno_to_ntstatus(e);
-    if (rdma_establish(c->id) != 0) return errno_to_ntstatus(errno);
+    // CONN-17: rdma_cm refuses the QP attributes (EINVAL) and rdma_establish once the CM has
+    // processed the acceptor's REJ, possibly before its event reached us: the acceptor gave up.
+    auto failed = [](int e) -> NTSTATUS {
+        return e == EINVAL ? STATUS_CONNECTION_ABORTED : errno_to_ntstatus(e);
+    };
+    if (int e = modify_qp(c->qp, c->id, IBV_QPS_RTR, inbound, outbound); e != 0) return failed(e);
+    if (int e = modify_qp(c->qp, c->id, IBV_QPS_RTS, inbound, outbound); e != 0) return failed(e);
+    if (rdma_establish(c->id) != 0) return failed(errno);
     c->disconnect_event = event;  // CONN-DISC-02/03
     c->disconnect_event_ex = event_ex;
     c->disconnect_context = event_context;
@@ -626,8 +725,19 @@ NTSTATUS accept(Connector* c, Qp* qp, ULONG inbound, ULONG outbound, const void*
     c->ird = std::min<uint32_t>(inbound, a->info.MaxInboundReadLimit);  // CONN-RL-01
     c->ord = std::min<uint32_t>(outbound, a->info.MaxOutboundReadLimit);
     uint32_t in = std::min(c->ird, c->peer_ord), out = std::min(c->ord, c->peer_ird);  // CONN-RL-02
-    for (ibv_qp_state state : {IBV_QPS_INIT, IBV_QPS_RTR, IBV_QPS_RTS})
-        if (int e = modify_qp(qp, c->id, state, in, out); e != 0) return errno_to_ntstatus(e);
+    // CONN-21: rdma_cm refuses the QP attributes and rdma_accept (EINVAL) once the CM has
+    // processed the requester's REJ (it gave up), possibly before its event reached us.
+    auto failed = [&](int e) -> NTSTATUS {
+        if (e != EINVAL) return errno_to_ntstatus(e);
+        c->phase = Connector::Phase::failed;
+        return STATUS_CONNECTION_ABORTED;
+    };
+    for (ibv_qp_state state : {IBV_QPS_INIT, IBV_QPS_RTR, IBV_QPS_RTS}) {
+        if (int e = modify_qp(qp, c->id, state, in, out); e != 0) {
+            if (state == IBV_QPS_RTS) move_qp_to_error(qp);  // RTR cannot go back to INIT
+            return failed(e);
+        }
+    }
     rdma_conn_param param{};
     param.private_data = data;
     param.private_data_len = static_cast<uint8_t>(data_length);
@@ -637,7 +747,7 @@ NTSTATUS accept(Connector* c, Qp* qp, ULONG inbound, ULONG outbound, const void*
     param.rnr_retry_count = 7;
     param.qp_num = qp->qp->qp_num;
     if (rdma_accept(c->id, &param) != 0) {
-        NTSTATUS status = errno_to_ntstatus(errno);
+        NTSTATUS status = failed(errno);
         move_qp_to_error(qp);
         return status;
     }
@@ -686,7 +796,7 @@ NTSTATUS verbs_reject(NDK_CONNECTOR* ndk, const PVOID data, ULONG data_length) {
     if (!c->id || rdma_reject(c->id, data, static_cast<uint8_t>(data_length)) != 0)
         return STATUS_CONNECTION_ABORTED;
     c->phase = Connector::Phase::failed;
-    if (c->qp && c->qp->conn.load() == Conn::connecting) c->qp->conn.store(Conn::idle);
+    release_qp_and_endpoint(a, c);  // CONN-24: the active side's QP is no longer associated
     return STATUS_SUCCESS;
 }
 
@@ -779,6 +889,15 @@ void deliver_disconnect(Adapter* a, Connector* c) {  // CONN-DISC-02/03: once
         a->schedule(&c->life, [plain, context] { plain(context); });
 }
 
+// CONN-RL-02: the peer's read limits. The CM hands them over already turned to this side's view
+// (ib_cm swaps the REQ's and REP's fields): the event's responder_resources is the peer's
+// initiator depth (its outbound limit, what this side must serve) and its initiator_depth the
+// peer's responder resources (its inbound limit, what this side may issue).
+void take_peer_read_limits(Connector* c, const rdma_conn_param& p) {
+    c->peer_ord = p.responder_resources;
+    c->peer_ird = p.initiator_depth;
+}
+
 void on_connect_request(Adapter* a, Listener* l, rdma_cm_event* event,
                         std::vector<rdma_cm_id*>& destroy) {
     rdma_cm_id* child = event->id;
@@ -803,8 +922,7 @@ void on_connect_request(Adapter* a, Listener* l, rdma_cm_event* event,
     c->phase = Connector::Phase::incoming;
     copy_private_data(c->peer_private_data, event->param.conn,
                       a->info.MaxCallerData);  // CONN-27, CONN-PD-08
-    c->peer_ird = event->param.conn.responder_resources;
-    c->peer_ord = event->param.conn.initiator_depth;
+    take_peer_read_limits(c, event->param.conn);
     c->have_connection_data = true;
     a->adopt_locked(&c->life, {&l->life});  // LIFE-TREE-08
     auto* callback = l->connect_event;
@@ -866,8 +984,7 @@ void Adapter::on_cm_event(rdma_cm_event* event) {
                         if (c->phase != Connector::Phase::connecting) break;
                         copy_private_data(c->peer_private_data, event->param.conn,
                                           info.MaxCalleeData);
-                        c->peer_ird = event->param.conn.responder_resources;
-                        c->peer_ord = event->param.conn.initiator_depth;
+                        take_peer_read_limits(c, event->param.conn);
                         c->have_connection_data = true;
                         c->phase = Connector::Phase::connected_pending_complete;
                         complete(this, c, STATUS_SUCCESS);
@@ -893,6 +1010,8 @@ void Adapter::on_cm_event(rdma_cm_event* event) {
                         } else if (c->phase == Connector::Phase::incoming) {
                             c->phase = Connector::Phase::failed;  // CONN-21, CONN-23: the requester
                                                                   // gave up
+                        } else if (c->phase == Connector::Phase::connected_pending_complete) {
+                            c->peer_disconnected = true;  // CONN-17: the acceptor gave up
                         }
                         break;
                     case RDMA_CM_EVENT_ADDR_ERROR:

@@ -142,6 +142,8 @@ NTSTATUS verbs_initialize_fast_register_mr(NDK_MR* ndk, ULONG pages, BOOLEAN rem
     // (IFR-APC-04: FRMRPageCount is far below it).
     if (uint64_t{pages} * PAGE_SIZE > a->info.MaxRegistrationSize)
         return STATUS_IMPLEMENTATION_LIMIT;
+    // The range every NdkFastRegister of this MR maps its pages into (FastAlias).
+    if (!mr->alias.reserve(pages)) return STATUS_INSUFFICIENT_RESOURCES;
     mr->max_pages = pages;
     mr->remote_access = remote_access != 0;  // IFR-RA-01/02
     mr->phase.store(Mr::Phase::initialized);

@@ -964,8 +964,10 @@ NTSTATUS verbs_fast_register(NDK_QP* ndk, PVOID context, NDK_MR* ndk_mr, ULONG p
         // remote ones (SAI-01: the window's key can be invalidated by a peer).
         bool windowed = remote && mr->fr_window && !mr->fr_window_bound.load();
         Registration* r =
-            register_pages(a, mr->pd->pd, pfns, page_count, fbo, length, base,
-                           windowed ? (access & ~remote) | IBV_ACCESS_MW_BIND : access);
+            mr->alias.map(a->memory.MemFd, pfns, page_count)
+                ? register_alias(mr->pd->pd, mr->alias.base, fbo, length, base,
+                                 windowed ? (access & ~remote) | IBV_ACCESS_MW_BIND : access)
+                : nullptr;
         if (!r)
             return refuse(
                 qp, errno == EINVAL ? STATUS_INVALID_PARAMETER : STATUS_INSUFFICIENT_RESOURCES);

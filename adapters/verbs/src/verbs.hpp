@@ -112,7 +112,8 @@ class Worker {
 // dereferenced: RMR-VA-03, LAM-VA-01) registered at the NDK address with ibv_reg_mr_iova.
 struct Registration {
     ibv_mr* mr = nullptr;
-    void* alias = nullptr;  // page-aligned start of the alias mapping
+    void* alias =
+        nullptr;  // page-aligned start of the alias mapping, when the registration owns it
     size_t alias_bytes = 0;
     uint64_t iova = 0;  // the region's NDK virtual address
     uint64_t length = 0;
@@ -123,6 +124,26 @@ struct Registration {
 // failure.
 Registration* register_pages(Adapter* a, ibv_pd* pd, const PFN_NUMBER* pfns, size_t count,
                              uint32_t fbo, uint64_t length, uint64_t iova, int access);
+
+// The alias of a fast-register MR: a range reserved once for AdapterPageCount pages
+// (NdkInitializeFastRegisterMr) into which each NdkFastRegister maps its pages with MAP_FIXED,
+// and not at all when they are the pages it holds already. Kept until the MR closes: no mmap and
+// munmap per fast registration (a munmap costs a TLB shootdown). A registration keeps its
+// physical pages pinned, so a retired one still reaches its own pages after a later
+// NdkFastRegister has remapped the range.
+struct FastAlias {
+    void* base = nullptr;
+    size_t pages = 0;                // reserved
+    std::vector<PFN_NUMBER> mapped;  // what the range holds now, page by page
+    bool reserve(size_t count);      // errno on failure
+    bool map(int memfd, const PFN_NUMBER* pfns, size_t count);  // errno on failure
+    ~FastAlias();
+};
+
+// Registers [alias + fbo, + length) of an alias mapped already (a FastAlias); the registration
+// does not own the mapping.
+Registration* register_alias(ibv_pd* pd, void* alias, uint32_t fbo, uint64_t length, uint64_t iova,
+                             int access);
 
 struct Pd : Object<NDK_PD> {
     ibv_pd* pd = nullptr;
@@ -147,6 +168,7 @@ struct Mr : Object<NDK_MR> {
     uint32_t max_pages = 0;      // NdkInitializeFastRegisterMr AdapterPageCount
     bool remote_access = false;  // NdkInitializeFastRegisterMr RemoteAccess
     uint32_t fr_flags = 0;       // the last NdkFastRegister's flags
+    FastAlias alias;             // fast-register MRs: where the LAM's pages are mapped
     // The registration in force. A fast-register MR's previous registration is retired by
     // NdkInvalidate and deregistered when that request's completion is reaped, so that requests
     // posted before the invalidation still find it (in order with the QP's other requests).

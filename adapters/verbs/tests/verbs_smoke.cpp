@@ -13,6 +13,7 @@
 #include <condition_variable>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -66,6 +67,17 @@ struct Events {
     int notifications = 0;
     int disconnects = 0;
 };
+// Callback contexts live until the process ends. The provider may call a connector's disconnect
+// callback (or a CQ's, an SRQ's, a listener's) until that object or the adapter is closed, and
+// the fixture closes the adapter in TearDown, after the test body's locals are gone: a Pair on
+// the test's stack whose passive connector was still open got its disconnect callback on the
+// worker after the test returned, locking a mutex in a dead stack frame (std::system_error
+// "Invalid argument" from pthread_mutex_lock, uncaught on the worker: the smoke test's abort).
+Events& new_events() {
+    static std::deque<Events> all;  // references stay valid as it grows
+    return all.emplace_back();
+}
+
 void on_cq(void* c, NTSTATUS) {
     auto* e = static_cast<Events*>(c);
     std::lock_guard l(e->m);
@@ -197,7 +209,7 @@ class Verbs : public ::testing::Test {
         NDK_QP* b = nullptr;
         NDK_CONNECTOR *active = nullptr, *passive = nullptr;
         NDK_LISTENER* listener = nullptr;
-        Events events;
+        Events& events = new_events();
     };
     void connect(Pair& p, const sockaddr* address, ULONG length, ULONG depth = 64,
                  ULONG inline_size = 0, NDK_PD* shared_pd = nullptr) {
@@ -541,8 +553,9 @@ TEST_F(Verbs, SendAndInvalidateOfABadTokenBreaksTheConnection) {
         if (ctx_id(x) == 1)
             EXPECT_NE(x.Status, STATUS_SUCCESS) << "the receive of a bad invalidation succeeded";
         else if (x.Status == STATUS_SUCCESS)
-            std::printf("finding: SAI-02: the sender's send-and-invalidate of a bad token "
-                        "succeeded (rxe acknowledges it; IB answers with a NAK)\n");
+            std::printf(
+                "finding: SAI-02: the sender's send-and-invalidate of a bad token "
+                "succeeded (rxe acknowledges it; IB answers with a NAK)\n");
     }
     NDK_SGE e = sge(src, 0, 8);
     auto start = std::chrono::steady_clock::now();
@@ -759,7 +772,7 @@ TEST_F(Verbs, FlushedFastRegistrationIsRolledBack) {
 TEST_F(Verbs, SrqReceivesCarryTheirQpContextAndNotify) {
     Pair p;
     connect(p);  // a and b exist; a third pair of QPs uses an SRQ
-    Events srq_events;
+    Events& srq_events = new_events();
     NDK_SRQ* srq = nullptr;
     ASSERT_EQ(table(p.pd).NdkCreateSrq(
                   p.pd, 16, 2, 0, [](void* c, NTSTATUS) { on_cq(c, STATUS_SUCCESS); }, &srq_events,
@@ -881,7 +894,7 @@ TEST_F(Verbs, Ipv6LoopbackConnects) {
 }
 
 TEST_F(Verbs, ListenerPortZeroIsEphemeralAndRejectCarriesData) {
-    Events events;
+    Events& events = new_events();
     NDK_LISTENER* l = nullptr;
     ASSERT_EQ(table(adapter).NdkCreateListener(adapter, on_connect_event, &events, on_create,
                                                nullptr, &l),
@@ -1215,7 +1228,7 @@ TEST_F(Verbs, TwoAdaptersConnectToEachOther) {
     EXPECT_EQ(info2.Version.Major, 1);
     EXPECT_EQ(info2.Version.Minor, 2) << "major 1 runs at our highest minor, 1.2 (VER-02)";
     // A listener on the second adapter, a connector on the first.
-    Events events;
+    Events& events = new_events();
     NDK_LISTENER* l = nullptr;
     ASSERT_EQ(
         table(second).NdkCreateListener(second, on_connect_event, &events, on_create, nullptr, &l),
@@ -1361,7 +1374,7 @@ TEST_F(Verbs, AddressErrors) {
     foreign.sin_family = AF_INET;
     inet_pton(AF_INET, "192.0.2.1", &foreign.sin_addr);  // TEST-NET-1: nobody's
     NDK_LISTENER* l = nullptr;
-    Events events;
+    Events& events = new_events();
     ASSERT_EQ(table(adapter).NdkCreateListener(adapter, on_connect_event, &events, on_create,
                                                nullptr, &l),
               STATUS_SUCCESS);

@@ -191,6 +191,9 @@ struct CqState {
     // Arming (CQ-NOT-*): -1 = not armed, else NDK_CQ_NOTIFY_* (combined per CQ-NOT-04).
     int armed = -1;
     bool new_since_notification = false;
+    // Check mode: arms that came while the previous arm's notification was owed; each such
+    // notification may still arrive after the new arm's (CQ-NOT-01 tolerance, commit of ArmCq).
+    uint32_t notifications_in_flight = 0;
     bool overrun = false;  // CQ-STATUS-01: STATUS_BUFFER_OVERFLOW, CQ and its QPs dead
     bool failed = false;   // overrun or fatal (CQ-STATUS-02/03): no further completions
     NTSTATUS failure = STATUS_SUCCESS;          // the CqStatus it failed with
