@@ -343,6 +343,12 @@ void Sut::teardown(const World& w) {
     for (auto& lam : lams)
         if (lam && lam->done.ok()) session.release_lam(*lam);
     check("teardown: NdkReleaseLam of every LAM");
+    // The quiescent point: nothing may call back once the adapter is closed, so whatever comes
+    // now is a stray callback of this sequence; a short wait lets a late one arrive (a replayed
+    // counterexample then fails again).
+    session.close_adapter();
+    if (options.quiet.count() > 0) std::this_thread::sleep_for(options.quiet);
+    check("teardown: CloseNdkAdapter");
 }
 
 void Sut::reap_closes() {

@@ -120,6 +120,9 @@ struct MrRecord {
 
 struct SutOptions {
     std::chrono::milliseconds drain_timeout{1000};  // how long teardown waits for completions
+    // After the adapter closed (CLOSE-ADP-01: no callback after that), how long teardown waits
+    // for a stray callback still on its way (GEN-ASYNC-03, GEN-CB-03) before the last check.
+    std::chrono::microseconds quiet{1000};
 };
 
 // The system under test: a Session on the provider, and the slots' real objects.

@@ -47,6 +47,7 @@ const PropertyOptions& PropertyOptions::from_command_line() {
                 o.callback_timeout = std::chrono::milliseconds(v);
             if (number_flag(arg, "ndkct_drain_ms", v))
                 o.drain_timeout = std::chrono::milliseconds(v);
+            if (number_flag(arg, "ndkct_quiet_us", v)) o.quiet = std::chrono::microseconds(v);
             if (arg == "--ndkct_no_shrink") o.shrink = false;
         }
         return o;
@@ -64,7 +65,7 @@ conformance::SessionOptions session_options(const PropertyOptions& options) {
 size_t run_sequence(const conformance::ProviderSpec& spec, const World& initial,
                     const rc::state::Commands<Command>& commands, const PropertyOptions& options) {
     Session session(spec, session_options(options));
-    Sut sut(session, SutOptions{options.drain_timeout});
+    Sut sut(session, SutOptions{options.drain_timeout, options.quiet});
     sut.setup();
     World state = initial;
     for (const auto& command : commands) {

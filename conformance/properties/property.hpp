@@ -25,10 +25,12 @@ struct PropertyOptions {
     int max_size = 50;  // a sequence has 1..max_size+1 commands (RapidCheck's size)
     std::chrono::milliseconds callback_timeout{5000};
     std::chrono::milliseconds drain_timeout{1000};
+    std::chrono::microseconds quiet{1000};  // SutOptions::quiet
     bool shrink = true;
 
     // --ndkct_seed=N --ndkct_tests=N --ndkct_size=N --ndkct_callback_ms=N --ndkct_drain_ms=N
-    // --ndkct_no_shrink, read from the command line (unknown to gtest, so left for us).
+    // --ndkct_quiet_us=N --ndkct_no_shrink, read from the command line (unknown to gtest, so left
+    // for us).
     static const PropertyOptions& from_command_line();
 };
 

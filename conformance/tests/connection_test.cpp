@@ -707,7 +707,19 @@ NDKCT_TEST(Connection, AcceptAfterTheConnectingPeerGaveUpFails,
         started(session().connect_async(active.object, t.a, as_sockaddr(address), sizeof address)));
     NDK_CONNECTOR* passive = session().wait_connect_event(listener.object);
     ASSERT_TRUE(passive);
-    EXPECT_STATUS(STATUS_SUCCESS, session().close(active.object).final_status);
+    Done closed = session().close(active.object);
+    if (closed.final_status == STATUS_PENDING) {
+        // CLOSE-08: nothing but the pending connect can hold this close, and only the close
+        // itself would end that connect (the peer does nothing until the test accepts).
+        model::Verdict v;
+        v.add({{"CLOSE-08"},
+               "the connector's close did not complete: it waits for its pending NdkConnect "
+               "instead of cancelling it",
+               false});
+        session().report(std::move(v));
+        return;  // the rest needs the connect cancelled
+    }
+    EXPECT_STATUS(STATUS_SUCCESS, closed.final_status);
     Done connected = session().wait_connect(active.object);
     EXPECT_FALSE(connected.ok()) << "the cancelled connect does not succeed";
     std::this_thread::sleep_for(std::chrono::milliseconds(100));  // the abort crosses the network

@@ -114,8 +114,11 @@ NDKCT_TEST(Threading, CallsFromInsideANotificationCallbackDoNotBlock,
                                     static_cast<ULONG>(NDK_LOGICAL_ADDRESS_MAPPING_SIZE(2)));
             return inner_lam.done.status;
         });
+        // On b: a was just flushed, and the docs do not say whether a QP takes new work after
+        // NdkFlush (FLS-01..03 speak only of the requests pending then), so this test, about
+        // IRQL, does not depend on it.
         timed("NdkFastRegister", [&] {
-            return session().fast_register(pair.a, &fr_context, fast, seed::first(mapped.pages, 2),
+            return session().fast_register(pair.b, &fr_context, fast, seed::first(mapped.pages, 2),
                                            0, 2 * PAGE_SIZE, seed::address_of(memory));
         });
         done = true;
@@ -129,12 +132,36 @@ NDKCT_TEST(Threading, CallsFromInsideANotificationCallbackDoNotBlock,
     ASSERT_STATUS(STATUS_SUCCESS, session().receive(pair.a, nullptr, {&sge, 1}));
     session().flush(pair.a);
     trigger_judged = true;
-    ASSERT_TRUE(wait_until(done))
-        << "GEN-IRQL-01: the calls made inside the notification callback did not all "
-           "return (a provider blocking at DISPATCH_LEVEL deadlocks here)";
+    // GEN-IRQL-01 and each function's IRQL rule: a call that blocked inside the callback is a
+    // verdict of its own (the oracle's list), whatever the test asserts next.
+    const std::map<std::string, const char*> irql_rule = {
+        {"NdkRegisterMr", "RMR-IRQL-01"},
+        {"NdkInitializeFastRegisterMr", "IFR-IRQL-01"},
+        {"NdkCreateQp", "CQP-IRQL-01"},
+        {"NdkBuildLam", "LAM-IRQL-01"},
+        {"NdkFastRegister", "FR-IRQL-01"}};
+    if (!wait_until(done)) {
+        model::Verdict v;
+        v.add({{"GEN-IRQL-01"},
+               "the calls made inside a CQ notification callback did not all return within 10 s",
+               false});
+        session().report(std::move(v));
+    }
+    ASSERT_TRUE(done) << "GEN-IRQL-01: the calls made inside the notification callback did not "
+                         "all return (a provider blocking at DISPATCH_LEVEL deadlocks here)";
     session().hook_events(pair.cq, nullptr);
     for (const auto& [name, duration] : took) {
-        EXPECT_LT(duration, kWatchdog) << name << " blocked inside a callback (GEN-IRQL-01)";
+        if (duration >= kWatchdog) {
+            auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(duration).count();
+            model::Verdict v;
+            v.add({{"GEN-IRQL-01", irql_rule.at(name)},
+                   name + " took " + std::to_string(ms) +
+                       " ms inside a CQ notification callback (it may not block there; the "
+                       "watchdog is " +
+                       std::to_string(kWatchdog.count()) + " ms)",
+                   false});
+            session().report(std::move(v));
+        }
         NTSTATUS s = returned[name];
         EXPECT_TRUE(s == STATUS_SUCCESS || s == STATUS_PENDING)
             << name << ": " << spec::status_name(s);

@@ -66,9 +66,9 @@ const std::map<std::string, Outside, std::less<>> kCheckedByTheHarness = {
     {"GEN-MAND-01", {"no NULL dispatch member: the harness's check_object", "GEN-MAND-01"}},
     {"VER-03", {"Header.Version of each object: the harness's check_object", "VER-03"}},
     {"GEN-CREATE-05",
-     {"the provider never rereads Dispatch: only a harness that overwrites it can tell; not "
-      "checked yet",
-      ""}},
+     {"the provider never rereads Dispatch: only a harness that overwrites it can tell; the "
+      "harness's DispatchTrap (dispatch_trap.cpp) does",
+      "GEN-CREATE-05"}},
     {"GEN-CREATE-07",
      {"Header.NdkReserved zeroed and left alone: the harness's check_object and close_async",
       "GEN-CREATE-07"}},

@@ -1336,16 +1336,47 @@ TEST_F(Verbs, SharedEndpointCarriesTwoConnectionsAndAddressesInUseAreRefused) {
               STATUS_SUCCESS);
     EXPECT_EQ(shown.sin_addr.s_addr, htonl(INADDR_LOOPBACK));
     EXPECT_GE(ntohs(shown.sin_port), 49152);
+    // A second listener on another port: one endpoint's two connections need two four-tuples.
+    NDK_LISTENER* other = nullptr;
+    ASSERT_EQ(table(adapter).NdkCreateListener(adapter, on_connect_event, &p.events, on_create,
+                                               nullptr, &other),
+              STATUS_SUCCESS);
+    sockaddr_in any_port{};
+    any_port.sin_family = AF_INET;
+    any_port.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    Waiter ow;
+    ASSERT_EQ(finish(table(other).NdkListen(other, reinterpret_cast<sockaddr*>(&any_port),
+                                            sizeof any_port, on_request, &ow),
+                     ow),
+              STATUS_SUCCESS);
+    sockaddr_in at_other{};
+    ULONG at_other_length = sizeof at_other;
+    ASSERT_EQ(table(other).NdkGetLocalAddress(other, reinterpret_cast<sockaddr*>(&at_other),
+                                              &at_other_length),
+              STATUS_SUCCESS);
+    sockaddr_in targets[2] = {at, at_other};
     for (int k = 0; k < 2; ++k) {
+        if (k == 1) {
+            // CONN-12: the first connection's four-tuple again is refused.
+            NDK_QP* q = qp(p.pd, p.cq);
+            NDK_CONNECTOR* c = nullptr;
+            ASSERT_EQ(table(adapter).NdkCreateConnector(adapter, on_create, nullptr, &c),
+                      STATUS_SUCCESS);
+            Waiter cw;
+            NTSTATUS s = table(c).NdkConnectWithSharedEndpoint(
+                c, q, endpoint, reinterpret_cast<sockaddr*>(&at), at_length, 0, 0, nullptr, 0,
+                on_request, &cw);
+            EXPECT_EQ(finish(s, cw), STATUS_ADDRESS_ALREADY_EXISTS);
+        }
         NDK_QP* q = qp(p.pd, p.cq);
         NDK_QP* peer = qp(p.pd, p.cq);
         NDK_CONNECTOR* c = nullptr;
         ASSERT_EQ(table(adapter).NdkCreateConnector(adapter, on_create, nullptr, &c),
                   STATUS_SUCCESS);
         Waiter cw, aw, ccw;
-        NTSTATUS s =
-            table(c).NdkConnectWithSharedEndpoint(c, q, endpoint, reinterpret_cast<sockaddr*>(&at),
-                                                  at_length, 0, 0, nullptr, 0, on_request, &cw);
+        NTSTATUS s = table(c).NdkConnectWithSharedEndpoint(
+            c, q, endpoint, reinterpret_cast<sockaddr*>(&targets[k]), sizeof targets[k], 0, 0,
+            nullptr, 0, on_request, &cw);
         ASSERT_TRUE(s == STATUS_PENDING || s == STATUS_SUCCESS) << std::hex << s;
         NDK_CONNECTOR* passive = nullptr;
         {

@@ -7,11 +7,11 @@
 namespace ndkct::faulty {
 namespace {
 
-NTSTATUS get_connection_data(NDK_CONNECTOR* connector, ULONG* inbound, ULONG* outbound,
-                             PVOID data, ULONG* length) {
+NTSTATUS get_connection_data(NDK_CONNECTOR* connector, ULONG* inbound, ULONG* outbound, PVOID data,
+                             ULONG* length) {
     ULONG given = length ? *length : 0;
-    NTSTATUS status = base().connector.NdkGetConnectionData(connector, inbound, outbound, data,
-                                                            length);
+    NTSTATUS status =
+        base().connector.NdkGetConnectionData(connector, inbound, outbound, data, length);
     if (!data || !length || (status != STATUS_SUCCESS && status != STATUS_BUFFER_TOO_SMALL))
         return status;
     ULONG rds = *length;

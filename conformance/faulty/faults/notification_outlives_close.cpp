@@ -19,7 +19,9 @@ struct Notification {
 // One worker for the process (leaked on purpose: it may still run at exit).
 class Worker {
   public:
-    Worker() { std::thread([this] { run(); }).detach(); }
+    Worker() {
+        std::thread([this] { run(); }).detach();
+    }
     void post(Notification n, NTSTATUS status) {
         {
             std::lock_guard lock(mutex_);

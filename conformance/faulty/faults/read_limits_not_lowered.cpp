@@ -33,9 +33,8 @@ NTSTATUS connect_shared(NDK_CONNECTOR* c, NDK_QP* qp, NDK_SHARED_ENDPOINT* endpo
                         const PVOID data, ULONG data_length, NDK_FN_REQUEST_COMPLETION* done,
                         PVOID context) {
     asked(c, inbound, outbound);
-    return base().connector.NdkConnectWithSharedEndpoint(c, qp, endpoint, dst, dst_length, inbound,
-                                                         outbound, data, data_length, done,
-                                                         context);
+    return base().connector.NdkConnectWithSharedEndpoint(
+        c, qp, endpoint, dst, dst_length, inbound, outbound, data, data_length, done, context);
 }
 
 NTSTATUS accept(NDK_CONNECTOR* c, NDK_QP* qp, ULONG inbound, ULONG outbound, const PVOID data,
