@@ -10,7 +10,7 @@ foreach(_var PROGRAM PROVIDER FILTER RULE MAX_CALLS)
 endforeach()
 execute_process(
   COMMAND ${PROGRAM} --provider=${PROVIDER} --gtest_filter=${FILTER} --ndkct_tests=300
-          --ndkct_callback_ms=500 --ndkct_drain_ms=300
+          --ndkct_callback_ms=500 --ndkct_drain_ms=300 --ndkct_quiet_us=20000
   OUTPUT_VARIABLE _out ERROR_VARIABLE _err RESULT_VARIABLE _rc)
 message("${_out}${_err}")
 if(_rc EQUAL 0)

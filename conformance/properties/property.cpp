@@ -118,9 +118,10 @@ PropertyOutcome check_property(const std::string& id, const conformance::Provide
         outcome.message = failure.description;
         if (outcome.message.find("oracle:") == std::string::npos && !first_failure.empty())
             outcome.message +=
-                "\nthe shrunk case passed when replayed; the first failure was:\n" + first_failure;
+                "\nthe shrunk case passed when replayed; the first failure (not shrunk) was:\n" +
+                std::regex_replace(first_failure, std::regex("minimal sequence \\("), "sequence (");
         std::smatch m;
-        if (std::regex_search(outcome.message, m, std::regex(R"(\((\d+) calls after setup\))")))
+        if (std::regex_search(failure.description, m, std::regex(R"(\((\d+) calls after setup\))")))
             outcome.shrunk_calls = std::stoi(m[1]);
         rc::detail::Configuration replay;
         replay.reproduce[id] = failure.reproduce;

@@ -159,21 +159,15 @@ void Model::observe_cq_notification(ObjectId cq_id, NTSTATUS status, Verdict& v)
     if (mode_ == Mode::check) {
         if (!cq->has_notification)
             v.add({{"CQ-NOT-12"}, "a CQ created without a notification callback was notified"});
-        // An earlier arm's notification, late (commit of ArmCq): it explains a notification no
-        // outstanding arm does (none, or an NDK_CQ_NOTIFY_ERRORS arm, which stays).
-        if (status == STATUS_SUCCESS && cq->notifications_in_flight > 0 &&
-            (cq->armed < 0 || cq->armed == NDK_CQ_NOTIFY_ERRORS)) {
-            --cq->notifications_in_flight;
-            return;
-        }
         if (status == STATUS_SUCCESS) {
-            if (cq->armed < 0)  // CQ-NOT-01, CQ-NOT-06
-                v.add({{"CQ-NOT-01", "CQ-NOT-06"},
-                       "a CQ notification came without an outstanding arm"});
+            Verdict unexplained;  // what this notification breaks if the outstanding arm is its
+            if (cq->armed < 0)    // CQ-NOT-01, CQ-NOT-06
+                unexplained.add({{"CQ-NOT-01", "CQ-NOT-06"},
+                                 "a CQ notification came without an outstanding arm"});
             else if (cq->armed == NDK_CQ_NOTIFY_ERRORS)  // CQ-NOT-05
-                v.add({{"CQ-NOT-05"},
-                       "an NDK_CQ_NOTIFY_ERRORS arm was notified with STATUS_SUCCESS, "
-                       "as if by an ordinary entry"});
+                unexplained.add({{"CQ-NOT-05"},
+                                 "an NDK_CQ_NOTIFY_ERRORS arm was notified with STATUS_SUCCESS, "
+                                 "as if by an ordinary entry"});
             else {
                 // CQ-NOT-08 lets an arm fire for entries already there; with none at all, and
                 // nothing satisfying the arm since the last notification, it had no cause.
@@ -187,10 +181,17 @@ void Model::observe_cq_notification(ObjectId cq_id, NTSTATUS status, Verdict& v)
                 bool cause = cq->armed == NDK_CQ_NOTIFY_ANY ? cq->new_since_notification
                                                             : cq->solicited_since_notification;
                 if (!cause && !queued)
-                    v.add(
+                    unexplained.add(
                         {{cq->armed == NDK_CQ_NOTIFY_ANY ? "CQ-NOT-09" : "CQ-NOT-10", "CQ-NOT-11"},
                          "a CQ notification came with nothing that satisfies its arm"});
             }
+            // An earlier arm's notification, late (commit of ArmCq), explains one that the
+            // outstanding arm does not; that arm then stays.
+            if (!unexplained.clean() && cq->notifications_in_flight > 0) {
+                --cq->notifications_in_flight;
+                return;
+            }
+            v.merge(std::move(unexplained));
         } else if (status == STATUS_BUFFER_OVERFLOW) {
             // CQ-CREATE-04, CQ-RESIZE-04: CqDepth entries fit without an overrun. The provider's
             // CQ holds at most what the model still expects there.
