@@ -99,6 +99,9 @@ void Model::commit(const calls::ArmCq& c, const Observed&, Applied&, Stage) {
     // after it); this arm may then fire again for the entries there (CQ-NOT-02, CQ-NOT-08). One
     // notification more than the arms the oracle counts is therefore no CQ-NOT-01 case.
     if (mode_ == Mode::check && notification_owed(c.cq)) ++cq->notifications_in_flight;
+    // CQ-NOT-08: an arm may fire for entries already in the CQ; the provider decides when it
+    // arms, so entries there then justify a notification that arrives after they were taken.
+    if (mode_ == Mode::check && entries_due(c.cq)) cq->armed_with_entries = true;
     if (cq->armed < 0 || arm_rank(type) > arm_rank(cq->armed)) cq->armed = type;  // CQ-NOT-04
     if (mode_ != Mode::simulate || !cq->has_notification) return;
     // CQ-NOT-02: entries that arrived since the last notification fire the new arm at once;
@@ -142,6 +145,18 @@ void Model::notify_cq(ObjectId cq_id, bool error_entry, bool solicited) {
     emit({Event::Kind::cq_notification, cq_id, 0, STATUS_SUCCESS, 0});
 }
 
+bool Model::entries_due(ObjectId cq_id) const {
+    const auto* cq = state_of<CqState>(cq_id);
+    if (!cq) return false;
+    for (ObjectId qp : cq->qps) {
+        const auto& q = std::get<QpState>(objects_[qp].state);
+        for (const auto* list : {&q.initiator_pending, &q.receive_pending})
+            for (const auto& c : *list)
+                if (c.cq == cq_id) return true;
+    }
+    return false;
+}
+
 bool Model::notification_owed(ObjectId cq_id) const {
     const auto* cq = state_of<CqState>(cq_id);
     if (!cq || cq->armed < 0 || !cq->has_notification) return false;
@@ -171,13 +186,7 @@ void Model::observe_cq_notification(ObjectId cq_id, NTSTATUS status, Verdict& v)
             else {
                 // CQ-NOT-08 lets an arm fire for entries already there; with none at all, and
                 // nothing satisfying the arm since the last notification, it had no cause.
-                bool queued = false;
-                for (ObjectId qp : cq->qps) {
-                    const auto& q = std::get<QpState>(objects_[qp].state);
-                    for (const auto* list : {&q.initiator_pending, &q.receive_pending})
-                        for (const auto& c : *list)
-                            queued |= c.cq == cq_id;
-                }
+                bool queued = entries_due(cq_id) || cq->armed_with_entries;
                 bool cause = cq->armed == NDK_CQ_NOTIFY_ANY ? cq->new_since_notification
                                                             : cq->solicited_since_notification;
                 if (!cause && !queued)
@@ -214,6 +223,7 @@ void Model::observe_cq_notification(ObjectId cq_id, NTSTATUS status, Verdict& v)
         }
     }
     cq->armed = -1;
+    cq->armed_with_entries = false;
     cq->new_since_notification = cq->solicited_since_notification = false;
     // CQ-STATUS-02/03: an overrun or a fatal error; the CQ and its QPs are unusable from now on.
     if (status == STATUS_BUFFER_OVERFLOW || status == STATUS_INTERNAL_ERROR) fail_cq(cq_id, status);

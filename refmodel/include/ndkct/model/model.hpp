@@ -228,6 +228,8 @@ class Model {
     void unindex_object(ObjectId id);
     // Check mode: a closed QP whose last due entry was retrieved leaves its CQs' index.
     void forget_closed_qp(ObjectId qp);
+    // Check mode: the oracle expects entries on this CQ that have not been retrieved.
+    bool entries_due(ObjectId cq) const;
     // The four stages of a create call, shared by every NdkCreateXxx.
     void create_stage(Kind kind, ObjectId parent, ObjectState state,
                       std::vector<ObjectId> antecedents, Applied& applied, Stage stage);

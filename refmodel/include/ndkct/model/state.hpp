@@ -194,6 +194,8 @@ struct CqState {
     // Check mode: arms that came while the previous arm's notification was owed; each such
     // notification may still arrive after the new arm's (CQ-NOT-01 tolerance, commit of ArmCq).
     uint32_t notifications_in_flight = 0;
+    // Check mode: the outstanding arm was made with entries in the CQ (CQ-NOT-08).
+    bool armed_with_entries = false;
     bool overrun = false;  // CQ-STATUS-01: STATUS_BUFFER_OVERFLOW, CQ and its QPs dead
     bool failed = false;   // overrun or fatal (CQ-STATUS-02/03): no further completions
     NTSTATUS failure = STATUS_SUCCESS;          // the CqStatus it failed with
