@@ -189,9 +189,6 @@ void ReleaseLam::run(const World&, Sut& sut) const {
 // ================= PD =================
 
 CreateQp::CreateQp(const World& w) : pd(w.pick(Kind::pd)) {
-    receive_cq = w.pick(Kind::cq);
-    initiator_cq =
-        *gen::weightedOneOf<int>({{3, gen::just(receive_cq)}, {1, gen::just(w.pick(Kind::cq))}});
     const NDK_ADAPTER_INFO& info = *w.info;
     shape.receive_depth = *gen::inRange<uint32_t>(1, 33);
     shape.initiator_depth = *gen::inRange<uint32_t>(1, 33);
@@ -224,6 +221,41 @@ CreateQp::CreateQp(const World& w) : pd(w.pick(Kind::pd)) {
         default:
             break;
     }
+    // The CQs: ones with room for the depths when the QP can be created (CQ-STATUS-04).
+    const bool valid = within_limits(w);
+    const bool shared = *gen::weightedOneOf<bool>({{3, gen::just(true)}, {1, gen::just(false)}});
+    auto room = [](const Slot& s) { return s.depth >= s.committed ? s.depth - s.committed : 0u; };
+    if (shared) {
+        receive_cq = w.pick(Kind::cq, [&](const Slot& s) {
+            return !valid || room(s) >= shape.receive_depth + shape.initiator_depth;
+        });
+        initiator_cq = receive_cq;
+    } else {
+        receive_cq = w.pick(
+            Kind::cq, [&](const Slot& s) { return !valid || room(s) >= shape.receive_depth; });
+        initiator_cq = w.pick(
+            Kind::cq, [&](const Slot& s) { return !valid || room(s) >= shape.initiator_depth; });
+    }
+}
+
+bool CreateQp::within_limits(const World& w) const {
+    const NDK_ADAPTER_INFO& info = *w.info;
+    return shape.receive_depth >= 1 && shape.receive_depth <= info.MaxReceiveQueueDepth &&
+           shape.initiator_depth >= 1 && shape.initiator_depth <= info.MaxInitiatorQueueDepth &&
+           shape.receive_sge <= info.MaxReceiveRequestSge &&
+           shape.initiator_sge <= info.MaxInitiatorRequestSge &&
+           shape.inline_size <= info.MaxInlineDataSize;
+}
+
+bool CreateQp::fits(const World& w) const {
+    if (!within_limits(w)) return true;
+    auto room = [&](int cq) {
+        const Slot& s = w.slots[cq];
+        return s.depth >= s.committed ? s.depth - s.committed : 0u;
+    };
+    if (receive_cq == initiator_cq)
+        return room(receive_cq) >= shape.receive_depth + shape.initiator_depth;
+    return room(receive_cq) >= shape.receive_depth && room(initiator_cq) >= shape.initiator_depth;
 }
 
 void CreateQp::show(std::ostream& os) const {

@@ -57,7 +57,11 @@ struct CreatePd : Command {
 struct CreateCq : Command {
     uint32_t depth;
     explicit CreateCq(const World& w);
-    void apply(World& w) const override { w.add({Kind::cq}); }
+    void apply(World& w) const override {
+        Slot s{Kind::cq};
+        s.depth = depth;
+        w.add(s);
+    }
     void run(const World& w, Sut& sut) const override;
     void show(std::ostream& os) const override {
         os << "NdkCreateCq(adapter, CqDepth=" << depth << ")";
@@ -100,8 +104,17 @@ struct CreateQp : Command {
     explicit CreateQp(const World& w);
     void checkPreconditions(const World& w) const override {
         RC_PRE(w.is(pd, Kind::pd) && w.is(receive_cq, Kind::cq) && w.is(initiator_cq, Kind::cq));
+        RC_PRE(fits(w));
     }
+    // Whether the shape is within the adapter's limits (else the create fails and needs no CQ
+    // room), and whether the CQs have room for its depths (CQ-STATUS-04, the consumer's duty).
+    bool within_limits(const World& w) const;
+    bool fits(const World& w) const;
     void apply(World& w) const override {
+        if (within_limits(w)) {
+            w.slots[receive_cq].committed += shape.receive_depth;
+            w.slots[initiator_cq].committed += shape.initiator_depth;
+        }
         Slot s{Kind::qp};
         s.receive_cq = int16_t(receive_cq);
         s.initiator_cq = int16_t(initiator_cq);

@@ -229,7 +229,10 @@ World initial_world(std::shared_ptr<const NDK_ADAPTER_INFO> info) {
     World w;
     w.info = std::move(info);
     w.add({Kind::pd});
-    w.add({Kind::cq});
+    Slot cq{Kind::cq};
+    cq.depth = 256;  // Session::loopback_pair: CqDepth 256, two QPs of 64 + 64
+    cq.committed = 256;
+    w.add(cq);
     Slot qp{Kind::qp};
     qp.connected = true;
     qp.receive_cq = qp.initiator_cq = 1;

@@ -40,6 +40,10 @@ struct Slot {
     uint32_t pages = 0;      // lam: pages its region spans
     uint32_t length = 0;     // mr: bytes its last RegisterMr asked for (intent: 0 = unknown)
     int16_t receive_cq = -1, initiator_cq = -1;  // qp: its CQ slots
+    // cq: its CqDepth, and the completions its QPs can have outstanding at once (the sum of
+    // their queue depths). CQ-STATUS-04 is the consumer's duty: CQs are sized for every
+    // outstanding request, so a generated QP only goes to CQs with room for its depths.
+    uint32_t depth = 0, committed = 0;
 };
 
 // Host memory every run has: kBuffers locked buffers of kBufferPages pages.
