@@ -89,8 +89,8 @@ NDKCT_TEST(Threading, CallsFromInsideANotificationCallbackDoNotBlock,
     static int fr_context, qp_context;
     session().hook_events(pair.cq, [&] {
         if (once.exchange(true)) return;
-        // The harness's own wait, not the provider's: the oracle first learns of the flush that
-        // caused this notification (the test thread applies it when NdkFlush returns).
+        // The harness's own wait, not the provider's: the oracle first learns of the write that
+        // caused this notification (the test thread applies it when NdkWrite returns).
         wait_until(trigger_judged, 5000ms);
         auto timed = [&](const std::string& name, auto call) {
             auto t0 = Clock::now();
@@ -114,23 +114,24 @@ NDKCT_TEST(Threading, CallsFromInsideANotificationCallbackDoNotBlock,
                                     static_cast<ULONG>(NDK_LOGICAL_ADDRESS_MAPPING_SIZE(2)));
             return inner_lam.done.status;
         });
-        // On b: a was just flushed, and the docs do not say whether a QP takes new work after
-        // NdkFlush (FLS-01..03 speak only of the requests pending then), so this test, about
-        // IRQL, does not depend on it.
         timed("NdkFastRegister", [&] {
-            return session().fast_register(pair.b, &fr_context, fast, seed::first(mapped.pages, 2),
+            return session().fast_register(pair.a, &fr_context, fast, seed::first(mapped.pages, 2),
                                            0, 2 * PAGE_SIZE, seed::address_of(memory));
         });
         done = true;
     });
-    // A completion on the armed CQ: a flushed receive.
-    auto in = session().buffer(PAGE_SIZE);
-    auto r = session().register_buffer(pair.pd, in, NDK_MR_FLAG_ALLOW_LOCAL_WRITE);
+    // A completion on the armed CQ: a write from a into a region of b's. (Not a flush: the
+    // docs do not say whether a flushed QP takes new work, and a fast register posted next to
+    // a broken connection is about connections, not IRQL.)
+    auto target = session().buffer(PAGE_SIZE);
+    auto r = session().register_buffer(
+        pair.pd, target, NDK_MR_FLAG_ALLOW_LOCAL_WRITE | NDK_MR_FLAG_ALLOW_REMOTE_WRITE);
     ASSERT_STATUS(STATUS_SUCCESS, r.status);
     session().arm_cq(pair.cq, NDK_CQ_NOTIFY_ANY);
-    NDK_SGE sge = Session::sge(in, 0, 64, r.local_token);
-    ASSERT_STATUS(STATUS_SUCCESS, session().receive(pair.a, nullptr, {&sge, 1}));
-    session().flush(pair.a);
+    NDK_SGE sge = Session::sge(target, 0, 64, r.local_token);
+    static int write_context;
+    ASSERT_STATUS(STATUS_SUCCESS, session().write(pair.a, &write_context, {&sge, 1},
+                                                  seed::address_of(target, 1024), r.remote_token));
     trigger_judged = true;
     // GEN-IRQL-01 and each function's IRQL rule: a call that blocked inside the callback is a
     // verdict of its own (the oracle's list), whatever the test asserts next.
@@ -168,7 +169,7 @@ NDKCT_TEST(Threading, CallsFromInsideANotificationCallbackDoNotBlock,
     }
     for (const Deferred& d : session().finish_deferred())
         EXPECT_STATUS(STATUS_SUCCESS, d.final_status) << d.name << " finished after the callback";
-    // The fast register's completion and the flushed receive both arrive.
+    // The fast register's completion and the write's both arrive.
     auto results = session().drain(pair.cq, 2);
     EXPECT_EQ(results.size(), 2u);
     bool registered = false;

@@ -550,6 +550,13 @@ const QpState* Model::require_connected_qp(Expectation& e, ObjectId qp, const ch
         q.connection != QpState::Connection::disconnecting)
         e.fail(STATUS_CONNECTION_INVALID, {rule, "WR-04"}, Strength::documented,
                "the QP is not connected");
+    // WR-04: once the consumer started closing the QP's connector, the connection is
+    // going away: a post may already find it gone.
+    else if (const Object* c = find(q.connector); c && c->life != Life::ready)
+        e.also_allowed.push_back({STATUS_CONNECTION_INVALID,
+                                  {rule, "WR-04"},
+                                  Strength::documented,
+                                  "the QP's connector is being closed"});
     return &q;
 }
 

@@ -330,7 +330,9 @@ void Model::check_data_request(Expectation& e, const QpState& q, const std::vect
     const NDK_ADAPTER_INFO& info = adapter_info(q.pd);
     Strength limit =
         r.limit_violation_status_required ? Strength::documented : Strength::model_choice;
-    bool is_inline = flags & NDK_OP_FLAG_INLINE;
+    // NdkRead does not list NDK_OP_FLAG_INLINE: on a read the bit is an unlisted flag, which
+    // check_op_flags judges (OPF-01), not a request for inline data (SGE-08).
+    bool is_inline = !read && (flags & NDK_OP_FLAG_INLINE);
     uint64_t bytes = total_length(sgl);
     if (read) {
         if (sgl.size() > info.MaxReadRequestSge)  // SGE-11
@@ -774,7 +776,11 @@ bool Model::execute(ObjectId qp, const WorkRequest& wr, Completion& done) {
     }
     Extent remote;
     ObjectId target = 0;
-    if (!resolve_remote(qp, remote_token, remote_address, bytes,
+    // TOK-03 for an empty transfer: the docs are silent on whether a Read or Write of zero bytes
+    // checks its RemoteToken; InfiniBand and RoCE do not validate the R_Key of a zero-length
+    // RDMA operation, so the model reads it as touching nothing remote (and succeeding).
+    if (bytes > 0 &&
+        !resolve_remote(qp, remote_token, remote_address, bytes,
                         is_read ? kRemoteRead : kRemoteWrite, remote, why, rules, &target)) {
         bool beyond = why.find("beyond") != std::string::npos;
         NTSTATUS status = is_read && beyond ? STATUS_REMOTE_RESOURCES : STATUS_ACCESS_VIOLATION;

