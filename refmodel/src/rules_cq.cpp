@@ -97,8 +97,12 @@ void Model::commit(const calls::ArmCq& c, const Observed&, Applied&, Stage) {
     // Check mode: an arm made while the outstanding one's notification is owed may meet that
     // notification still on its way (the provider fired before this arm, the callback came
     // after it); this arm may then fire again for the entries there (CQ-NOT-02, CQ-NOT-08). One
-    // notification more than the arms the oracle counts is therefore no CQ-NOT-01 case.
-    if (mode_ == Mode::check && notification_owed(c.cq)) ++cq->notifications_in_flight;
+    // notification more than the arms the oracle counts is therefore no CQ-NOT-01 case. So too
+    // when the outstanding arm was made over entries already there: CQ-NOT-08 lets it fire for
+    // them, and that notification may still be on its way.
+    if (mode_ == Mode::check &&
+        (notification_owed(c.cq) || (cq->armed >= 0 && cq->armed_with_entries)))
+        ++cq->notifications_in_flight;
     // CQ-NOT-08: an arm may fire for entries already in the CQ; the provider decides when it
     // arms, so entries there then justify a notification that arrives after they were taken.
     if (mode_ == Mode::check && entries_due(c.cq)) cq->armed_with_entries = true;
