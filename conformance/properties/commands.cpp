@@ -491,48 +491,40 @@ uint32_t remote_offset_gen() {
 
 }  // namespace
 
-Read::Read(const World& w) : qp(w.pick(Kind::qp)), sgl(*sge_list(w)), remote(pick_remote(w)) {
+RemoteRequest::RemoteRequest(const World& w)
+    : qp(w.pick(Kind::qp)), sgl(*sge_list(w)), remote(pick_remote(w)) {
     remote_kind = w.slots[remote].kind;
     remote_offset = remote_offset_gen();
-    flags = *flags_from({0, 0, NDK_OP_FLAG_SILENT_SUCCESS, NDK_OP_FLAG_READ_FENCE,
-                         NDK_OP_FLAG_RDMA_READ_LOCAL_INVALIDATE},
-                        {NDK_OP_FLAG_INLINE, 0x400, 0x8000'0000});
 }
-void Read::checkPreconditions(const World& w) const {
+void RemoteRequest::checkPreconditions(const World& w) const {
     RC_PRE(w.is(qp, Kind::qp) && sgl_valid(w, sgl) && w.is(remote, remote_kind));
 }
-void Read::show(std::ostream& os) const {
-    os << "NdkRead(" << slot_name(Kind::qp, qp) << ", " << sgl_text(sgl)
+void RemoteRequest::show_call(std::ostream& os, const char* call) const {
+    os << call << "(" << slot_name(Kind::qp, qp) << ", " << sgl_text(sgl)
        << ", RemoteAddress=" << slot_name(remote_kind, remote) << "+0x" << std::hex << remote_offset
        << ", RemoteToken=of " << slot_name(remote_kind, remote) << ", Flags=0x" << flags << std::dec
        << ")";
 }
-void Read::run(const World& w, Sut& sut) const {
+
+Read::Read(const World& w) : RemoteRequest(w) {
+    flags = *flags_from({0, 0, NDK_OP_FLAG_SILENT_SUCCESS, NDK_OP_FLAG_READ_FENCE,
+                         NDK_OP_FLAG_RDMA_READ_LOCAL_INVALIDATE},
+                        {NDK_OP_FLAG_INLINE, 0x400, 0x8000'0000});
+}
+void Read::run(const World&, Sut& sut) const {
     auto* q = sut.object<NDK_QP>(qp);
     if (!q) return skipped(sut, *this, "the QP was never created");
     auto sges = sut.sges(sgl);
     uint64_t address = sut.remote_address(remote, remote_offset);
     NTSTATUS s =
         sut.session.read(q, sut.next_context(), sges, address, sut.remote_token(remote), flags);
-    (void)w;
     finish(sut, *this, answer(s));
 }
 
-Write::Write(const World& w) : qp(w.pick(Kind::qp)), sgl(*sge_list(w)), remote(pick_remote(w)) {
-    remote_kind = w.slots[remote].kind;
-    remote_offset = remote_offset_gen();
+Write::Write(const World& w) : RemoteRequest(w) {
     flags =
         *flags_from({0, 0, NDK_OP_FLAG_SILENT_SUCCESS, NDK_OP_FLAG_READ_FENCE, NDK_OP_FLAG_INLINE},
                     {NDK_OP_FLAG_ALLOW_LOCAL_WRITE, 0x400, 0x8000'0000});
-}
-void Write::checkPreconditions(const World& w) const {
-    RC_PRE(w.is(qp, Kind::qp) && sgl_valid(w, sgl) && w.is(remote, remote_kind));
-}
-void Write::show(std::ostream& os) const {
-    os << "NdkWrite(" << slot_name(Kind::qp, qp) << ", " << sgl_text(sgl)
-       << ", RemoteAddress=" << slot_name(remote_kind, remote) << "+0x" << std::hex << remote_offset
-       << ", RemoteToken=of " << slot_name(remote_kind, remote) << ", Flags=0x" << flags << std::dec
-       << ")";
 }
 void Write::run(const World&, Sut& sut) const {
     auto* q = sut.object<NDK_QP>(qp);

@@ -249,30 +249,29 @@ struct Bind : Command {
 };
 
 // Read and Write: local SGEs, and a remote range in an MR or MW (by its token and address).
-struct Read : Command {
+// What the two share; each stays its own command (its flags, its call, its show()).
+struct RemoteRequest : Command {
     int qp;
     std::vector<SgePlan> sgl;
     int remote;
     Kind remote_kind;  // an MR or an MW
     uint32_t remote_offset;
-    uint32_t flags;
-    explicit Read(const World& w);
+    uint32_t flags = 0;
+    explicit RemoteRequest(const World& w);  // the derived command draws the flags next
     void checkPreconditions(const World& w) const override;
-    void run(const World& w, Sut& sut) const override;
-    void show(std::ostream& os) const override;
+    void show_call(std::ostream& os, const char* call) const;
 };
 
-struct Write : Command {
-    int qp;
-    std::vector<SgePlan> sgl;
-    int remote;
-    Kind remote_kind;  // an MR or an MW
-    uint32_t remote_offset;
-    uint32_t flags;
-    explicit Write(const World& w);
-    void checkPreconditions(const World& w) const override;
+struct Read : RemoteRequest {
+    explicit Read(const World& w);
     void run(const World& w, Sut& sut) const override;
-    void show(std::ostream& os) const override;
+    void show(std::ostream& os) const override { show_call(os, "NdkRead"); }
+};
+
+struct Write : RemoteRequest {
+    explicit Write(const World& w);
+    void run(const World& w, Sut& sut) const override;
+    void show(std::ostream& os) const override { show_call(os, "NdkWrite"); }
 };
 
 struct Send : Command {

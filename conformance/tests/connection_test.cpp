@@ -11,9 +11,11 @@
 #include <array>
 #include <chrono>
 #include <cstring>
+#include <span>
 #include <thread>
 
 #include "ndkct/conformance/suite.hpp"
+#include "seed_support.hpp"
 
 namespace ndkct::conformance {
 namespace {
@@ -27,17 +29,8 @@ uint16_t test_port(unsigned k) {
     return static_cast<uint16_t>(45000 + (getpid() % 1000) * 16 + k);
 }
 
-sockaddr_in loopback4(uint16_t port) {
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_port = htons(port);
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    return a;
-}
-
-const sockaddr* as_sockaddr(const sockaddr_in& a) {
-    return reinterpret_cast<const sockaddr*>(&a);
-}
+using seed::as_sockaddr;
+using seed::loopback4;
 
 void fill(platform::LockedBuffer& b, uint8_t seed) {
     for (size_t i = 0; i < b.size(); ++i)
@@ -364,6 +357,42 @@ bool started(NTSTATUS s) {
     return s == STATUS_PENDING || s == STATUS_SUCCESS;
 }
 
+// The first half of the handshake most connection tests share: a listener on 127.0.0.1:port, a
+// connector whose NdkConnect from qp is under way, and the passive connector the listener's
+// connect event handed out. `problem` names the step that failed (empty when none did).
+struct HalfHandshake {
+    Made<NDK_LISTENER> listener;
+    Made<NDK_CONNECTOR> active;
+    sockaddr_in address{};
+    NDK_CONNECTOR* passive = nullptr;
+    std::string problem;
+};
+
+HalfHandshake start_handshake(Session& s, NDK_QP* qp, uint16_t port, ULONG ird = 4, ULONG ord = 4,
+                              std::span<const uint8_t> private_data = {}) {
+    HalfHandshake h;
+    h.listener = s.create_listener();
+    h.active = s.create_connector();
+    if (!h.listener.object || !h.active.object) {
+        h.problem = "NdkCreateListener or NdkCreateConnector failed";
+        return h;
+    }
+    h.address = loopback4(port);
+    if (!s.listen(h.listener.object, as_sockaddr(h.address), sizeof h.address).ok()) {
+        h.problem = "NdkListen failed";
+        return h;
+    }
+    NTSTATUS connect = s.connect_async(h.active.object, qp, as_sockaddr(h.address),
+                                       sizeof h.address, ird, ord, private_data);
+    if (!started(connect)) {
+        h.problem = "NdkConnect failed: " + spec::status_name(connect);
+        return h;
+    }
+    h.passive = s.wait_connect_event(h.listener.object);
+    if (!h.passive) h.problem = "no connect event reached the listener";
+    return h;
+}
+
 // One send from `from` lands in a receive posted on `to`: the two QPs are connected.
 void expect_send_lands(Session& s, NDK_PD* pd, NDK_CQ* cq, NDK_QP* from, NDK_QP* to, uint8_t seed) {
     auto out = s.buffer(PAGE_SIZE);
@@ -671,15 +700,9 @@ NDKCT_TEST(Connection, CompleteConnectAfterTheAcceptorGaveUpIsAborted,
            "ndk.conn.complete_connect.acceptor_gone", "CONN-17", "CLOSE-08", "CLOSE-03") {
     auto t = two_qps(session());
     ASSERT_TRUE(t.ok());
-    auto listener = session().create_listener();
-    auto active = session().create_connector();
-    ASSERT_TRUE(listener.object && active.object);
-    sockaddr_in address = loopback4(test_port(22));
-    ASSERT_TRUE(session().listen(listener.object, as_sockaddr(address), sizeof address).ok());
-    ASSERT_TRUE(
-        started(session().connect_async(active.object, t.a, as_sockaddr(address), sizeof address)));
-    NDK_CONNECTOR* passive = session().wait_connect_event(listener.object);
-    ASSERT_TRUE(passive);
+    auto [listener, active, address, passive, problem] =
+        start_handshake(session(), t.a, test_port(22));
+    ASSERT_TRUE(problem.empty()) << problem;
     NTSTATUS s = session().accept_async(passive, t.b);
     ASSERT_TRUE(started(s)) << spec::status_name(s);
     ASSERT_TRUE(session().wait_connect(active.object).ok());
@@ -698,15 +721,9 @@ NDKCT_TEST(Connection, AcceptAfterTheConnectingPeerGaveUpFails,
            "ndk.conn.accept.connecting_peer_gone", "CONN-21", "CLOSE-08", "CLOSE-03", "CLOSE-04") {
     auto t = two_qps(session());
     ASSERT_TRUE(t.ok());
-    auto listener = session().create_listener();
-    auto active = session().create_connector();
-    ASSERT_TRUE(listener.object && active.object);
-    sockaddr_in address = loopback4(test_port(23));
-    ASSERT_TRUE(session().listen(listener.object, as_sockaddr(address), sizeof address).ok());
-    ASSERT_TRUE(
-        started(session().connect_async(active.object, t.a, as_sockaddr(address), sizeof address)));
-    NDK_CONNECTOR* passive = session().wait_connect_event(listener.object);
-    ASSERT_TRUE(passive);
+    auto [listener, active, address, passive, problem] =
+        start_handshake(session(), t.a, test_port(23));
+    ASSERT_TRUE(problem.empty()) << problem;
     Done closed = session().close(active.object);
     if (closed.final_status == STATUS_PENDING) {
         // CLOSE-08: nothing but the pending connect can hold this close, and only the close
@@ -733,15 +750,9 @@ NDKCT_TEST(Connection, ActiveSideMayRejectAfterItsConnectCompleted, "ndk.conn.re
            "CONN-24", "CONN-15", "CONN-21", "CONN-27") {
     auto t = two_qps(session());
     ASSERT_TRUE(t.ok());
-    auto listener = session().create_listener();
-    auto active = session().create_connector();
-    ASSERT_TRUE(listener.object && active.object);
-    sockaddr_in address = loopback4(test_port(24));
-    ASSERT_TRUE(session().listen(listener.object, as_sockaddr(address), sizeof address).ok());
-    ASSERT_TRUE(
-        started(session().connect_async(active.object, t.a, as_sockaddr(address), sizeof address)));
-    NDK_CONNECTOR* passive = session().wait_connect_event(listener.object);
-    ASSERT_TRUE(passive);
+    auto [listener, active, address, passive, problem] =
+        start_handshake(session(), t.a, test_port(24));
+    ASSERT_TRUE(problem.empty()) << problem;
     const std::array<uint8_t, 6> terms{'t', 'e', 'r', 'm', 's', 0};
     ASSERT_TRUE(started(session().accept_async(passive, t.b, 4, 4, terms)));
     ASSERT_TRUE(session().wait_connect(active.object).ok());
@@ -769,15 +780,9 @@ NDKCT_TEST(Connection, PrivateDataOfTheMaximumLengthReachesThePeer,
         options.connect_data.push_back(uint8_t(i * 7 + 1));
     for (ULONG i = 0; i < info().MaxCalleeData; ++i)
         options.accept_data.push_back(uint8_t(i * 5 + 2));
-    auto listener = session().create_listener();
-    auto active = session().create_connector();
-    ASSERT_TRUE(listener.object && active.object);
-    sockaddr_in address = loopback4(test_port(25));
-    ASSERT_TRUE(session().listen(listener.object, as_sockaddr(address), sizeof address).ok());
-    ASSERT_TRUE(started(session().connect_async(active.object, t.a, as_sockaddr(address),
-                                                sizeof address, 4, 4, options.connect_data)));
-    NDK_CONNECTOR* passive = session().wait_connect_event(listener.object);
-    ASSERT_TRUE(passive);
+    auto [listener, active, address, passive, problem] =
+        start_handshake(session(), t.a, test_port(25), 4, 4, options.connect_data);
+    ASSERT_TRUE(problem.empty()) << problem;
     ConnectionData request = session().get_connection_data(passive, info().MaxCallerData);
     ASSERT_STATUS(STATUS_SUCCESS, request.status);
     EXPECT_EQ(request.data, options.connect_data) << "every byte the connect carried";
@@ -796,16 +801,10 @@ NDKCT_TEST(Connection, ReadLimitsAreCappedAndMatched, "ndk.conn.read_limits.effe
            "CONN-RL-01", "CONN-RL-02", "CONN-RL-03") {
     auto t = two_qps(session());
     ASSERT_TRUE(t.ok());
-    auto listener = session().create_listener();
-    auto active = session().create_connector();
-    ASSERT_TRUE(listener.object && active.object);
-    sockaddr_in address = loopback4(test_port(26));
-    ASSERT_TRUE(session().listen(listener.object, as_sockaddr(address), sizeof address).ok());
     const ULONG huge = 100000;
-    ASSERT_TRUE(started(session().connect_async(active.object, t.a, as_sockaddr(address),
-                                                sizeof address, huge, huge)));
-    NDK_CONNECTOR* passive = session().wait_connect_event(listener.object);
-    ASSERT_TRUE(passive);
+    auto [listener, active, address, passive, problem] =
+        start_handshake(session(), t.a, test_port(26), huge, huge);
+    ASSERT_TRUE(problem.empty()) << problem;
     ConnectionData offered = session().get_connection_data(passive, 0, false);
     ASSERT_STATUS(STATUS_SUCCESS, offered.status);
     EXPECT_LE(offered.inbound_read_limit, info().MaxInboundReadLimit);
@@ -855,15 +854,9 @@ NDKCT_TEST(Connection, CallsOnAConnectorWhileItsConnectPends,
            "ndk.conn.connect.calls_while_pending", "GEN-CB-02") {
     auto t = two_qps(session());
     ASSERT_TRUE(t.ok());
-    auto listener = session().create_listener();
-    auto active = session().create_connector();
-    ASSERT_TRUE(listener.object && active.object);
-    sockaddr_in address = loopback4(test_port(28));
-    ASSERT_TRUE(session().listen(listener.object, as_sockaddr(address), sizeof address).ok());
-    NTSTATUS s = session().connect_async(active.object, t.a, as_sockaddr(address), sizeof address);
-    ASSERT_TRUE(started(s));
-    NDK_CONNECTOR* passive = session().wait_connect_event(listener.object);
-    ASSERT_TRUE(passive);
+    auto [listener, active, address, passive, problem] =
+        start_handshake(session(), t.a, test_port(28));
+    ASSERT_TRUE(problem.empty()) << problem;
     // The connect cannot complete before the accept: it is pending now.
     AddressResult peer = session().peer_address(active.object);
     EXPECT_STATUS(STATUS_SUCCESS, peer.status);

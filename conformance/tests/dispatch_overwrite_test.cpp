@@ -21,6 +21,7 @@
 
 #include "ndkct/conformance/dispatch_trap.hpp"
 #include "ndkct/conformance/suite.hpp"
+#include "seed_support.hpp"
 
 namespace ndkct::conformance {
 namespace {
@@ -29,17 +30,8 @@ NDKCT_SUITE(DispatchOverwrite);
 
 using namespace std::chrono_literals;
 
-sockaddr_in loopback(uint16_t port) {
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_port = htons(port);
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    return a;
-}
-
-const sockaddr* as_sockaddr(const sockaddr_in& a) {
-    return reinterpret_cast<const sockaddr*>(&a);
-}
+using seed::as_sockaddr;
+using seed::loopback4;
 
 void fill(platform::LockedBuffer& b, uint8_t seed) {
     for (size_t i = 0; i < b.size(); ++i)
@@ -119,7 +111,7 @@ NDKCT_TEST(DispatchOverwrite, EveryObjectWorksThroughTheConsumersTable,
     // connect event hands out, each trapped before it is used.
     auto listener = s.create_listener();
     ASSERT_TRUE(listener.object);
-    sockaddr_in any = loopback(0);
+    sockaddr_in any = loopback4(0);
     ASSERT_TRUE(s.listen(listener.object, as_sockaddr(any), sizeof any).ok());
     AddressResult bound = s.local_address(listener.object);
     ASSERT_STATUS(STATUS_SUCCESS, bound.status);
@@ -130,7 +122,7 @@ NDKCT_TEST(DispatchOverwrite, EveryObjectWorksThroughTheConsumersTable,
     auto active = s.create_connector();
     ASSERT_TRUE(active.object);
     trap.install(active.object);
-    sockaddr_in to = loopback(bound.port());
+    sockaddr_in to = loopback4(bound.port());
     NTSTATUS st = s.connect_async(active.object, a.object, as_sockaddr(to), sizeof to);
     ASSERT_TRUE(started(st)) << spec::status_name(st);
     NDK_CONNECTOR* passive = s.wait_connect_event(listener.object);

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "ndkct/conformance/suite.hpp"
+#include "seed_support.hpp"
 
 namespace ndkct::conformance {
 namespace {
@@ -23,13 +24,7 @@ uint16_t port_for(unsigned k) {
     return static_cast<uint16_t>(47000 + (getpid() % 1000) * 8 + k);
 }
 
-sockaddr_in loopback(uint16_t port) {
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_port = htons(port);
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    return a;
-}
+using seed::loopback4;
 
 // A GUID no extension has.
 constexpr GUID kUnknownInterface = {
@@ -48,7 +43,7 @@ NDKCT_TEST(General, EveryObjectIsWellFormedAndAnswersByPosition, "ndk.general.ob
     auto mr = session().create_mr(pair.pd, false);
     auto fast = session().create_mr(pair.pd, true);
     auto mw = session().create_mw(pair.pd);
-    sockaddr_in any = loopback(0);
+    sockaddr_in any = loopback4(0);
     auto endpoint =
         session().create_shared_endpoint(reinterpret_cast<const sockaddr*>(&any), sizeof any);
     ASSERT_TRUE(mr.object && fast.object && mw.object && endpoint.object);
@@ -110,7 +105,7 @@ NDKCT_TEST(General, EventCallbacksReceiveTheirOwnContext, "ndk.general.event_con
     auto connector = session().create_connector();
     auto qp = session().create_qp(pair.pd, pair.cq, pair.cq, nullptr, QpShape{});
     ASSERT_TRUE(first.object && second.object && connector.object && qp.object);
-    sockaddr_in one = loopback(port_for(0)), two = loopback(port_for(1));
+    sockaddr_in one = loopback4(port_for(0)), two = loopback4(port_for(1));
     ASSERT_TRUE(
         session().listen(first.object, reinterpret_cast<const sockaddr*>(&one), sizeof one).ok());
     ASSERT_TRUE(

@@ -3,6 +3,9 @@
 // NdkCreateQp). Header-only; everything goes through Session, so the oracle sees every call.
 #pragma once
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -21,6 +24,19 @@
 namespace ndkct::conformance::seed {
 
 // A byte pattern that differs from page to page and from the zero fill of fresh buffers.
+// 127.0.0.1:port, and the same as the sockaddr NDK calls take.
+inline sockaddr_in loopback4(uint16_t port) {
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(port);
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    return a;
+}
+
+inline const sockaddr* as_sockaddr(const sockaddr_in& a) {
+    return reinterpret_cast<const sockaddr*>(&a);
+}
+
 inline std::byte pattern(size_t i, uint8_t seed) {
     return std::byte(uint8_t(i * 31 + seed) | 1);
 }
