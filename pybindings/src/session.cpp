@@ -301,6 +301,14 @@ void bind_session(py::module_& m) {
             },
             "Closes every open object (successors first) and releases the mappings; the "
             "adapter stays open, so the verdict can still be read.")
+        .def(
+            "close_adapter",
+            [](Core& c) {
+                c.s().close_adapter();  // closes what is left first (CLOSE-ADP-01)
+                c.live.clear();
+            },
+            "CloseNdkAdapter; the session stays, so the verdict can still be read and a stray "
+            "callback arriving after the close is still judged.")
         .def_property_readonly("closed", &Core::closed)
         .def_readonly("provider", &Core::spec)
         .def_property_readonly("identity",

@@ -19,3 +19,28 @@ def test_reference_provider_agrees_with_the_oracle(seed):
           f"({outcome.examples / outcome.seconds:.1f} examples/s)")
     assert outcome.ok, f"{outcome.error}\n{outcome.program}"
     assert outcome.examples >= EXAMPLES
+
+
+class LateCallback(AssertionError):
+    """Stands in for a ViolationError the provider's timing made appear once."""
+    rules = ["GEN-ASYNC-03"]
+
+
+@pytest.mark.statemachine
+def test_a_failure_that_does_not_replay_keeps_its_rules(monkeypatch):
+    """A timing-dependent fault may not fail again when Hypothesis replays the shrunk example
+    (Hypothesis then raises Flaky); the outcome still names the rules first broken."""
+    from ndkct.statemachine import NdkMachine
+    original = NdkMachine.teardown
+    fired = []
+
+    def teardown_failing_once(self):
+        original(self)
+        if not fired:
+            fired.append(True)
+            raise LateCallback("a completion callback after the call returned a final status")
+
+    monkeypatch.setattr(NdkMachine, "teardown", teardown_failing_once)
+    outcome = check_provider("model:seed=1", max_examples=20, steps=5)
+    assert not outcome.ok and outcome.flaky
+    assert outcome.rules == ["GEN-ASYNC-03"], repr(outcome.error)

@@ -18,6 +18,7 @@ import time
 from dataclasses import dataclass, field
 
 from hypothesis import HealthCheck, Phase, Verbosity, settings
+from hypothesis.errors import Flaky
 from hypothesis import strategies as st
 from hypothesis.reporting import with_reporter
 from hypothesis.stateful import (Bundle, RuleBasedStateMachine, initialize, invariant,
@@ -93,6 +94,10 @@ class NdkMachine(RuleBasedStateMachine):
     settle_timeout = 2.0
     #: Seconds a pending NDK call may take before its missing callback is a violation.
     callback_timeout = 3.0
+    #: Seconds to wait after CloseNdkAdapter for stray callbacks (a callback the provider
+    #: should never have made arrives on its own thread, late; waiting lets a shrunk example
+    #: fail again when replayed).
+    quiet = 0.002
 
     pairs = Bundle("pairs")
     buffers = Bundle("buffers")
@@ -376,6 +381,9 @@ class NdkMachine(RuleBasedStateMachine):
             return
         seen = adapter._seen
         adapter.session.close_objects()
+        adapter.session.close_adapter()
+        if self.quiet > 0:
+            time.sleep(self.quiet)
         verdict = adapter.verdict()
         adapter.close()
         fresh = verdict.violations[seen:]
@@ -400,6 +408,7 @@ class Outcome:
     rules: list = field(default_factory=list)
     steps: list = field(default_factory=list)  # the shrunk program's steps
     program: str = ""                           # a runnable Python program
+    flaky: bool = False  # the failure did not happen again when its example was replayed
     report: list = field(default_factory=list)  # everything Hypothesis reported
 
     @property
@@ -457,6 +466,11 @@ def check_provider(provider, *, max_examples=50, steps=30, derandomize=True, nam
             raise
         outcome.ok = False
         outcome.error = error
+        # Hypothesis raises Flaky when the shrunk example passed on replay (a timing-dependent
+        # fault): the violation found first is its cause, and the program may not fail again.
+        if isinstance(error, Flaky) and error.__cause__ is not None:
+            outcome.flaky = True
+            error = error.__cause__
         outcome.rules = list(getattr(error, "rules", []))
         lines += [l for note in getattr(error, "__notes__", []) for l in str(note).splitlines()]
         outcome.steps, outcome.program = _program(provider, name, lines)
