@@ -1,4 +1,5 @@
-# cmake -DPROGRAM=... -DPROVIDER=... -DFILTER=... -DRULE=... -DMAX_CALLS=N -P check_bites.cmake
+# cmake -DPROGRAM=... -DPROVIDER=... -DFILTER=... -DRULE=... -DMAX_CALLS=N [-DSEED=N]
+#       -P check_bites.cmake
 #
 # Passes only when the property run on a faulty provider fails with an oracle violation naming
 # RULE and the shrunk counterexample has at most MAX_CALLS calls after the setup. Prints the
@@ -8,8 +9,12 @@ foreach(_var PROGRAM PROVIDER FILTER RULE MAX_CALLS)
     message(FATAL_ERROR "check_bites.cmake: -D${_var}=... is required")
   endif()
 endforeach()
+if(NOT DEFINED SEED)
+  set(SEED 1)
+endif()
 execute_process(
-  COMMAND ${PROGRAM} --provider=${PROVIDER} --gtest_filter=${FILTER} --ndkct_tests=300
+  COMMAND ${PROGRAM} --provider=${PROVIDER} --gtest_filter=${FILTER} --ndkct_seed=${SEED}
+          --ndkct_tests=300
           --ndkct_callback_ms=500 --ndkct_drain_ms=300 --ndkct_quiet_us=20000
   OUTPUT_VARIABLE _out ERROR_VARIABLE _err RESULT_VARIABLE _rc)
 message("${_out}${_err}")

@@ -3,6 +3,12 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
 namespace ndkct::properties {
 
 using conformance::Done;
@@ -14,7 +20,10 @@ std::string answer(NTSTATUS status) {
 
 std::string answer(const Done& done) {
     std::string s = spec::status_name(done.status);
-    if (done.pended()) s += " then " + spec::status_name(done.final_status);
+    // Still pending: the callback did not come, or the call was made inside a provider callback
+    // (where nothing waits; Session::finish_deferred() finishes it).
+    if (done.pended() && done.final_status != STATUS_PENDING)
+        s += " then " + spec::status_name(done.final_status);
     return s;
 }
 
@@ -72,20 +81,30 @@ int pick_remote(const World& w) {
 
 }  // namespace
 
+bool one_in(size_t n) {
+    return *gen::weightedElement<bool>({{n - 1, false}, {1, true}});
+}
+
 rc::Gen<uint32_t> flags_from(std::vector<uint32_t> documented, std::vector<uint32_t> undocumented) {
     return gen::exec([documented, undocumented] {
         uint32_t flags = *gen::elementOf(documented);
-        if (*gen::inRange(0, 10) == 0) flags |= *gen::elementOf(undocumented);
+        if (one_in(10)) flags |= *gen::elementOf(undocumented);
         return flags;
     });
 }
 
-rc::Gen<std::vector<SgePlan>> sge_list(const World& w) {
+rc::Gen<std::vector<SgePlan>> sge_list(const World& w, bool receive) {
     auto mrs = w.open_of(Kind::mr);
     std::vector<uint32_t> lengths;  // by position in mrs (captured by value: shrinking re-runs)
-    for (int mr : mrs)
-        lengths.push_back(w.slots[mr].length);
-    return gen::exec([mrs, lengths] {
+    // Positions of MRs a RegisterMr was meant to register (for a receive: with local write).
+    std::vector<size_t> registered;
+    for (size_t i = 0; i < mrs.size(); ++i) {
+        const Slot& m = w.slots[mrs[i]];
+        lengths.push_back(m.length);
+        if (m.length > 0 && !m.fast && (!receive || (m.flags & NDK_MR_FLAG_ALLOW_LOCAL_WRITE)))
+            registered.push_back(i);
+    }
+    return gen::exec([mrs, lengths, registered, receive] {
         size_t count = *gen::weightedOneOf<size_t>({{6, gen::just<size_t>(1)},
                                                     {2, gen::just<size_t>(2)},
                                                     {1, gen::just<size_t>(3)},
@@ -93,15 +112,23 @@ rc::Gen<std::vector<SgePlan>> sge_list(const World& w) {
         std::vector<SgePlan> sgl;
         for (size_t i = 0; i < count; ++i) {
             SgePlan s;
-            const size_t which = mrs.empty() ? 0 : *gen::inRange<size_t>(0, mrs.size());
-            s.mr = (mrs.empty() || *gen::inRange(0, 12) == 0) ? -1 : mrs[which];
+            // Mostly an MR a RegisterMr was meant for, else any (its token may be no good).
+            const size_t which = mrs.empty() ? 0
+                                 : !registered.empty() && !one_in(5)
+                                     ? *gen::elementOf(registered)
+                                     : *gen::inRange<size_t>(0, mrs.size());
+            s.mr = (mrs.empty() || one_in(12)) ? -1 : mrs[which];
             // Mostly inside what the MR's RegisterMr asked for (the data path then runs to the
-            // end: bytes land, entries report them), else anywhere.
+            // end: bytes land, entries report them), else anywhere. A receive's SGE often takes
+            // the rest of the region: sends of any length fit (RCV-03).
             const uint32_t room = s.mr >= 0 ? lengths[which] : 0;
-            if (room > 0 && *gen::inRange(0, 4) != 0) {
+            if (room > 0 && !one_in(4)) {
                 s.offset = *gen::weightedOneOf<uint32_t>(
                     {{3, gen::just<uint32_t>(0)}, {1, gen::inRange<uint32_t>(0, room)}});
-                s.length = *gen::inRange<uint32_t>(1, std::min<uint32_t>(room - s.offset, 256) + 1);
+                const uint32_t rest = room - s.offset;
+                s.length = receive && *gen::arbitrary<bool>()
+                               ? std::min<uint32_t>(rest, 2 * PAGE_SIZE)
+                               : *gen::inRange<uint32_t>(1, std::min<uint32_t>(rest, 256) + 1);
                 sgl.push_back(s);
                 continue;
             }
@@ -134,7 +161,10 @@ void CreatePd::run(const World& w, Sut& sut) const {
 
 CreateCq::CreateCq(const World& w) {
     uint32_t max = w.info->MaxCqDepth;
+    uint32_t roomy = std::max<uint32_t>(std::min<uint32_t>(max, 512), 65);
     depth = *gen::weightedOneOf<uint32_t>({{8, gen::inRange<uint32_t>(1, 65)},
+                                           // room for several QPs (CQ-STATUS-04)
+                                           {3, gen::inRange<uint32_t>(65, roomy + 1)},
                                            {1, gen::just<uint32_t>(0)},
                                            {1, gen::just(max)},
                                            {1, gen::just(max + 1)}});
@@ -199,7 +229,8 @@ CreateQp::CreateQp(const World& w) : pd(w.pick(Kind::pd)) {
     shape.inline_size = *gen::weightedOneOf<uint32_t>(
         {{3, gen::just<uint32_t>(0)}, {1, gen::inRange<uint32_t>(0, info.MaxInlineDataSize + 1)}});
     // Now and then one value one past the adapter's limit (CQP-LIM-01), or zero.
-    switch (*gen::inRange(0, 16)) {
+    switch (
+        *gen::weightedElement<int>({{10, -1}, {1, 0}, {1, 1}, {1, 2}, {1, 3}, {1, 4}, {1, 5}})) {
         case 0:
             shape.receive_depth = info.MaxReceiveQueueDepth + 1;
             break;
@@ -221,27 +252,42 @@ CreateQp::CreateQp(const World& w) : pd(w.pick(Kind::pd)) {
         default:
             break;
     }
-    // The CQs: ones with room for the depths when the QP can be created (CQ-STATUS-04).
+    // The CQs: ones with room when the QP can be created (CQ-STATUS-04).
     const bool valid = within_limits(w);
     const bool shared = *gen::weightedOneOf<bool>({{3, gen::just(true)}, {1, gen::just(false)}});
-    auto room = [](const Slot& s) { return s.depth >= s.committed ? s.depth - s.committed : 0u; };
-    if (shared) {
-        receive_cq = w.pick(Kind::cq, [&](const Slot& s) {
-            return !valid || room(s) >= shape.receive_depth + shape.initiator_depth;
-        });
-        initiator_cq = receive_cq;
+    auto room = [&](const Slot& s) { return !valid || (s.depth >= s.committed + 1); };
+    const int receive = w.pick(Kind::cq, room);
+    place(w, receive, shared ? receive : w.pick(Kind::cq, room));
+}
+
+void CreateQp::place(const World& w, int receive, int initiator) {
+    receive_cq = receive;
+    initiator_cq = initiator;
+    if (!within_limits(w)) return;  // refused: takes no room
+    // The depths cut to the CQs' room (the consumer sizes its QPs for the CQs they go to).
+    auto room = [&](int cq) {
+        const Slot& s = w.slots[cq];
+        return s.depth >= s.committed ? s.depth - s.committed : 0u;
+    };
+    const uint32_t receive_room = room(receive_cq);
+    RC_PRE(receive_room >= 1);
+    shape.receive_depth = std::min(shape.receive_depth, receive_room);
+    if (initiator_cq == receive_cq) {  // one CQ for both queues
+        RC_PRE(receive_room >= 2);
+        shape.receive_depth = std::min(shape.receive_depth, receive_room - 1);
+        shape.initiator_depth = std::min(shape.initiator_depth, receive_room - shape.receive_depth);
     } else {
-        receive_cq = w.pick(
-            Kind::cq, [&](const Slot& s) { return !valid || room(s) >= shape.receive_depth; });
-        initiator_cq = w.pick(
-            Kind::cq, [&](const Slot& s) { return !valid || room(s) >= shape.initiator_depth; });
+        RC_PRE(room(initiator_cq) >= 1);
+        shape.initiator_depth = std::min(shape.initiator_depth, room(initiator_cq));
     }
 }
 
 bool CreateQp::within_limits(const World& w) const {
     const NDK_ADAPTER_INFO& info = *w.info;
-    return shape.receive_depth >= 1 && shape.receive_depth <= info.MaxReceiveQueueDepth &&
-           shape.initiator_depth >= 1 && shape.initiator_depth <= info.MaxInitiatorQueueDepth &&
+    // A depth of 0 is within them (the docs set no lower limit): such a QP is created, and its
+    // other queue needs CQ room as any.
+    return shape.receive_depth <= info.MaxReceiveQueueDepth &&
+           shape.initiator_depth <= info.MaxInitiatorQueueDepth &&
            shape.receive_sge <= info.MaxReceiveRequestSge &&
            shape.initiator_sge <= info.MaxInitiatorRequestSge &&
            shape.inline_size <= info.MaxInlineDataSize;
@@ -282,6 +328,12 @@ void CreateQp::run(const World& w, Sut& sut) const {
     finish(sut, *this, answer(made, Kind::qp, slot));
 }
 
+CreateMr::CreateMr(const World& w) : pd(w.pick(Kind::pd)) {
+    const size_t fast = w.open_of(Kind::mr, [](const Slot& s) { return s.fast; }).size();
+    const size_t plain = w.open_of(Kind::mr).size() - fast;
+    fast_register = *gen::weightedElement<bool>({{plain + 1, true}, {fast + 1, false}});
+}
+
 void CreateMr::run(const World& w, Sut& sut) const {
     int slot = int(w.slots.size());
     auto* p = sut.object<NDK_PD>(pd);
@@ -308,7 +360,11 @@ void CreateMw::run(const World& w, Sut& sut) const {
 
 // ================= MR =================
 
-RegisterMr::RegisterMr(const World& w) : mr(w.pick(Kind::mr)) {
+RegisterMr::RegisterMr(const World& w) {
+    // Mostly an MR made for it and not registered yet; else any (one registered already, or one
+    // made for fast registration: AMB-16).
+    auto fresh = w.open_of(Kind::mr, [](const Slot& s) { return !s.fast && s.length == 0; });
+    mr = !fresh.empty() && !one_in(4) ? *gen::elementOf(fresh) : w.pick(Kind::mr);
     region = *Region::any();
     length = *gen::weightedOneOf<uint64_t>({{8, gen::just<uint64_t>(region.length)},
                                             {1, gen::just<uint64_t>(0)},
@@ -326,17 +382,22 @@ RegisterMr::RegisterMr(const World& w) : mr(w.pick(Kind::mr)) {
 }
 
 void RegisterMr::run(const World&, Sut& sut) const {
-    auto* m = sut.object<NDK_MR>(mr);
-    if (!m) return skipped(sut, *this, "the MR was never created");
+    if (!sut.object<NDK_MR>(mr)) return skipped(sut, *this, "the MR was never created");
+    finish(sut, *this, call(sut));
+}
+
+std::string RegisterMr::call(Sut& sut) const {
     auto& chain = sut.chain(region);
-    Done d = sut.session.register_mr(m, chain.head(), length, flags);
-    if (d.ok()) {
-        sut.mrs[mr].registered = true;
-        sut.mrs[mr].base =
-            reinterpret_cast<uint64_t>(sut.buffers[region.buffer].data()) + region.offset;
-        learn_tokens(sut, mr);
-    }
-    finish(sut, *this, answer(d));
+    Done d = sut.session.register_mr(sut.object<NDK_MR>(mr), chain.head(), length, flags);
+    if (d.ok()) registered(sut);
+    return answer(d);
+}
+
+void RegisterMr::registered(Sut& sut) const {
+    sut.mrs[mr].registered = true;
+    sut.mrs[mr].base =
+        reinterpret_cast<uint64_t>(sut.buffers[region.buffer].data()) + region.offset;
+    learn_tokens(sut, mr);
 }
 
 void DeregisterMr::run(const World&, Sut& sut) const {
@@ -347,7 +408,10 @@ void DeregisterMr::run(const World&, Sut& sut) const {
     finish(sut, *this, answer(d));
 }
 
-InitializeFastRegisterMr::InitializeFastRegisterMr(const World& w) : mr(w.pick(Kind::mr)) {
+InitializeFastRegisterMr::InitializeFastRegisterMr(const World& w) {
+    // Mostly an MR made for fast registration and not initialized yet; else any (AMB-16).
+    auto fresh = w.open_of(Kind::mr, [](const Slot& s) { return s.fast && s.pages == 0; });
+    mr = !fresh.empty() && !one_in(4) ? *gen::elementOf(fresh) : w.pick(Kind::mr);
     uint32_t frmr = std::max<uint32_t>(w.info->FRMRPageCount, 1);
     adapter_page_count = *gen::weightedOneOf<uint32_t>(
         {{6, gen::inRange<uint32_t>(1, 17)},  // IFR-APC-04: 16 are always accepted
@@ -370,8 +434,14 @@ void InitializeFastRegisterMr::run(const World&, Sut& sut) const {
 
 // ================= QP requests =================
 
-FastRegister::FastRegister(const World& w)
-    : qp(w.pick(Kind::qp)), mr(w.pick(Kind::mr)), lam(w.pick(Kind::lam)) {
+FastRegister::FastRegister(const World& w) : qp(w.pick(Kind::qp)) {
+    // Mostly an MR initialized for it, and a LAM of no more pages than it was initialized for;
+    // else any of either.
+    auto ready = w.open_of(Kind::mr, [](const Slot& s) { return s.fast && s.pages > 0; });
+    mr = !ready.empty() && !one_in(4) ? *gen::elementOf(ready) : w.pick(Kind::mr);
+    const uint32_t room = w.slots[mr].pages;
+    auto fitting = w.open_of(Kind::lam, [&](const Slot& s) { return s.pages <= room; });
+    lam = !fitting.empty() && !one_in(4) ? *gen::elementOf(fitting) : w.pick(Kind::lam);
     uint32_t pages = std::max<uint32_t>(w.slots[lam].pages, 1);
     page_count = *gen::weightedOneOf<uint32_t>({{6, gen::just(pages)},
                                                 {2, gen::inRange<uint32_t>(1, pages + 1)},
@@ -439,6 +509,52 @@ void FastRegister::run(const World&, Sut& sut) const {
                ", BaseVirtualAddress=" + hex(base) + ")");
 }
 
+FastRegistration::FastRegistration(const World& w) : made_at(int(w.slots.size())) {
+    World after = w;  // each call generated in the World the ones before it leave
+    auto c = std::make_shared<CreateMr>(w);
+    c->fast_register = true;
+    c->apply(after);
+    auto i = std::make_shared<InitializeFastRegisterMr>(after);
+    i->mr = made_at;
+    i->apply(after);
+    auto l = std::make_shared<BuildLam>(after);
+    l->apply(after);
+    auto f = std::make_shared<FastRegister>(after);
+    f->mr = made_at;
+    f->lam = made_at + 1;
+    create_mr = std::move(c);
+    initialize = std::move(i);
+    build_lam = std::move(l);
+    fast_register = std::move(f);
+}
+
+std::vector<std::shared_ptr<const Command>> FastRegistration::steps(int base) const {
+    auto moved = [&](int slot) { return slot >= made_at ? slot - made_at + base : slot; };
+    auto i = std::make_shared<InitializeFastRegisterMr>(*initialize);
+    i->mr = moved(i->mr);
+    auto f = std::make_shared<FastRegister>(*fast_register);
+    f->mr = moved(f->mr);
+    f->lam = moved(f->lam);
+    return {create_mr, i, build_lam, f};
+}
+
+void FastRegistration::checkPreconditions(const World& w) const {
+    check_steps(w, steps(int(w.slots.size())));
+}
+
+void FastRegistration::apply(World& w) const {
+    for (const auto& c : steps(int(w.slots.size())))
+        c->apply(w);
+}
+
+void FastRegistration::run(const World& w, Sut& sut) const {
+    run_steps(w, sut, steps(int(w.slots.size())));
+}
+
+void FastRegistration::show(std::ostream& os) const {
+    show_steps(os, steps(made_at));
+}
+
 Invalidate::Invalidate(const World& w) : qp(w.pick(Kind::qp)) {
     target = pick_remote(w);
     target_kind = w.slots[target].kind;
@@ -491,13 +607,87 @@ uint32_t remote_offset_gen() {
 
 }  // namespace
 
+namespace {
+
+// Where an SGE's bytes are in host memory, by the region its MR's RegisterMr described (an
+// MW's, a fast-registered MR's or a stray token's are not known: false).
+bool bytes_of(const World& w, const SgePlan& s, int& buffer, uint64_t& lo, uint64_t& hi) {
+    if (s.mr < 0 || s.length == 0) return false;
+    const Slot& m = w.slots[s.mr];
+    if (m.fast || m.buffer < 0) return false;
+    buffer = m.buffer;
+    lo = uint64_t(m.offset) + s.offset;
+    hi = lo + s.length;
+    return true;
+}
+
+}  // namespace
+
+bool sources_meet(const World& w, const std::vector<SgePlan>& a, const std::vector<SgePlan>& b) {
+    for (const auto& x : a)
+        for (const auto& y : b) {
+            int bx, by;
+            uint64_t lx, hx, ly, hy;
+            if (bytes_of(w, x, bx, lx, hx) && bytes_of(w, y, by, ly, hy) && bx == by && lx < hy &&
+                ly < hx)
+                return true;
+        }
+    return false;
+}
+
+namespace {
+
+// Whether a Read's or Write's remote range shares host bytes with one of its local SGEs, by the
+// regions the MRs' RegisterMr described (an MW's or a fast-registered MR's are not known).
+bool source_meets_target(const World& w, const std::vector<SgePlan>& sgl, int remote,
+                         uint32_t remote_offset) {
+    const Slot& r = w.slots[remote];
+    if (r.kind != Kind::mr || r.fast || r.buffer < 0) return false;
+    uint64_t total = 0;
+    for (const auto& s : sgl)
+        total += s.length;
+    const uint64_t lo = uint64_t(r.offset) + remote_offset, hi = lo + total;
+    for (const auto& s : sgl) {
+        if (s.mr < 0 || s.length == 0) continue;
+        const Slot& m = w.slots[s.mr];
+        if (m.fast || m.buffer != r.buffer) continue;
+        const uint64_t a = uint64_t(m.offset) + s.offset, b = a + s.length;
+        if (a < hi && lo < b) return true;
+    }
+    return false;
+}
+
+}  // namespace
+
 RemoteRequest::RemoteRequest(const World& w)
     : qp(w.pick(Kind::qp)), sgl(*sge_list(w)), remote(pick_remote(w)) {
     remote_kind = w.slots[remote].kind;
-    remote_offset = remote_offset_gen();
+    // Mostly inside what the remote MR's RegisterMr asked for (as SGEs are), else anywhere.
+    uint64_t total = 0;
+    for (const auto& s : sgl)
+        total += s.length;
+    const uint32_t room = remote_kind == Kind::mr ? w.slots[remote].length : 0;
+    if (total <= room && !one_in(4))
+        remote_offset = *gen::weightedOneOf<uint32_t>(
+            {{3, gen::just<uint32_t>(0)},
+             {2, gen::inRange<uint32_t>(0, uint32_t(room - total) + 1)}});
+    else
+        remote_offset = remote_offset_gen();
+    if (source_meets_target(w, sgl, remote, remote_offset)) {
+        // Moved past the local SGEs (in the remote region's buffer): shrinking the offset then
+        // keeps the two apart.
+        const Slot& r = w.slots[remote];
+        uint64_t end = 0;
+        for (const auto& s : sgl)
+            if (s.mr >= 0 && w.slots[s.mr].buffer == r.buffer)
+                end = std::max<uint64_t>(end, uint64_t(w.slots[s.mr].offset) + s.offset + s.length);
+        remote_offset = uint32_t(end - r.offset);
+    }
+    RC_PRE(!source_meets_target(w, sgl, remote, remote_offset));
 }
 void RemoteRequest::checkPreconditions(const World& w) const {
     RC_PRE(w.is(qp, Kind::qp) && sgl_valid(w, sgl) && w.is(remote, remote_kind));
+    RC_PRE(!source_meets_target(w, sgl, remote, remote_offset));
 }
 void RemoteRequest::show_call(std::ostream& os, const char* call) const {
     os << call << "(" << slot_name(Kind::qp, qp) << ", " << sgl_text(sgl)
@@ -536,7 +726,12 @@ void Write::run(const World&, Sut& sut) const {
     finish(sut, *this, answer(s));
 }
 
-Send::Send(const World& w) : qp(w.pick(Kind::qp)), sgl(*sge_list(w)) {
+Send::Send(const World& w) {
+    auto awaited = w.open_of(Kind::qp, [&](const Slot& s) {
+        return w.is(s.peer, Kind::qp) && w.slots[s.peer].receives > 0;
+    });
+    qp = !awaited.empty() && !one_in(4) ? *gen::elementOf(awaited) : w.pick(Kind::qp);
+    sgl = *sge_list(w);
     flags = *flags_from({0, 0, NDK_OP_FLAG_SILENT_SUCCESS, NDK_OP_FLAG_SEND_AND_SOLICIT_EVENT,
                          NDK_OP_FLAG_READ_FENCE, NDK_OP_FLAG_INLINE},
                         {NDK_OP_FLAG_ALLOW_REMOTE_READ, 0x400, 0x8000'0000});
@@ -556,7 +751,7 @@ void Send::run(const World&, Sut& sut) const {
     finish(sut, *this, answer(s));
 }
 
-Receive::Receive(const World& w) : qp(w.pick(Kind::qp)), sgl(*sge_list(w)) {}
+Receive::Receive(const World& w) : qp(w.pick(Kind::qp)), sgl(*sge_list(w, true)) {}
 void Receive::checkPreconditions(const World& w) const {
     RC_PRE(w.is(qp, Kind::qp) && sgl_valid(w, sgl));
 }
@@ -569,6 +764,75 @@ void Receive::run(const World&, Sut& sut) const {
     auto sges = sut.sges(sgl);
     NTSTATUS s = sut.session.receive(q, sut.next_context(), sges);
     finish(sut, *this, answer(s));
+}
+
+SendToReceive::SendToReceive(const World& w) : made_at(int(w.slots.size())) {
+    World after = w;  // each call generated in the World the ones before it leave
+    auto c = std::make_shared<CreateMr>(w);
+    c->fast_register = false;
+    c->apply(after);
+    auto m = std::make_shared<RegisterMr>(after);
+    m->mr = made_at;
+    m->apply(after);
+    auto r = std::make_shared<Receive>(after);
+    // Mostly on a QP with no receive waiting before it (receives are taken in order, RCV-03).
+    auto paired = [&](const Slot& s) { return w.is(s.peer, Kind::qp); };
+    auto first = w.open_of(Kind::qp, [&](const Slot& s) { return paired(s) && s.receives == 0; });
+    r->qp = !first.empty() && !one_in(4) ? *gen::elementOf(first) : w.pick(Kind::qp, paired);
+    auto s = std::make_shared<Send>(after);
+    s->qp = w.slots[r->qp].peer;
+    // Mostly the receive in the first half of the region just registered and the send from the
+    // second (the command then stands on its own when shrinking takes others away); else the
+    // SGEs as Receive and Send draw them.
+    const uint32_t room = uint32_t(m->length);
+    if (room >= 2 && !one_in(4)) {
+        const uint32_t half = room / 2;
+        r->sgl = {SgePlan{made_at, 0, half}};
+        s->sgl = {SgePlan{made_at, half, *gen::inRange<uint32_t>(1, room - half + 1)}};
+    }
+    r->apply(after);
+    RC_PRE(!sources_meet(after, s->sgl, r->sgl));
+    create_mr = std::move(c);
+    register_mr = std::move(m);
+    receive = std::move(r);
+    send = std::move(s);
+}
+
+std::vector<std::shared_ptr<const Command>> SendToReceive::steps(int base) const {
+    auto moved = [&](int slot) { return slot >= made_at ? slot - made_at + base : slot; };
+    auto m = std::make_shared<RegisterMr>(*register_mr);
+    m->mr = moved(m->mr);
+    auto r = std::make_shared<Receive>(*receive);
+    for (auto& e : r->sgl)
+        if (e.mr >= 0) e.mr = moved(e.mr);
+    auto s = std::make_shared<Send>(*send);
+    for (auto& e : s->sgl)
+        if (e.mr >= 0) e.mr = moved(e.mr);
+    return {create_mr, m, r, s};
+}
+
+void SendToReceive::checkPreconditions(const World& w) const {
+    auto now = steps(int(w.slots.size()));
+    check_steps(w, now);
+    const auto& r = static_cast<const Receive&>(*now[2]);
+    const auto& s = static_cast<const Send&>(*now[3]);
+    World after = w;
+    for (const auto& c : now)
+        c->apply(after);
+    RC_PRE(w.slots[r.qp].peer == s.qp && !sources_meet(after, s.sgl, r.sgl));
+}
+
+void SendToReceive::apply(World& w) const {
+    for (const auto& c : steps(int(w.slots.size())))
+        c->apply(w);
+}
+
+void SendToReceive::run(const World& w, Sut& sut) const {
+    run_steps(w, sut, steps(int(w.slots.size())));
+}
+
+void SendToReceive::show(std::ostream& os) const {
+    show_steps(os, steps(made_at));
 }
 
 void Flush::run(const World&, Sut& sut) const {
@@ -629,7 +893,21 @@ void DeferredChain::checkPreconditions(const World& w) const {
         r->checkPreconditions(w);
 }
 
+// DEFER-05 is the consumer's duty: a request of the chain skipped because the provider never
+// made one of its objects (a failed NdkBuildLam, say) would leave the deferred ones before it
+// without their doorbell. So the chain runs whole or not at all.
 void DeferredChain::run(const World& w, Sut& sut) const {
+    for (const auto& r : requests) {
+        bool made = true;
+        if (const auto* fr = dynamic_cast<const FastRegister*>(r.get()))
+            made = sut.object<void>(fr->mr) && sut.object<void>(fr->lam);
+        else if (const auto* inv = dynamic_cast<const Invalidate*>(r.get()))
+            made = sut.object<void>(inv->target);
+        else if (const auto* b = dynamic_cast<const Bind*>(r.get()))
+            made = sut.object<void>(b->mr) && sut.object<void>(b->mw);
+        if (!made || !sut.object<void>(qp))
+            return skipped(sut, *this, "an object of one of its requests was never created");
+    }
     for (const auto& r : requests)
         r->run(w, sut);
 }
@@ -644,10 +922,15 @@ void DeferredChain::show(std::ostream& os) const {
 
 // ================= CQ =================
 
+GetCqResults::GetCqResults(const World& w)
+    : cq(w.pick(Kind::cq)), max_results(*gen::inRange<uint32_t>(1, 17)) {
+    ex = NDKCT_VERSION_AT_LEAST(w.info->Version, 1, 2) && *gen::arbitrary<bool>();  // VER-11
+}
+
 void GetCqResults::run(const World&, Sut& sut) const {
     auto* c = sut.object<NDK_CQ>(cq);
     if (!c) return skipped(sut, *this, "the CQ was never created");
-    auto results = sut.session.poll(c, max_results);
+    auto results = sut.session.poll(c, max_results, ex);
     std::ostringstream a;
     a << results.size() << " results";
     for (const auto& r : results)
@@ -671,12 +954,90 @@ void ArmCq::run(const World&, Sut& sut) const {
 
 // ================= Connections =================
 
+HandshakeSide HandshakeSide::any(const NDK_ADAPTER_INFO& info, uint32_t max_private_data) {
+    auto limit = [](uint32_t max) {
+        return *gen::weightedOneOf<uint32_t>({{6, gen::inRange<uint32_t>(0, max + 1)},
+                                              {1, gen::just(max + 1)},
+                                              {1, gen::inRange<uint32_t>(max + 1, 100'001)}});
+    };
+    HandshakeSide side;
+    side.inbound_read_limit = limit(info.MaxInboundReadLimit);
+    side.outbound_read_limit = limit(info.MaxOutboundReadLimit);
+    const uint32_t max = max_private_data;
+    side.private_data = *gen::weightedOneOf<uint32_t>(
+        {{2, gen::just<uint32_t>(0)},
+         {6, gen::inRange<uint32_t>(std::min<uint32_t>(1, max), max + 1)},
+         {1, gen::just(max)},
+         {1, gen::just(max + 1)}});  // CONN-28: more than the adapter takes
+    return side;
+}
+
+std::vector<uint8_t> HandshakeSide::bytes(uint8_t salt) const {
+    std::vector<uint8_t> data(private_data);
+    for (size_t i = 0; i < data.size(); ++i)
+        data[i] = uint8_t(i * 13 + salt);
+    return data;
+}
+
+std::ostream& operator<<(std::ostream& os, const HandshakeSide& side) {
+    return os << "InboundReadLimit=" << side.inbound_read_limit
+              << ", OutboundReadLimit=" << side.outbound_read_limit
+              << ", PrivateData=" << side.private_data << " bytes";
+}
+
+namespace {
+
+constexpr uint8_t kConnectSalt = 0xC0, kAcceptSalt = 0xA0;  // whose private data it is
+
+// What Connect and StartConnect begin with: NdkCreateListener, NdkListen on a fresh loopback
+// port, NdkCreateConnector and NdkConnect, and then the listener's connect event. The objects go
+// to the slots from listener_slot on (listener, active connector, passive connector); `steps`
+// gets the log. Returns the passive connector (nullptr when a step failed or no event came);
+// `connecting` says whether the connect was started.
+NDK_CONNECTOR* start_handshake(Sut& sut, int listener_slot, NDK_QP* qp, const HandshakeSide& side,
+                               std::string& steps, NDK_CONNECTOR*& active_out, bool& connecting) {
+    Session& s = sut.session;
+    connecting = false;
+    active_out = nullptr;
+    auto listener = s.create_listener();
+    sut.place(listener_slot, listener.object);
+    steps = "NdkCreateListener " + answer(listener, Kind::listener, listener_slot);
+    if (!listener.object) return nullptr;
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_port = htons(sut.next_port());
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    auto* sa = reinterpret_cast<const sockaddr*>(&address);
+    Done listening = s.listen(listener.object, sa, sizeof address);
+    steps += ", NdkListen " + answer(listening);
+    if (!listening.ok()) return nullptr;
+    auto active = s.create_connector();
+    sut.place(listener_slot + 1, active.object);
+    steps += ", NdkCreateConnector " + answer(active, Kind::connector, listener_slot + 1);
+    if (!active.object) return nullptr;
+    active_out = active.object;
+    const auto data = side.bytes(kConnectSalt);
+    NTSTATUS c = s.connect_async(active.object, qp, sa, sizeof address, side.inbound_read_limit,
+                                 side.outbound_read_limit, data);
+    steps += ", NdkConnect " + answer(c);
+    if (c != STATUS_PENDING && c != STATUS_SUCCESS) return nullptr;
+    connecting = true;
+    NDK_CONNECTOR* passive = s.wait_connect_event(listener.object, sut.options.drain_timeout);
+    sut.place(listener_slot + 2, passive);
+    if (passive) steps += ", connect event: " + slot_name(Kind::connector, listener_slot + 2);
+    return passive;
+}
+
+}  // namespace
+
 Connect::Connect(const World& w) {
     auto free = w.open_of(Kind::qp, [](const Slot& s) { return !s.connected; });
     RC_PRE(free.size() >= 2);
     active_qp = *gen::elementOf(free);
     passive_qp = *gen::elementOf(free);
     RC_PRE(active_qp != passive_qp);
+    active_side = HandshakeSide::any(*w.info, w.info->MaxCallerData);
+    passive_side = HandshakeSide::any(*w.info, w.info->MaxCalleeData);
 }
 
 void Connect::run(const World& w, Sut& sut) const {
@@ -688,44 +1049,148 @@ void Connect::run(const World& w, Sut& sut) const {
     Session& s = sut.session;
     std::string steps;
     auto done = [&](const std::string& last) { finish(sut, *this, steps + last); };
-    auto listener = s.create_listener();
-    sut.place(listener_slot, listener.object);
-    steps = "NdkCreateListener " + answer(listener, Kind::listener, listener_slot);
-    if (!listener.object) return done("");
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_port = htons(sut.next_port());
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    auto* sa = reinterpret_cast<const sockaddr*>(&address);
-    Done listening = s.listen(listener.object, sa, sizeof address);
-    steps += ", NdkListen " + answer(listening);
-    if (!listening.ok()) return done("");
-    auto active = s.create_connector();
-    sut.place(listener_slot + 1, active.object);
-    steps += ", NdkCreateConnector " + answer(active, Kind::connector, listener_slot + 1);
-    if (!active.object) return done("");
-    NTSTATUS c = s.connect_async(active.object, a, sa, sizeof address);
-    steps += ", NdkConnect " + answer(c);
-    if (c != STATUS_PENDING && c != STATUS_SUCCESS) return done("");
-    NDK_CONNECTOR* passive = s.wait_connect_event(listener.object, sut.options.drain_timeout);
-    sut.place(listener_slot + 2, passive);
+    NDK_CONNECTOR* active = nullptr;
+    bool connecting = false;
+    NDK_CONNECTOR* passive =
+        start_handshake(sut, listener_slot, a, active_side, steps, active, connecting);
+    if (!connecting) return done("");
     if (!passive) {
-        Done connected = s.wait_connect(active.object);
+        Done connected = s.wait_connect(active);
         return done(", no connect event; NdkConnect completed with " +
                     spec::status_name(connected.final_status));
     }
-    steps += ", connect event: " + slot_name(Kind::connector, listener_slot + 2);
-    NTSTATUS accept = s.accept_async(passive, b);
+    const auto data = passive_side.bytes(kAcceptSalt);
+    NTSTATUS accept = s.accept_async(passive, b, passive_side.inbound_read_limit,
+                                     passive_side.outbound_read_limit, data);
     steps += ", NdkAccept " + answer(accept);
-    Done connected = s.wait_connect(active.object);
-    steps += ", NdkConnect completed with " + spec::status_name(connected.final_status);
-    if (connected.ok())
-        steps += ", NdkCompleteConnect " + answer(s.complete_connect(active.object));
-    if (accept == STATUS_PENDING || accept == STATUS_SUCCESS) {
-        Done accepted = s.wait_accept(passive);
-        steps += ", NdkAccept completed with " + spec::status_name(accepted.final_status);
+    if (accept != STATUS_PENDING && accept != STATUS_SUCCESS) {
+        // Refused (e.g. too much private data): the connect still waits for an answer, which
+        // nobody gives; the active connector's close cancels it, and is awaited then.
+        sut.handshakes.push_back({listener_slot + 1, active, false});
+        return done("");
     }
+    Done connected = s.wait_connect(active);
+    steps += ", NdkConnect completed with " + spec::status_name(connected.final_status);
+    if (connected.ok()) steps += ", NdkCompleteConnect " + answer(s.complete_connect(active));
+    Done accepted = s.wait_accept(passive);
+    steps += ", NdkAccept completed with " + spec::status_name(accepted.final_status);
     done("");
+}
+
+StartConnect::StartConnect(const World& w)
+    : qp(w.pick(Kind::qp, [](const Slot& s) { return !s.connected; })),
+      side(HandshakeSide::any(*w.info, w.info->MaxCallerData)) {}
+
+void StartConnect::apply(World& w) const {
+    w.slots[qp].connected = true;
+    const int listener = w.add({Kind::listener});
+    Slot active{Kind::connector};
+    active.handshake = Handshake::connecting;
+    active.peer = int16_t(listener + 2);
+    w.add(active);
+    Slot passive{Kind::connector};
+    passive.handshake = Handshake::incoming;
+    passive.peer = int16_t(listener + 1);
+    passive.peer_data = side.private_data;
+    w.add(passive);
+}
+
+void StartConnect::run(const World& w, Sut& sut) const {
+    int listener_slot = int(w.slots.size());
+    sut.place(listener_slot + 2, nullptr);
+    auto* q = sut.object<NDK_QP>(qp);
+    if (!q) return skipped(sut, *this, "the QP was never created");
+    std::string steps;
+    NDK_CONNECTOR* active = nullptr;
+    bool connecting = false;
+    NDK_CONNECTOR* passive =
+        start_handshake(sut, listener_slot, q, side, steps, active, connecting);
+    // The connect stays pending: Accept awaits it, or the active connector's close does.
+    if (connecting) sut.handshakes.push_back({listener_slot + 1, active, false});
+    if (connecting && !passive) steps += ", no connect event";
+    finish(sut, *this, steps);
+}
+
+Accept::Accept(const World& w)
+    : connector(w.pick(Kind::connector,
+                       [](const Slot& s) { return s.handshake == Handshake::incoming; })),
+      qp(w.pick(Kind::qp, [](const Slot& s) { return !s.connected; })),
+      side(HandshakeSide::any(*w.info, w.info->MaxCalleeData)) {}
+
+void Accept::apply(World& w) const {
+    w.slots[qp].connected = true;
+    w.slots[connector].handshake = Handshake::accepted;
+    const int peer = w.slots[connector].peer;
+    if (w.is(peer, Kind::connector) && w.slots[peer].handshake == Handshake::connecting) {
+        w.slots[peer].handshake = Handshake::connected;
+        w.slots[peer].peer_data = side.private_data;
+    }
+}
+
+void Accept::run(const World& w, Sut& sut) const {
+    auto* c = sut.object<NDK_CONNECTOR>(connector);
+    auto* q = sut.object<NDK_QP>(qp);
+    if (!c || !q) return skipped(sut, *this, "its connector or QP was never created");
+    const auto data = side.bytes(kAcceptSalt);
+    NTSTATUS s =
+        sut.session.accept_async(c, q, side.inbound_read_limit, side.outbound_read_limit, data);
+    std::string a = answer(s);
+    if (s == STATUS_PENDING || s == STATUS_SUCCESS) {
+        // The accept stays pending until the peer's NdkCompleteConnect; the peer's connect
+        // completes now.
+        sut.handshakes.push_back({connector, c, true});
+        if (std::string peer = sut.await_handshake(w.slots[connector].peer); !peer.empty())
+            a += ", " + peer;
+    }
+    finish(sut, *this, a);
+}
+
+CompleteConnect::CompleteConnect(const World& w)
+    : connector(w.pick(Kind::connector,
+                       [](const Slot& s) { return s.handshake == Handshake::connected; })) {}
+
+void CompleteConnect::apply(World& w) const {
+    w.slots[connector].handshake = Handshake::none;
+    const int peer = w.slots[connector].peer;
+    if (w.is(peer, Kind::connector) && w.slots[peer].handshake == Handshake::accepted)
+        w.slots[peer].handshake = Handshake::none;
+}
+
+void CompleteConnect::run(const World& w, Sut& sut) const {
+    auto* c = sut.object<NDK_CONNECTOR>(connector);
+    if (!c) return skipped(sut, *this, "the connector was never created");
+    Done d = sut.session.complete_connect(c);
+    std::string a = answer(d);
+    if (d.ok())  // the peer's accept completes now
+        if (std::string peer = sut.await_handshake(w.slots[connector].peer); !peer.empty())
+            a += ", " + peer;
+    finish(sut, *this, a);
+}
+
+GetConnectionData::GetConnectionData(const World& w)
+    : connector(w.pick(Kind::connector, [](const Slot& s) {
+          return s.handshake == Handshake::incoming || s.handshake == Handshake::connected;
+      })) {
+    with_buffer = *gen::weightedOneOf<bool>({{3, gen::just(true)}, {1, gen::just(false)}});
+    with_limits = *gen::weightedOneOf<bool>({{3, gen::just(true)}, {1, gen::just(false)}});
+    const uint32_t sent = w.slots[connector].peer_data;
+    buffer_length = 0;  // the probe: NULL buffer, *pPrivateDataLength 0 (CONN-PD-02)
+    if (with_buffer)
+        buffer_length = *gen::weightedOneOf<uint32_t>(
+            {{3, gen::inRange<uint32_t>(0, std::max<uint32_t>(sent, 1))},  // short: CONN-PD-04
+             {2, gen::just(sent)},
+             {1, gen::inRange<uint32_t>(sent, sent + 65)}});
+}
+
+void GetConnectionData::run(const World&, Sut& sut) const {
+    auto* c = sut.object<NDK_CONNECTOR>(connector);
+    if (!c) return skipped(sut, *this, "the connector was never created");
+    auto got = sut.session.get_connection_data(c, buffer_length, with_buffer, with_limits);
+    std::string a = answer(got.status) + ", *pPrivateDataLength=" + std::to_string(got.length);
+    if (with_limits)
+        a += ", InboundReadLimit=" + std::to_string(got.inbound_read_limit) +
+             ", OutboundReadLimit=" + std::to_string(got.outbound_read_limit);
+    finish(sut, *this, a);
 }
 
 void Disconnect::run(const World&, Sut& sut) const {
@@ -736,23 +1201,249 @@ void Disconnect::run(const World&, Sut& sut) const {
 
 // ================= Close =================
 
+void check_steps(const World& w, const std::vector<std::shared_ptr<const Command>>& steps) {
+    World after = w;
+    for (const auto& c : steps) {
+        c->checkPreconditions(after);
+        c->apply(after);
+    }
+}
+
+void run_steps(const World& w, Sut& sut, const std::vector<std::shared_ptr<const Command>>& steps) {
+    World after = w;  // each call runs in the World the ones before it left
+    for (const auto& c : steps) {
+        c->run(after, sut);
+        c->apply(after);
+    }
+}
+
+void show_steps(std::ostream& os, const std::vector<std::shared_ptr<const Command>>& steps) {
+    const char* sep = "";
+    for (const auto& c : steps) {
+        os << sep;
+        c->show(os);
+        sep = ", then ";
+    }
+}
+
+bool qps_use(const World& w, int cq) {
+    return !w.open_of(Kind::qp, [&](const Slot& s) {
+                 return s.receive_cq == cq || s.initiator_cq == cq;
+             }).empty();
+}
+
 CloseObject::CloseObject(const World& w) {
     std::vector<int> open;
     for (size_t i = 0; i < w.slots.size(); ++i)
-        if (w.slots[i].open && w.slots[i].kind != Kind::lam) open.push_back(int(i));
+        if (w.slots[i].open && w.slots[i].kind != Kind::lam &&
+            !(w.slots[i].kind == Kind::cq && qps_use(w, int(i))))
+            open.push_back(int(i));
     RC_PRE(!open.empty());
     slot = *gen::elementOf(open);
     kind = w.slots[slot].kind;
 }
 
 void CloseObject::run(const World&, Sut& sut) const {
+    if (!sut.object<void>(slot)) return skipped(sut, *this, "the object was never created");
+    finish(sut, *this, call(sut));
+}
+
+std::string CloseObject::call(Sut& sut) const {
     void* o = sut.object<void>(slot);
-    if (!o) return skipped(sut, *this, "the object was never created");
+    if (kind == Kind::cq && !Session::in_hook()) sut.await_notifications({o});
     NTSTATUS s = sut.session.close_async(o);
     if (s == STATUS_PENDING) sut.closing.push_back(o);
     sut.objects[slot] = nullptr;  // never touched again (the World closed it too)
     if (kind == Kind::mr || kind == Kind::mw) sut.mrs[slot].registered = false;
-    finish(sut, *this, answer(s));
+    return answer(s);
+}
+
+// ================= Calls from inside a provider callback =================
+
+namespace {
+constexpr std::chrono::milliseconds kCallbackLinger{10};
+}  // namespace
+
+NotifiedCq::NotifiedCq(const World& w) : made_at(int(w.slots.size())) {
+    World after = w;  // each call generated in the World the ones before it leave
+    auto c = std::make_shared<CreateCq>(w);
+    c->apply(after);
+    const int cq = made_at, qp = made_at + 1;
+    auto q = std::make_shared<CreateQp>(after);
+    q->place(after, cq, cq);
+    q->apply(after);
+    auto r = std::make_shared<Receive>(after);
+    r->qp = qp;
+    r->apply(after);
+    auto f = std::make_shared<Flush>(after);
+    f->qp = qp;
+    f->apply(after);
+    call = std::make_shared<CallFromNotification>(after, cq);
+    create_cq = std::move(c);
+    create_qp = std::move(q);
+    receive = std::move(r);
+    flush = std::move(f);
+}
+
+std::vector<std::shared_ptr<const Command>> NotifiedCq::steps(int base) const {
+    auto moved = [&](int slot) { return slot >= made_at ? slot - made_at + base : slot; };
+    auto q = std::make_shared<CreateQp>(*create_qp);
+    q->receive_cq = moved(q->receive_cq);
+    q->initiator_cq = moved(q->initiator_cq);
+    auto r = std::make_shared<Receive>(*receive);
+    r->qp = moved(r->qp);
+    auto f = std::make_shared<Flush>(*flush);
+    f->qp = moved(f->qp);
+    auto n = std::make_shared<CallFromNotification>(*call);
+    n->cq = moved(n->cq);
+    for (auto& close : n->closes) {
+        auto c = std::make_shared<CloseObject>(*close);
+        c->slot = moved(c->slot);
+        close = std::move(c);
+    }
+    return {create_cq, q, r, f, n};
+}
+
+void NotifiedCq::checkPreconditions(const World& w) const {
+    check_steps(w, steps(int(w.slots.size())));
+}
+
+void NotifiedCq::apply(World& w) const {
+    for (const auto& c : steps(int(w.slots.size())))
+        c->apply(w);
+}
+
+void NotifiedCq::run(const World& w, Sut& sut) const {
+    run_steps(w, sut, steps(int(w.slots.size())));
+}
+
+void NotifiedCq::show(std::ostream& os) const {
+    show_steps(os, steps(made_at));
+}
+
+CallFromNotification::CallFromNotification(const World& w, int only_cq) {
+    type = *gen::weightedOneOf<uint32_t>({{4, gen::just<uint32_t>(NDK_CQ_NOTIFY_ANY)},
+                                          {1, gen::just<uint32_t>(NDK_CQ_NOTIFY_ERRORS)},
+                                          {1, gen::just<uint32_t>(NDK_CQ_NOTIFY_SOLICITED)}});
+    // The calls: NdkRegisterMr (with an MR), or the close of a CQ that had QPs and of those still
+    // open, none of them connected (a connected QP's close waits for its connector's, CLOSE-02,
+    // and so would the CQ's).
+    std::vector<int> closable;
+    for (int c : w.open_of(Kind::cq)) {
+        if (only_cq >= 0 && c != only_cq) continue;
+        auto on_it = w.open_of(
+            Kind::qp, [&](const Slot& s) { return s.receive_cq == c || s.initiator_cq == c; });
+        if (w.slots[c].committed > 0 &&
+            std::none_of(on_it.begin(), on_it.end(), [&](int q) { return w.slots[q].connected; }))
+            closable.push_back(c);
+    }
+    const bool mr = !w.open_of(Kind::mr).empty();
+    RC_PRE(mr || !closable.empty());
+    if (mr && (closable.empty() || *gen::arbitrary<bool>())) {
+        cq = only_cq >= 0 ? only_cq : w.pick(Kind::cq);
+        register_mr = std::make_shared<RegisterMr>(w);
+        return;
+    }
+    cq = *gen::elementOf(closable);
+    auto close = [&](int slot, Kind kind) {
+        auto c = std::make_shared<CloseObject>(w);
+        c->slot = slot;
+        c->kind = kind;
+        closes.push_back(std::move(c));
+    };
+    for (int q : w.open_of(
+             Kind::qp, [&](const Slot& s) { return s.receive_cq == cq || s.initiator_cq == cq; }))
+        close(q, Kind::qp);
+    close(cq, Kind::cq);
+}
+
+void CallFromNotification::checkPreconditions(const World& w) const {
+    RC_PRE(w.is(cq, Kind::cq));
+    if (register_mr) register_mr->checkPreconditions(w);
+    World after = w;  // each close in turn (the CQ's once its QPs are closed)
+    for (const auto& c : closes) {
+        c->checkPreconditions(after);
+        c->apply(after);
+    }
+}
+
+void CallFromNotification::apply(World& w) const {
+    if (register_mr) register_mr->apply(w);
+    for (const auto& c : closes)
+        c->apply(w);
+}
+
+void CallFromNotification::show(std::ostream& os) const {
+    os << "NdkArmCq(" << slot_name(Kind::cq, cq) << ", TriggerType=" << type
+       << "), from its notification callback: ";
+    if (register_mr) register_mr->show(os);
+    for (size_t i = 0; i < closes.size(); ++i) {
+        if (i) os << ", ";
+        closes[i]->show(os);
+    }
+}
+
+void CallFromNotification::run(const World&, Sut& sut) const {
+    auto* c = sut.object<NDK_CQ>(cq);
+    if (!c) return skipped(sut, *this, "the CQ was never created");
+    if (register_mr && !sut.object<NDK_MR>(register_mr->mr))
+        return skipped(sut, *this, "the MR was never created");
+    auto make_call = [this, &sut] {
+        if (register_mr) return register_mr->call(sut);
+        std::string a;
+        for (const auto& close : closes)  // a QP never created is not closed
+            if (sut.object<void>(close->slot)) a += (a.empty() ? "" : ", ") + close->call(sut);
+        return a;
+    };
+    // The callback makes the call only while this command waits for it (the consumer's thread
+    // does nothing meanwhile); a notification after that makes none.
+    struct Shared {
+        std::mutex mutex;
+        std::condition_variable called;
+        bool waiting = true, ran = false;
+        std::string answer;
+    };
+    auto shared = std::make_shared<Shared>();
+    // CLOSE-07: when the CQ's close pended, the callback stays a moment longer, as a consumer's
+    // may: a provider that does not wait for it completes the close meanwhile, not only by luck.
+    const bool closes_cq = !closes.empty();
+    sut.session.hook_events(c, [shared, make_call, closes_cq, c, &sut] {
+        std::lock_guard lock(shared->mutex);
+        if (!shared->waiting) return;
+        shared->waiting = false;
+        shared->answer = make_call();
+        shared->ran = true;
+        if (closes_cq && std::find(sut.closing.begin(), sut.closing.end(), c) != sut.closing.end())
+            std::this_thread::sleep_for(kCallbackLinger);
+        shared->called.notify_all();
+    });
+    sut.session.arm_cq(c, type);
+    const model::ObjectId id = sut.session.id(c);
+    // CQ-NOT-02: entries that satisfy the arm came since the last notification and are still
+    // in the CQ: it fires at once. (Otherwise it may never fire: no waiting.)
+    const bool owed = sut.session.with_oracle([&](model::Model& m) {
+        const auto* q = m.state_of<model::CqState>(id);
+        return q && q->armed_with_entries && m.notification_owed(id);
+    });
+    bool ran;
+    {
+        std::unique_lock lock(shared->mutex);
+        if (owed)
+            shared->called.wait_for(lock, sut.options.drain_timeout, [&] { return shared->ran; });
+        shared->waiting = false;
+        ran = shared->ran;
+    }
+    sut.session.hook_events(c, nullptr);
+    std::string a = ran ? shared->answer + " (in the callback)"
+                        : make_call() + (owed ? " (no notification came: called after it)"
+                                              : " (no notification owed: called after the arm)");
+    for (const auto& d : sut.session.finish_deferred()) {  // what pended inside the callback
+        a += ", " + d.name + " completed with " + spec::status_name(d.final_status);
+        if (register_mr && d.name == "NdkRegisterMr" && NT_SUCCESS(d.final_status) &&
+            d.final_status != STATUS_PENDING)
+            register_mr->registered(sut);
+    }
+    finish(sut, *this, a);
 }
 
 }  // namespace ndkct::properties

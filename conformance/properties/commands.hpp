@@ -1,4 +1,6 @@
-// commands.hpp: one rc::state command per NDK call (and one for connect, which is a handshake).
+// commands.hpp: one rc::state command per NDK call (and one for connect, which is a handshake;
+// a few made of others, for paths that need several calls in a row: DeferredChain,
+// SendToReceive, FastRegistration, NotifiedCq).
 //
 // Each command generates its arguments in its constructor from the World (valid and invalid
 // alike: bad and undocumented flags, misaligned addresses, oversized counts and lengths, MRs of
@@ -28,9 +30,15 @@ std::string answer(const conformance::Made<T>& made, Kind kind, int slot) {
 // A command whose objects the provider never created is not run; the log says so.
 void skipped(Sut& sut, const Command& command, const std::string& why);
 
-// Generators shared by the commands.
+// Generators shared by the commands. (Choices are drawn with weights, never with inRange:
+// RapidCheck scales inRange to the size, so small sequences would take the first case mostly.)
+bool one_in(size_t n);  // true now and then: once in n draws
 rc::Gen<uint32_t> flags_from(std::vector<uint32_t> documented, std::vector<uint32_t> undocumented);
-rc::Gen<std::vector<SgePlan>> sge_list(const World& w);
+rc::Gen<std::vector<SgePlan>> sge_list(const World& w, bool receive = false);
+// Whether two SGE lists share host bytes (by the regions their MRs' RegisterMr described). A
+// transfer whose source and target overlap leaves bytes that depend on the order the device
+// copies in, which no page fixes; the oracle does not settle it, so transfers never do (README).
+bool sources_meet(const World& w, const std::vector<SgePlan>& a, const std::vector<SgePlan>& b);
 
 // ---- Adapter ----
 
@@ -106,8 +114,11 @@ struct CreateQp : Command {
         RC_PRE(w.is(pd, Kind::pd) && w.is(receive_cq, Kind::cq) && w.is(initiator_cq, Kind::cq));
         RC_PRE(fits(w));
     }
+    // Puts the QP on these CQs, its depths cut to their room (CQ-STATUS-04, the consumer's duty:
+    // CQs are sized for what their QPs can have outstanding).
+    void place(const World& w, int receive, int initiator);
     // Whether the shape is within the adapter's limits (else the create fails and needs no CQ
-    // room), and whether the CQs have room for its depths (CQ-STATUS-04, the consumer's duty).
+    // room), and whether the CQs have room for its depths.
     bool within_limits(const World& w) const;
     bool fits(const World& w) const;
     void apply(World& w) const override {
@@ -124,11 +135,12 @@ struct CreateQp : Command {
     void show(std::ostream& os) const override;
 };
 
+// Either kind, the kind there are fewer of more likely: both are soon at hand (RegisterMr wants
+// one, FastRegister the other).
 struct CreateMr : Command {
     int pd;
     bool fast_register;
-    explicit CreateMr(const World& w)
-        : pd(w.pick(Kind::pd)), fast_register(*rc::gen::arbitrary<bool>()) {}
+    explicit CreateMr(const World& w);
     void checkPreconditions(const World& w) const override { RC_PRE(w.is(pd, Kind::pd)); }
     void apply(World& w) const override {
         Slot s{Kind::mr};
@@ -163,8 +175,17 @@ struct RegisterMr : Command {
     explicit RegisterMr(const World& w);
     void checkPreconditions(const World& w) const override { RC_PRE(w.is(mr, Kind::mr)); }
     // What later SGEs aim at (most of them inside it, so that transfers also succeed).
-    void apply(World& w) const override { w.slots[mr].length = uint32_t(length); }
+    void apply(World& w) const override {
+        w.slots[mr].length = uint32_t(length);
+        w.slots[mr].flags = flags;
+        w.slots[mr].buffer = int8_t(region.buffer);
+        w.slots[mr].offset = region.offset;
+    }
     void run(const World& w, Sut& sut) const override;
+    // The call itself (on a created MR), from run() or from inside a provider callback
+    // (CallFromNotification); returns the answer.
+    std::string call(Sut& sut) const;
+    void registered(Sut& sut) const;  // what the Sut learns of a registration that completed
     void show(std::ostream& os) const override {
         os << "NdkRegisterMr(" << slot_name(Kind::mr, mr) << ", " << region << ", Length=0x"
            << std::hex << length << ", Flags=0x" << flags << std::dec << ")";
@@ -187,6 +208,7 @@ struct InitializeFastRegisterMr : Command {
     bool remote_access;
     explicit InitializeFastRegisterMr(const World& w);
     void checkPreconditions(const World& w) const override { RC_PRE(w.is(mr, Kind::mr)); }
+    void apply(World& w) const override { w.slots[mr].pages = adapter_page_count; }
     void run(const World& w, Sut& sut) const override;
     void show(std::ostream& os) const override {
         os << "NdkInitializeFastRegisterMr(" << slot_name(Kind::mr, mr)
@@ -211,6 +233,25 @@ struct FastRegister : Command {
     void checkPreconditions(const World& w) const override {
         RC_PRE(w.is(qp, Kind::qp) && w.is(mr, Kind::mr) && w.is(lam, Kind::lam));
     }
+    void run(const World& w, Sut& sut) const override;
+    void show(std::ostream& os) const override;
+};
+
+// A fast registration from scratch: NdkCreateMr (FastRegister), NdkInitializeFastRegisterMr,
+// NdkBuildLam and NdkFastRegister of that MR over that LAM. Each call is the command of its own
+// (any page counts, FBO, length, address and flags, all generated as usual); together, a fast
+// registration mostly has what it needs, so that what it gets wrong shows (FR-*).
+struct FastRegistration : Command {
+    int made_at;  // the slot its MR took when generated (the LAM's is the next)
+    std::shared_ptr<const CreateMr> create_mr;
+    std::shared_ptr<const InitializeFastRegisterMr> initialize;
+    std::shared_ptr<const BuildLam> build_lam;
+    std::shared_ptr<const FastRegister> fast_register;
+    explicit FastRegistration(const World& w);
+    // The four calls, with the MR and the LAM it makes at slots `base` and `base + 1`.
+    std::vector<std::shared_ptr<const Command>> steps(int base) const;
+    void checkPreconditions(const World& w) const override;
+    void apply(World& w) const override;
     void run(const World& w, Sut& sut) const override;
     void show(std::ostream& os) const override;
 };
@@ -249,7 +290,10 @@ struct Bind : Command {
 };
 
 // Read and Write: local SGEs, and a remote range in an MR or MW (by its token and address).
-// What the two share; each stays its own command (its flags, its call, its show()).
+// What the two share; each stays its own command (its flags, its call, its show()). The remote
+// range never overlaps the local SGEs in host memory (as far as the World knows the regions):
+// which bytes a transfer onto its own source leaves is up to the order the device copies in,
+// which no page fixes, and the oracle does not settle it (README).
 struct RemoteRequest : Command {
     int qp;
     std::vector<SgePlan> sgl;
@@ -274,12 +318,17 @@ struct Write : RemoteRequest {
     void show(std::ostream& os) const override { show_call(os, "NdkWrite"); }
 };
 
+// Mostly from a QP whose peer has a receive posted (RCV-03: the send lands there).
 struct Send : Command {
     int qp;
     std::vector<SgePlan> sgl;
     uint32_t flags;
     explicit Send(const World& w);
     void checkPreconditions(const World& w) const override;
+    void apply(World& w) const override {
+        const int peer = w.slots[qp].peer;
+        if (w.is(peer, Kind::qp) && w.slots[peer].receives > 0) --w.slots[peer].receives;
+    }
     void run(const World& w, Sut& sut) const override;
     void show(std::ostream& os) const override;
 };
@@ -289,6 +338,27 @@ struct Receive : Command {
     std::vector<SgePlan> sgl;
     explicit Receive(const World& w);
     void checkPreconditions(const World& w) const override;
+    void apply(World& w) const override { ++w.slots[qp].receives; }
+    void run(const World& w, Sut& sut) const override;
+    void show(std::ostream& os) const override;
+};
+
+// A receive buffer made, registered and posted on one QP of a connected pair, and a send from
+// its peer: NdkCreateMr, NdkRegisterMr, NdkReceive, NdkSend. The send lands in that receive
+// (RCV-03) and the receive's entry reports the bytes (CQ-RES-01). Each call is the command of
+// its own (any region, flags, SGEs, all generated as usual); together, a send mostly meets a
+// receive that can take it.
+struct SendToReceive : Command {
+    int made_at;  // the slot its MR took when generated (an earlier create shrunk away moves it)
+    std::shared_ptr<const CreateMr> create_mr;
+    std::shared_ptr<const RegisterMr> register_mr;
+    std::shared_ptr<const Receive> receive;
+    std::shared_ptr<const Send> send;  // from the receiving QP's peer
+    explicit SendToReceive(const World& w);
+    // The four calls, with the MR it makes at slot `base`.
+    std::vector<std::shared_ptr<const Command>> steps(int base) const;
+    void checkPreconditions(const World& w) const override;
+    void apply(World& w) const override;
     void run(const World& w, Sut& sut) const override;
     void show(std::ostream& os) const override;
 };
@@ -297,6 +367,7 @@ struct Flush : Command {
     int qp;
     explicit Flush(const World& w) : qp(w.pick(Kind::qp)) {}
     void checkPreconditions(const World& w) const override { RC_PRE(w.is(qp, Kind::qp)); }
+    void apply(World& w) const override { w.slots[qp].receives = 0; }  // FLS-02: cancelled
     void run(const World& w, Sut& sut) const override;
     void show(std::ostream& os) const override {
         os << "NdkFlush(" << slot_name(Kind::qp, qp) << ")";
@@ -319,15 +390,18 @@ struct DeferredChain : Command {
 
 // ---- CQ ----
 
+// NdkGetCqResults or, from NDKPI 1.2 on, NdkGetCqResultsEx (each reports what the other does,
+// CQ-RES-01..05; a fault may be in one of them only).
 struct GetCqResults : Command {
     int cq;
     uint32_t max_results;
-    explicit GetCqResults(const World& w)
-        : cq(w.pick(Kind::cq)), max_results(*rc::gen::inRange<uint32_t>(1, 17)) {}
+    bool ex;
+    explicit GetCqResults(const World& w);
     void checkPreconditions(const World& w) const override { RC_PRE(w.is(cq, Kind::cq)); }
     void run(const World& w, Sut& sut) const override;
     void show(std::ostream& os) const override {
-        os << "NdkGetCqResults(" << slot_name(Kind::cq, cq) << ", nResults=" << max_results << ")";
+        os << (ex ? "NdkGetCqResultsEx(" : "NdkGetCqResults(") << slot_name(Kind::cq, cq)
+           << ", nResults=" << max_results << ")";
     }
 };
 
@@ -344,11 +418,25 @@ struct ArmCq : Command {
 
 // ---- Connections ----
 
+// What one side of a handshake asks for in NdkConnect or NdkAccept: its read limits (either way
+// on its own, now and then above the adapter's maxima, which cap them: CONN-RL-01; the peer's
+// lower them: CONN-RL-02) and private data (now and then more than MaxCallerData or
+// MaxCalleeData allows, CONN-28).
+struct HandshakeSide {
+    uint32_t inbound_read_limit = 4, outbound_read_limit = 4;
+    uint32_t private_data = 0;  // bytes
+    static HandshakeSide any(const NDK_ADAPTER_INFO& info, uint32_t max_private_data);
+    std::vector<uint8_t> bytes(uint8_t salt) const;  // a pattern the salt tells apart
+};
+std::ostream& operator<<(std::ostream& os, const HandshakeSide& side);
+
 // Connects two QPs through a new listener and two new connectors: NdkCreateListener, NdkListen,
-// NdkCreateConnector, NdkConnect, (connect event), NdkAccept, NdkCompleteConnect. Either QP may
-// already be connected, closed-over or otherwise unfit: the oracle judges.
+// NdkCreateConnector, NdkConnect, (connect event), NdkAccept, NdkCompleteConnect, each side
+// with its read limits and private data. Either QP may already be connected, closed-over or
+// otherwise unfit: the oracle judges.
 struct Connect : Command {
     int active_qp, passive_qp;
+    HandshakeSide active_side, passive_side;
     explicit Connect(const World& w);
     void checkPreconditions(const World& w) const override {
         RC_PRE(w.is(active_qp, Kind::qp) && w.is(passive_qp, Kind::qp) && active_qp != passive_qp &&
@@ -356,6 +444,8 @@ struct Connect : Command {
     }
     void apply(World& w) const override {
         w.slots[active_qp].connected = w.slots[passive_qp].connected = true;
+        w.slots[active_qp].peer = int16_t(passive_qp);
+        w.slots[passive_qp].peer = int16_t(active_qp);
         w.add({Kind::listener});
         w.add({Kind::connector});
         w.add({Kind::connector});
@@ -364,8 +454,89 @@ struct Connect : Command {
     void show(std::ostream& os) const override {
         os << "connect " << slot_name(Kind::qp, active_qp) << " to "
            << slot_name(Kind::qp, passive_qp)
-           << " (NdkCreateListener, NdkListen, NdkCreateConnector, NdkConnect, NdkAccept, "
-              "NdkCompleteConnect)";
+           << " (NdkCreateListener, NdkListen, NdkCreateConnector, NdkConnect(" << active_side
+           << "), NdkAccept(" << passive_side << "), NdkCompleteConnect)";
+    }
+};
+
+// The first half of a handshake: NdkCreateListener, NdkListen, NdkCreateConnector, NdkConnect
+// (read limits, private data) and the listener's connect event, and nobody accepts: the
+// connect stays pending. Then the passive connector's connection data can be read
+// (GetConnectionData), Accept answers it, and a close of the active connector must cancel the
+// connect rather than wait for it (CLOSE-08).
+struct StartConnect : Command {
+    int qp;
+    HandshakeSide side;
+    explicit StartConnect(const World& w);
+    void checkPreconditions(const World& w) const override {
+        RC_PRE(w.is(qp, Kind::qp) && !w.slots[qp].connected);
+    }
+    void apply(World& w) const override;
+    void run(const World& w, Sut& sut) const override;
+    void show(std::ostream& os) const override {
+        os << "start connecting " << slot_name(Kind::qp, qp)
+           << " (NdkCreateListener, NdkListen, NdkCreateConnector, NdkConnect(" << side
+           << "), connect event; not accepted)";
+    }
+};
+
+// NdkAccept of a connection StartConnect left incoming, on a QP of its own, with its read
+// limits and private data; the active side's NdkConnect completes then. The accept stays
+// pending until the peer's NdkCompleteConnect (CompleteConnect).
+struct Accept : Command {
+    int connector, qp;
+    HandshakeSide side;
+    explicit Accept(const World& w);
+    void checkPreconditions(const World& w) const override {
+        RC_PRE(w.is(connector, Kind::connector) &&
+               w.slots[connector].handshake == Handshake::incoming && w.is(qp, Kind::qp) &&
+               !w.slots[qp].connected);
+    }
+    void apply(World& w) const override;
+    void run(const World& w, Sut& sut) const override;
+    void show(std::ostream& os) const override {
+        os << "NdkAccept(" << slot_name(Kind::connector, connector) << ", "
+           << slot_name(Kind::qp, qp) << ", " << side << ")";
+    }
+};
+
+// NdkCompleteConnect of an active connector whose connect an Accept answered; the passive
+// side's NdkAccept completes then.
+struct CompleteConnect : Command {
+    int connector;
+    explicit CompleteConnect(const World& w);
+    void checkPreconditions(const World& w) const override {
+        RC_PRE(w.is(connector, Kind::connector) &&
+               w.slots[connector].handshake == Handshake::connected);
+    }
+    void apply(World& w) const override;
+    void run(const World& w, Sut& sut) const override;
+    void show(std::ostream& os) const override {
+        os << "NdkCompleteConnect(" << slot_name(Kind::connector, connector) << ")";
+    }
+};
+
+// NdkGetConnectionData while a handshake offers it (CONN-PD-08: a passive connector before its
+// NdkAccept, an active one between its connect's completion and NdkCompleteConnect): the probe
+// with no buffer, buffers shorter than the peer's private data (CONN-PD-04), as long and
+// longer, with the read-limit pointers or NULL (CONN-RL-03). The oracle judges RDS and the
+// limits (CONN-PD-05, CONN-RL-01..03), the harness the bytes copied and past the buffer
+// (CONN-PD-03).
+struct GetConnectionData : Command {
+    int connector;
+    bool with_buffer, with_limits;
+    uint32_t buffer_length;  // *pPrivateDataLength (0 with no buffer: the probe)
+    explicit GetConnectionData(const World& w);
+    void checkPreconditions(const World& w) const override {
+        RC_PRE(w.is(connector, Kind::connector) &&
+               (w.slots[connector].handshake == Handshake::incoming ||
+                w.slots[connector].handshake == Handshake::connected));
+    }
+    void run(const World& w, Sut& sut) const override;
+    void show(std::ostream& os) const override {
+        os << "NdkGetConnectionData(" << slot_name(Kind::connector, connector)
+           << (with_limits ? ", &InboundReadLimit, &OutboundReadLimit, " : ", NULL, NULL, ")
+           << (with_buffer ? "buffer" : "NULL") << ", *pPrivateDataLength=" << buffer_length << ")";
     }
 };
 
@@ -383,18 +554,75 @@ struct Disconnect : Command {
 
 // ---- Every object ----
 
+// The commands composed of others (SendToReceive, NotifiedCq): each step checked, applied and
+// run in the World the ones before it leave.
+void check_steps(const World& w, const std::vector<std::shared_ptr<const Command>>& steps);
+void run_steps(const World& w, Sut& sut, const std::vector<std::shared_ptr<const Command>>& steps);
+void show_steps(std::ostream& os, const std::vector<std::shared_ptr<const Command>>& steps);
+
+// Whether an open QP slot reports to the CQ slot.
+bool qps_use(const World& w, int cq);
+
 // NdkCloseObject of any open object, in any order: an antecedent closed before its successors
-// pends until they are closed (CLOSE-02); the Sut awaits such completions at teardown.
+// pends until they are closed (CLOSE-02); the Sut awaits such completions at teardown. A CQ,
+// though, only once its QPs are closed, and after the notifications it is owed: a CQ's close
+// completing while a notification is on its way is a race whose outcome is timing alone
+// (CLOSE-04 or CLOSE-07 for a provider that does not track its callbacks), not reproducible.
 struct CloseObject : Command {
     int slot;
     Kind kind;
     explicit CloseObject(const World& w);
-    void checkPreconditions(const World& w) const override { RC_PRE(w.is(slot, kind)); }
+    void checkPreconditions(const World& w) const override {
+        RC_PRE(w.is(slot, kind) && !(kind == Kind::cq && qps_use(w, slot)));
+    }
     void apply(World& w) const override { w.slots[slot].open = false; }
     void run(const World& w, Sut& sut) const override;
+    // The call itself (on a created object), from run() or from inside a provider callback
+    // (CallFromNotification); returns the answer.
+    std::string call(Sut& sut) const;
     void show(std::ostream& os) const override {
         os << "NdkCloseObject(" << slot_name(kind, slot) << ")";
     }
+};
+
+// ---- Calls from inside a provider callback ----
+
+// NdkArmCq, and NDK calls made from inside the notification callback that follows: NdkRegisterMr,
+// or the close of the CQ (after its QPs'). A kernel consumer runs there at DISPATCH_LEVEL and
+// may call the provider again: no call may block there (GEN-IRQL-01; the harness times them),
+// and a CQ closed from there completes only after the callback has returned (CLOSE-07). The
+// command waits for the notification while the oracle says the arm fires at once (entries that
+// satisfy it wait in the CQ, CQ-NOT-02); when none came, the calls are made after it on the
+// consumer's thread, so that their intent holds either way.
+struct CallFromNotification : Command {
+    int cq;
+    uint32_t type;
+    std::shared_ptr<const RegisterMr> register_mr;           // the call: this one,
+    std::vector<std::shared_ptr<const CloseObject>> closes;  // or these (the QPs, then cq)
+    explicit CallFromNotification(const World& w, int only_cq = -1);
+    void checkPreconditions(const World& w) const override;
+    void apply(World& w) const override;
+    void run(const World& w, Sut& sut) const override;
+    void show(std::ostream& os) const override;
+};
+
+// A CQ of its own for the calls from inside its notification callback: NdkCreateCq, NdkCreateQp
+// on it, NdkReceive and NdkFlush there (the cancelled receive is the entry the arm fires for),
+// then CallFromNotification on that CQ (the QP's and the CQ's close, or NdkRegisterMr).
+struct NotifiedCq : Command {
+    int made_at;  // the slot its CQ took when generated (the QP's is the next)
+    std::shared_ptr<const CreateCq> create_cq;
+    std::shared_ptr<const CreateQp> create_qp;
+    std::shared_ptr<const Receive> receive;
+    std::shared_ptr<const Flush> flush;
+    std::shared_ptr<const CallFromNotification> call;
+    explicit NotifiedCq(const World& w);
+    // The five calls, with the CQ and QP it makes at slots `base` and `base + 1`.
+    std::vector<std::shared_ptr<const Command>> steps(int base) const;
+    void checkPreconditions(const World& w) const override;
+    void apply(World& w) const override;
+    void run(const World& w, Sut& sut) const override;
+    void show(std::ostream& os) const override;
 };
 
 }  // namespace ndkct::properties

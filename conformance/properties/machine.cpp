@@ -2,11 +2,14 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <iomanip>
 #include <sstream>
 #include <thread>
+
+#include "ndkct/spec/status.hpp"
 
 namespace ndkct::properties {
 
@@ -137,6 +140,8 @@ std::ostream& operator<<(std::ostream& os, const SgePlan& s) {
 // ================= Sut =================
 
 Sut::Sut(Session& s, SutOptions o) : session(s), options(o) {
+    trap = std::make_unique<conformance::DispatchTrap>(session);
+    trap->install(session.adapter());
     for (uint32_t i = 0; i < kBuffers; ++i) {
         buffers[i] = session.buffer(kBufferBytes);
         for (uint32_t b = 0; b < kBufferBytes; ++b)  // a pattern per buffer, to see bytes move
@@ -153,6 +158,19 @@ void Sut::place(int slot, void* object) {
         lams.resize(slot + 1);
     }
     objects[slot] = object;
+    if (object) trap->install(object);  // GEN-CREATE-05: the consumer may overwrite Dispatch
+}
+
+std::string Sut::await_handshake(int slot) {
+    auto it = std::find_if(handshakes.begin(), handshakes.end(),
+                           [&](const PendingHandshake& h) { return h.slot == slot; });
+    if (it == handshakes.end()) return "";
+    PendingHandshake h = *it;
+    handshakes.erase(it);
+    auto* c = static_cast<NDK_CONNECTOR*>(h.connector);
+    conformance::Done d = h.accept ? session.wait_accept(c) : session.wait_connect(c);
+    return std::string(h.accept ? "NdkAccept(" : "NdkConnect(") + slot_name(Kind::connector, slot) +
+           ") completed with " + spec::status_name(d.final_status);
 }
 
 void* Sut::next_context() {
@@ -236,7 +254,9 @@ World initial_world(std::shared_ptr<const NDK_ADAPTER_INFO> info) {
     Slot qp{Kind::qp};
     qp.connected = true;
     qp.receive_cq = qp.initiator_cq = 1;
+    qp.peer = 3;
     w.add(qp);
+    qp.peer = 2;
     w.add(qp);
     w.add({Kind::listener});
     w.add({Kind::connector});
@@ -329,6 +349,7 @@ void Sut::teardown(const World& w) {
     });
     session.report(std::move(missing));
     check("teardown: NdkFlush of every QP and polling every CQ");
+    await_notifications(cqs);  // before the closes (CQ-NOT-07, CLOSE-04)
     // Successors are created after their antecedents: closing from the newest slot down lets
     // each close finish at once, and pended ones are awaited as soon as they can finish.
     for (size_t i = w.slots.size(); i-- > 0;) {
@@ -349,12 +370,31 @@ void Sut::teardown(const World& w) {
     // The quiescent point: nothing may call back once the adapter is closed, so whatever comes
     // now is a stray callback of this sequence; a short wait lets a late one arrive (a replayed
     // counterexample then fails again).
+    trap.reset();  // restores what is still open (nothing), before the adapter goes
     session.close_adapter();
     if (options.quiet.count() > 0) std::this_thread::sleep_for(options.quiet);
     check("teardown: CloseNdkAdapter");
 }
 
+void Sut::await_notifications(const std::vector<void*>& cqs) {
+    auto owed = [&] {
+        session.verdict();  // hands the notifications that came to the oracle
+        return session.with_oracle([&](model::Model& m) {
+            return std::any_of(cqs.begin(), cqs.end(),
+                               [&](void* cq) { return m.notification_owed(session.id(cq)); });
+        });
+    };
+    const auto until = std::chrono::steady_clock::now() +
+                       std::min(options.drain_timeout, std::chrono::milliseconds(20));
+    while (owed() && std::chrono::steady_clock::now() < until)
+        std::this_thread::sleep_for(std::chrono::microseconds(50));
+}
+
 void Sut::reap_closes() {
+    // A connect or accept pending on a connector the consumer closed: the close cancels it
+    // (CLOSE-08), and its completion is what the close waits for (CLOSE-03).
+    for (size_t i = handshakes.size(); i-- > 0;)
+        if (!object<void>(handshakes[i].slot)) await_handshake(handshakes[i].slot);
     for (bool progress = true; progress && !closing.empty();) {
         progress = false;
         for (size_t i = 0; i < closing.size(); ++i) {
@@ -372,6 +412,7 @@ void Sut::reap_closes() {
 }
 
 void Sut::check(const char* after) {
+    if (trap) trap->report();  // GEN-CREATE-05 findings become the oracle's verdict
     model::Verdict v = session.verdict();
     std::string failures;
     for (size_t i = violations_seen_; i < v.violations.size(); ++i)

@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "ndkct/conformance/dispatch_trap.hpp"
 #include "ndkct/conformance/session.hpp"
 
 namespace ndkct::properties {
@@ -32,13 +33,31 @@ using conformance::Session;
 enum class Kind : uint8_t { pd, cq, qp, mr, mw, lam, listener, connector };
 const char* kind_name(Kind kind);
 
+// Where a connector's handshake stands (intent): which step comes next, and whether
+// NdkGetConnectionData has something to report (CONN-PD-08).
+enum class Handshake : uint8_t {
+    none,        // none begun, or done (Connect, CompleteConnect)
+    connecting,  // active: NdkConnect pending, the peer not accepted yet (StartConnect)
+    incoming,    // passive: the connect event delivered it, not accepted yet (StartConnect)
+    accepted,    // passive: NdkAccept pending until the peer's NdkCompleteConnect (Accept)
+    connected,   // active: NdkConnect completed, NdkCompleteConnect not called yet (Accept)
+};
+
 struct Slot {
     Kind kind;
     bool open = true;
-    bool fast = false;       // mr: created for fast registration
-    bool connected = false;  // qp: a Connect command paired it (intent, not outcome)
-    uint32_t pages = 0;      // lam: pages its region spans
+    bool fast = false;                      // mr: created for fast registration
+    bool connected = false;                 // qp: a connect command took it (intent, not outcome)
+    Handshake handshake = Handshake::none;  // connector
+    // connector: the other end of its handshake; qp: the QP a Connect paired it with
+    int16_t peer = -1;
+    uint32_t peer_data = 0;  // connector: bytes of private data its peer sent
+    uint32_t receives = 0;   // qp: receives posted that no send was meant for yet
+    uint32_t pages = 0;      // lam: pages its region spans; mr: its last IFR's page count
     uint32_t length = 0;     // mr: bytes its last RegisterMr asked for (intent: 0 = unknown)
+    uint32_t flags = 0;      // mr: the flags its last RegisterMr asked for
+    int8_t buffer = -1;      // mr: the host buffer its last RegisterMr described,
+    uint32_t offset = 0;     // and where in it the region starts
     int16_t receive_cq = -1, initiator_cq = -1;  // qp: its CQ slots
     // cq: its CqDepth, and the completions its QPs can have outstanding at once (the sum of
     // their queue depths). CQ-STATUS-04 is the consumer's duty: CQs are sized for every
@@ -143,6 +162,22 @@ class Sut {
     std::array<platform::LockedBuffer, kBuffers> buffers;
     std::vector<platform::MdlChain> chains;  // every chain handed to the provider stays alive
     std::vector<void*> closing;              // closes that returned STATUS_PENDING
+    // A connect or accept a handshake command left pending (StartConnect, Accept). The step that
+    // answers it awaits it (Accept the connect, CompleteConnect the accept); otherwise it is
+    // awaited once its connector is closed, since the close cancels it (CLOSE-08).
+    struct PendingHandshake {
+        int slot;
+        void* connector;
+        bool accept;  // NdkAccept, else NdkConnect
+    };
+    std::vector<PendingHandshake> handshakes;
+    // Awaits the connect or accept pending on the connector slot (if any) and returns how it
+    // completed, for the log ("" when none was pending).
+    std::string await_handshake(int slot);
+    // GEN-CREATE-05: every object's Dispatch points at the harness's trap tables from handout
+    // on (place()); the consumer's calls go through them, and a provider that reads Dispatch
+    // again is reported. Gone before the adapter closes.
+    std::unique_ptr<conformance::DispatchTrap> trap;
 
     template <typename T>
     T* object(int slot) const {
@@ -169,6 +204,11 @@ class Sut {
     size_t commands_run() const { return commands_run_; }
     void count_command() { ++commands_run_; }
 
+    // CQ-NOT-07: a satisfied arm is never dropped. Before a CQ's close, the notifications the
+    // oracle says are owed are awaited (briefly: it may count one owed that the provider need not
+    // send yet), so that one still on its way is not judged against a closed CQ (CLOSE-04) by
+    // timing alone.
+    void await_notifications(const std::vector<void*>& cqs);
     // Makes the objects of initial_world(): a PD, a CQ and two QPs connected to each other.
     void setup();
     // After the commands: completions drained, QPs flushed, everything closed; the oracle's

@@ -71,38 +71,60 @@ INSTANTIATE_TEST_SUITE_P(Providers, Properties,
 
 // Registration in every shape: RegisterMr over whole, split and broken chains with any flags,
 // fast registration over LAMs of any buffer size, with any page count, FBO, length, address
-// and flags, on MRs of either kind, then used, invalidated and deregistered.
+// and flags, on MRs of either kind, then used, invalidated and deregistered. (Every property
+// overwrites every object's Dispatch, GEN-CREATE-05: the Sut's DispatchTrap.)
 NDKCT_PROPERTY(MemoryRegistration, "ndk.property.memory_registration", "RMR-MDL-01", "RMR-FLG-03",
                "IFR-APC-04", "IFR-ST-01", "LAM-SIZE-01", "LAM-SIZE-04", "FR-ALIGN-01",
-               "FR-ALIGN-03", "FR-ACC-01", "FR-ACC-02", "FR-ST-03", "FR-TOK-01", "WR-05",
-               "AMB-16") {
-    check("ndk.property.memory_registration",
-          machine<CreatePd, CreateMr, CreateMr, RegisterMr, RegisterMr, DeregisterMr,
-                  InitializeFastRegisterMr, InitializeFastRegisterMr, BuildLam, BuildLam,
-                  ReleaseLam, FastRegister, FastRegister, FastRegister, Invalidate, Write, Read,
-                  DeferredChain, GetCqResults, GetCqResults, CloseObject>());
+               "FR-ALIGN-03", "FR-ACC-01", "FR-ACC-02", "FR-ST-03", "FR-TOK-01", "WR-05", "AMB-16",
+               "GEN-CREATE-05") {
+    check(
+        "ndk.property.memory_registration",
+        machine<CreatePd, CreateMr, CreateMr, RegisterMr, RegisterMr, DeregisterMr,
+                InitializeFastRegisterMr, InitializeFastRegisterMr, BuildLam, BuildLam, ReleaseLam,
+                FastRegister, FastRegister, FastRegister, FastRegistration, FastRegistration,
+                Invalidate, Write, Read, DeferredChain, GetCqResults, GetCqResults, CloseObject>());
 }
 
 // The data path over the connected pair: Read, Write, Send and Receive through registered
-// regions and bound windows, with bad tokens, lengths and flags; Flush; CQ polling and arming.
+// regions and bound windows, with bad tokens, lengths and flags; Flush; CQ polling (either
+// form) and arming, and calls from inside the notification callback.
 NDKCT_PROPERTY(DataPath, "ndk.property.data_path", "WRT-01", "RD-01", "SND-01", "RCV-03",
                "CQ-RES-01", "CQ-RES-03", "CQ-RES-04", "CQ-RES-05", "WR-SILENT-01", "FLS-02",
-               "MW-02", "WR-05") {
+               "MW-02", "WR-05", "GEN-IRQL-01") {
     check("ndk.property.data_path",
-          machine<CreateMr, RegisterMr, RegisterMr, RegisterMr, CreateMw, Bind, Invalidate, Read,
-                  Read, Write, Write, Write, Send, Send, Receive, Receive, DeferredChain, Flush,
-                  GetCqResults, GetCqResults, GetCqResults, ArmCq, DeregisterMr>());
+          machine<CreateMr, CreateMr, RegisterMr, RegisterMr, RegisterMr, CreateMw, Bind,
+                  Invalidate, Read, Read, Write, Write, Write, Send, Send, Receive, Receive,
+                  SendToReceive, SendToReceive, SendToReceive, DeferredChain, Flush, GetCqResults,
+                  GetCqResults, GetCqResults, ArmCq, CallFromNotification, DeregisterMr>());
 }
 
 // Lifetimes: objects created and closed in any order (antecedents before successors pend,
-// CLOSE-02), QPs of any shape, connected and disconnected, used on the way.
+// CLOSE-02; a connector's close cancels its pending connect, CLOSE-08; a CQ closed from its own
+// notification callback, CLOSE-07), QPs of any shape, connected and disconnected (whole
+// handshakes, or step by step with the connection data read between the steps), used on the
+// way.
 NDKCT_PROPERTY(Lifetime, "ndk.property.lifetime", "CLOSE-02", "GEN-ASYNC-01", "GEN-ASYNC-03",
                "GEN-CREATE-04", "GEN-CREATE-06", "GEN-MAND-01", "VER-03", "CQP-LIM-01",
-               "CQP-LIM-06", "WR-04") {
+               "CQP-LIM-06", "WR-04", "CLOSE-07", "CLOSE-08", "CONN-PD-03", "CONN-RL-02") {
     check("ndk.property.lifetime",
           machine<QueryAdapterInfo, CreatePd, CreateCq, CreateQp, CreateQp, CreateMr, CreateMw,
-                  Connect, Connect, Disconnect, CloseObject, CloseObject, CloseObject, Send,
-                  Receive, DeferredChain, GetCqResults, BuildLam, ReleaseLam, Flush>());
+                  Connect, Connect, StartConnect, Accept, CompleteConnect, GetConnectionData,
+                  GetConnectionData, Disconnect, CloseObject, CloseObject, CloseObject, Send,
+                  Receive, DeferredChain, GetCqResults, CallFromNotification, NotifiedCq, BuildLam,
+                  ReleaseLam, Flush>());
+}
+
+// Connections step by step: handshakes begun and left pending, accepted, completed or
+// abandoned, each side with its read limits and private data; the connection data read between
+// the steps (probes, short buffers, NULL limit pointers); connectors closed at any step (a close
+// cancels a pending connect, CLOSE-08); data sent over the new connections.
+NDKCT_PROPERTY(Connection, "ndk.property.connection", "CONN-PD-03", "CONN-PD-04", "CONN-PD-05",
+               "CONN-RL-01", "CONN-RL-02", "CONN-RL-03", "CONN-21", "CONN-28", "CLOSE-03",
+               "CLOSE-08") {
+    check("ndk.property.connection",
+          machine<CreateCq, CreateQp, CreateQp, CreateQp, StartConnect, StartConnect, Accept,
+                  Accept, Accept, CompleteConnect, GetConnectionData, GetConnectionData,
+                  GetConnectionData, Connect, Disconnect, CloseObject, Send, Receive>());
 }
 
 // Every command at once: the one big machine.
@@ -110,9 +132,10 @@ NDKCT_PROPERTY(AllCalls, "ndk.property.all_calls", "GEN-ASYNC-01", "WR-05", "WR-
     check("ndk.property.all_calls",
           machine<QueryAdapterInfo, CreatePd, CreateCq, CreateQp, CreateMr, CreateMw, RegisterMr,
                   RegisterMr, DeregisterMr, InitializeFastRegisterMr, BuildLam, ReleaseLam,
-                  FastRegister, FastRegister, Invalidate, Bind, Read, Write, Write, Send, Receive,
-                  DeferredChain, Flush, GetCqResults, GetCqResults, ArmCq, Connect, Disconnect,
-                  CloseObject>());
+                  FastRegister, FastRegister, FastRegistration, Invalidate, Bind, Read, Write,
+                  Write, Send, Receive, SendToReceive, DeferredChain, Flush, GetCqResults,
+                  GetCqResults, ArmCq, CallFromNotification, NotifiedCq, Connect, StartConnect,
+                  Accept, CompleteConnect, GetConnectionData, Disconnect, CloseObject>());
 }
 
 }  // namespace

@@ -547,12 +547,20 @@ const QpState* Model::require_connected_qp(Expectation& e, ObjectId qp, const ch
     // WR-04, CQP-STATE-01: initiator calls on a QP that is not connected (as every new QP is)
     // fail inline.
     if (q.connection != QpState::Connection::connected &&
-        q.connection != QpState::Connection::disconnecting)
+        q.connection != QpState::Connection::disconnecting) {
         e.fail(STATUS_CONNECTION_INVALID, {rule, "WR-04"}, Strength::documented,
                "the QP is not connected");
+        return &q;
+    }
+    // MODEL-FLS-01 (cancelled): a QP the consumer flushed is in error; it flushes the request
+    // (FLS-02) or refuses it inline.
+    if (q.flushed) {
+        e.may_fail_any = true;
+        e.any_failure_rules = {rule, "MODEL-FLS-01"};
+    }
     // WR-04: once the consumer started closing the QP's connector, the connection is
     // going away: a post may already find it gone.
-    else if (const Object* c = find(q.connector); c && c->life != Life::ready)
+    if (const Object* c = find(q.connector); c && c->life != Life::ready)
         e.also_allowed.push_back({STATUS_CONNECTION_INVALID,
                                   {rule, "WR-04"},
                                   Strength::documented,
@@ -633,8 +641,14 @@ void Model::commit(const calls::CloseObject& c, const Observed&, Applied& applie
             // (CLOSE-03 then waits for nothing that would not come), and a connector's connect
             // or accept waiting for its peer is cancelled. CONN-LST-03: a closing listener
             // takes no more requests (listener_for skips it).
-            if (o.kind == Kind::qp) flush_qp(c.object);
-            if (o.kind == Kind::connector) abandon_connection(c.object);  // CONN-21
+            if (o.kind == Kind::qp) {  // ...and it answers its peer no more (AMB-12)
+                flush_qp(c.object);
+                leave_in_error(c.object);
+            }
+            if (o.kind == Kind::connector) {
+                abandon_connection(c.object);  // CONN-21
+                tear_down_connection(c.object);
+            }
             if (mode_ == Mode::simulate && o.kind == Kind::connector)
                 for (const auto& [pid, p] : pending_)
                     if (p.object == c.object &&
@@ -657,7 +671,10 @@ void Model::commit(const calls::CloseObject& c, const Observed&, Applied& applie
             break;
         case Stage::done:
             if (o.kind == Kind::qp) flush_qp(c.object);
-            if (o.kind == Kind::connector) abandon_connection(c.object);  // CONN-21
+            if (o.kind == Kind::connector) {
+                abandon_connection(c.object);  // CONN-21
+                tear_down_connection(c.object);
+            }
             destroy(c.object);
             break;
         case Stage::refused:  // CLOSE-01: a close does not fail (AMB-18 reads an error as closed)

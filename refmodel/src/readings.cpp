@@ -98,6 +98,7 @@ Readings read_profile(const spec::Profile& p) {
                                                               : STATUS_INVALID_DEVICE_REQUEST;
     r.post_after_cq_error_cancelled =  // MODEL-CQ-STATUS-01
         is("policies.post_after_cq_or_srq_error", "cancelled_completion");
+    r.flush_leaves_error = !is("policies.post_after_flush", "usable");  // MODEL-FLS-01
 
     auto& ref = r.reference;
     ref.seed = static_cast<uint64_t>(p.integer("reference_provider.seed"));

@@ -332,6 +332,9 @@ void Model::connect_stage(const ConnectArgs& a, Stage stage) {
             auto& q = std::get<QpState>(objects_[a.qp].state);
             q.connection = QpState::Connection::connecting;
             q.connector = a.connector;
+            // MODEL-FLS-01: a QP flushed before its first connection starts over (on verbs, from
+            // RESET): connected, it works.
+            if (q.flushed) q.error = q.flushed = false;
             // LIFE-TREE-06, LIFE-TREE-07: a successor of the QP (and of the shared endpoint:
             // CONN-LST-05, its close waits for this connector).
             for (ObjectId up : {a.qp, a.shared_endpoint})
@@ -516,6 +519,9 @@ void Model::commit(const calls::Accept& c, const Observed&, Applied&, Stage stag
         auto& q = std::get<QpState>(objects_[c.qp].state);
         q.connection = QpState::Connection::connecting;
         q.connector = c.connector;
+        // MODEL-FLS-01: a QP flushed before its first connection starts over (on verbs, from
+        // RESET): connected, it works.
+        if (q.flushed) q.error = q.flushed = false;
         objects_[c.connector].antecedents.push_back(c.qp);  // LIFE-TREE-06
         ++objects_[c.qp].open_successors;
         // The active side's connect request completes: the peer accepted (CONN-15).
@@ -614,6 +620,24 @@ void Model::abandon_connection(ObjectId connector) {
                  std::holds_alternative<calls::ConnectWithSharedEndpoint>(p.call))
             emit({Event::Kind::request_complete, cs->peer, 0, STATUS_CONNECTION_REFUSED, pid});
     }
+}
+
+// WR-04, DISC-FLUSH-01: closing the connector of a connected QP tears the connection
+// down, as an abortive disconnect would; no page says what becomes of the QP's requests. Read
+// here as a disconnect's flush (found on rxe, where the connection's end moves the QP to error):
+// what is outstanding is flushed (STATUS_CANCELLED) and later posts are flushed or refused
+// inline, as after NdkFlush (MODEL-FLS-01's cancelled reading).
+void Model::tear_down_connection(ObjectId connector) {
+    const auto* cs = state_of<ConnectorState>(connector);
+    if (!cs || !cs->qp) return;
+    const ObjectId qp = cs->qp;
+    const auto* q = state_of<QpState>(qp);
+    if (!q || q->connector != connector ||
+        (q->connection != QpState::Connection::connected &&
+         q->connection != QpState::Connection::disconnecting))
+        return;
+    flush_qp(qp);
+    leave_in_error(qp);
 }
 
 // ---- Data about a connection ----
@@ -827,6 +851,8 @@ void Model::commit(const calls::Disconnect& c, const Observed&, Applied&, Stage 
                                         : ConnectorState::Phase::disconnecting;
         if (auto* q = state_mut<QpState>(cs.qp)) q->connection = QpState::Connection::disconnected;
         flush_qp(cs.qp);  // DISC-FLUSH-01: a graceful disconnect flushes the QP (CQ-CST-02)
+        // ...and the QP stays in error: receives posted later are flushed too (found on rxe).
+        leave_in_error(cs.qp);
         // CONN-DISC-02: the peer learns of it through its disconnect callback, once (the Ex one
         // with reason 0 when it completed with an Ex call, CONN-DISC-03); its QP is not
         // flushed for it (DISC-FLUSH-02).

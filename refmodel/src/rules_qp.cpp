@@ -453,6 +453,41 @@ Expectation Model::expect_call(const calls::Flush& c) const {
 
 void Model::commit(const calls::Flush& c, const Observed&, Applied&, Stage) {
     flush_qp(c.qp);
+    // MODEL-FLS-01 (cancelled): the flush leaves the QP in the error state, so what is posted
+    // later is flushed too (FLS-02) and does nothing; "usable" keeps the QP working.
+    if (readings_.flush_leaves_error) leave_in_error(c.qp);
+}
+
+// MODEL-FLS-01 (cancelled), WR-04: a QP left in error by the consumer (NdkFlush, or the close of
+// its connector). Its later posts are flushed or refused (require_connected_qp), and it answers
+// its peer no more (AMB-12): the peer's requests still in flight may fail or be cancelled, and
+// later ones fail (execute()).
+void Model::leave_in_error(ObjectId qp) {
+    auto* q = state_mut<QpState>(qp);
+    if (!q) return;
+    error_reaches_peer(qp);
+    q = state_mut<QpState>(qp);
+    q->error = q->flushed = true;
+}
+
+// FLS-02, AMB-12 (check mode): a QP going to error flushes the receives its peer's sends took in
+// the model but that may not have landed yet, and answers its peer no more: the peer's
+// requests in flight may fail in any way (a transport timeout on InfiniBand), and what the peer
+// runs later is open (peer_error).
+void Model::error_reaches_peer(ObjectId qp) {
+    auto* q = state_mut<QpState>(qp);
+    if (!q || mode_ != Mode::check) return;
+    for (auto& done : q->receive_pending)
+        if (done.outcome == Completion::Outcome::success)
+            done.outcome = Completion::Outcome::success_or_cancelled;
+    auto* peer = state_mut<QpState>(q->peer);
+    if (!peer) return;
+    peer->peer_error = true;
+    for (auto& done : peer->initiator_pending)
+        if (done.outcome == Completion::Outcome::success) done.outcome = Completion::Outcome::any;
+    for (auto& done : peer->receive_pending)
+        if (done.outcome == Completion::Outcome::success)
+            done.outcome = Completion::Outcome::success_or_cancelled;
 }
 
 // ======================= The engine =======================
@@ -567,6 +602,10 @@ void Model::run_queues(ObjectId qp) {
     }
 }
 
+namespace {
+bool overlay(const Completion::Landing& l, const Extent& source, std::vector<std::byte>* out);
+}  // namespace
+
 void Model::record_landing(Completion& done, const Extent& target, std::vector<std::byte> bytes) {
     if (mode_ == Mode::simulate) {
         scatter(memory_, target, bytes.data(), bytes.size());
@@ -580,6 +619,34 @@ void Model::record_landing(Completion& done, const Extent& target, std::vector<s
         landing.sizes.push_back(target.sizes[i]);
     }
     landing.bytes = std::move(bytes);
+    // RD-01, RCV-03: pieces of one target that overlap (two sink SGEs naming the same bytes)
+    // get whichever piece the device wrote last, an order no page fixes.
+    std::vector<std::tuple<PFN_NUMBER, uint32_t, uint32_t>> pieces;
+    for (size_t i = 0; i < target.pages.size(); ++i)
+        pieces.emplace_back(target.pages[i], target.offsets[i], target.sizes[i]);
+    std::sort(pieces.begin(), pieces.end());
+    for (size_t i = 1; i < pieces.size(); ++i)
+        if (std::get<0>(pieces[i]) == std::get<0>(pieces[i - 1]) &&
+            std::get<1>(pieces[i]) < std::get<1>(pieces[i - 1]) + std::get<2>(pieces[i - 1]))
+            landing.unchecked = true;
+    // RD-01, RCV-03, WRT-01: bytes an earlier request landed and this one lands on again may be
+    // overwritten before that request's entry is retrieved, where its landing is checked: it is
+    // not checked then (the provider may well have placed it right).
+    if (std::any_of(target.pages.begin(), target.pages.end(),
+                    [&](PFN_NUMBER pfn) { return landing_pages_.contains(pfn); }))
+        for (Object& o : objects_) {
+            auto* q = o.kind == Kind::qp ? std::get_if<QpState>(&o.state) : nullptr;
+            if (!q) continue;
+            auto covered = [&](Completion::Landing& l) {
+                if (!l.unchecked && overlay(l, target, nullptr)) l.unchecked = true;
+            };
+            for (auto* list : {&q->initiator_pending, &q->receive_pending})
+                for (auto& c : *list)
+                    for (auto& l : c.landings)
+                        covered(l);
+            for (auto& l : q->silent_landings)
+                covered(l);
+        }
     done.landings.push_back(std::move(landing));
     note_landing(done.landings.back(), +1);
 }
@@ -618,6 +685,16 @@ bool Model::execute(ObjectId qp, const WorkRequest& wr, Completion& done) {
                                   ? NdkOperationTypeRead
                                   : NdkOperationTypeWrite;
     done = initiator_completion(qp, wr, type);
+    // MODEL-CQ-ERR-01, AMB-12: a peer QP in error answers nothing, so a send, read or write
+    // fails (on InfiniBand when its transport retries run out: STATUS_IO_TIMEOUT), and this QP
+    // goes to error with it.
+    if (const auto* peer = state_of<QpState>(q.peer); peer && peer->error) {
+        remote_failure(qp, done, STATUS_IO_TIMEOUT, {"MODEL-CQ-ERR-01", "AMB-12"},
+                       "the peer QP is in error");
+        done.outcome = Completion::Outcome::any_error;
+        std::get<QpState>(objects_[qp].state).error = true;
+        return true;
+    }
     std::string why;
     RuleIds rules;
     // WR-FENCE-01, FR-FENCE-01: requests run one at a time in posting order here, so a fenced
@@ -636,10 +713,10 @@ bool Model::execute(ObjectId qp, const WorkRequest& wr, Completion& done) {
                 : as<calls::SendAndInvalidate>(wr.call).inline_payload;
         bool is_inline = wr.flags & NDK_OP_FLAG_INLINE;
         std::vector<std::byte> payload;
+        Extent source;
         if (is_inline) {
             payload = inline_payload;  // SGE-03, SGE-06: taken during the call
         } else {
-            Extent source;
             if (!resolve_local(qp, sgl, 0, source, why, rules)) {
                 remote_failure(qp, done, STATUS_ACCESS_VIOLATION, rules, why);  // local protection
                 q.error = true;
@@ -685,7 +762,9 @@ bool Model::execute(ObjectId qp, const WorkRequest& wr, Completion& done) {
         Extent target;
         std::string rwhy;
         RuleIds rrules;
-        if (!resolve_local(peer_id, rsgl, kLocalWrite, target, rwhy, rrules)) {
+        // TOK-03, SGE-05 (as for a zero-byte Read or Write): a zero-byte message lands nothing,
+        // so the receive's SGEs are not looked at (found on rxe, which takes it with any token).
+        if (!payload.empty() && !resolve_local(peer_id, rsgl, kLocalWrite, target, rwhy, rrules)) {
             got.outcome = Completion::Outcome::error;
             got.status = STATUS_ACCESS_VIOLATION;
             got.rules = rrules;
@@ -711,6 +790,11 @@ bool Model::execute(ObjectId qp, const WorkRequest& wr, Completion& done) {
             got.bytes_transferred = static_cast<uint32_t>(payload.size());  // CQ-RES-01
             record_landing(got, used, payload);
             if (!determined) got.landings.back().unchecked = true;
+            // RCV-03: a source that overlaps the target may have been written by the transfer
+            // itself before it is read here (check mode reads it after the provider ran).
+            if (!is_inline && !got.landings.empty() &&
+                overlay(got.landings.back(), source, nullptr))
+                got.landings.back().unchecked = true;
             if (std::holds_alternative<calls::SendAndInvalidate>(wr.call)) {
                 // SAI-01: the peer invalidates the token; SAI-02: a bad token aborts there.
                 // CQ-RES-06: the sender's own entry stays a Send (initiator_completion above).
@@ -743,10 +827,15 @@ bool Model::execute(ObjectId qp, const WorkRequest& wr, Completion& done) {
             }
         }
         bool solicited = wr.flags & NDK_OP_FLAG_SEND_AND_SOLICIT_EVENT;  // SND-04
-        if (got.outcome == Completion::Outcome::error)
-            if (auto* pq = state_mut<QpState>(peer_id)) pq->error = true;
+        const bool receive_failed = got.outcome == Completion::Outcome::error;
         // Deliver the receive first: by the time the sender completes, the data is there.
         deliver(std::move(got));
+        // FLS-02, MODEL-CQ-ERR-01: the failed receive moves the peer to error; the receives
+        // queued behind it are flushed (found on rxe).
+        if (receive_failed) {
+            fail_qp(peer_id, true);
+            peer = state_mut<QpState>(peer_id);
+        }
         if (solicited) notify_cq(peer->receive_cq, false, true);
         if (done.outcome == Completion::Outcome::error) q.error = true;
         done.silent = silent_flag && done.outcome == Completion::Outcome::success;
@@ -795,7 +884,10 @@ bool Model::execute(ObjectId qp, const WorkRequest& wr, Completion& done) {
         record_landing(done, local, std::move(data));  // RD-01
         if (!done.landings.empty()) {
             done.landings.back().from_read = true;
-            done.landings.back().unchecked = !determined;
+            done.landings.back().unchecked |= !determined;
+            // RD-01: a remote source overlapping the local target (a loopback onto itself) may
+            // have been written by the transfer itself before it is read here.
+            done.landings.back().unchecked |= overlay(done.landings.back(), remote, nullptr);
         }
         done.success_warns = wr.over_read_limit;  // MODEL-RD-01 (fail): queued, not failed
         // RD-02, AI-FLAG-05: on success the first SGE's token is invalidated where the adapter
@@ -813,7 +905,12 @@ bool Model::execute(ObjectId qp, const WorkRequest& wr, Completion& done) {
         else
             determined = gather_expected(qp, local, fenced, data);
         record_landing(done, remote, std::move(data));  // WRT-01
-        if (!done.landings.empty()) done.landings.back().unchecked = !determined;
+        if (!done.landings.empty()) {
+            done.landings.back().unchecked |= !determined;
+            // WRT-01: so may a local source overlapping the remote target.
+            if (!is_inline)
+                done.landings.back().unchecked |= overlay(done.landings.back(), local, nullptr);
+        }
     }
     done.silent = silent_flag;
     return true;
@@ -854,6 +951,7 @@ Completion Model::cancelled(ObjectId qp, const WorkRequest& wr, bool receive_que
 }
 
 void Model::fail_qp(ObjectId qp, bool flush_receives) {
+    error_reaches_peer(qp);
     auto& q = std::get<QpState>(objects_[qp].state);
     q.error = true;
     (void)flush_receives;
@@ -1474,6 +1572,21 @@ Verdict Model::observe_completion(ObjectId cq, const NDK_RESULT_EX& r, bool ex) 
             }
             if (forget) forget_closed_qp(qp_id);
             return v;
+        }
+        // AMB-12, MODEL-CQ-ERR-01: a request of the peer failed at this QP (a remote access
+        // error, say), and where that moves this QP to error too (as InfiniBand's responder
+        // does), requests not yet run here are flushed. The first such entry shows it: the QP
+        // is in error from now on, everything queued on it is flushed (FLS-02).
+        if (q.peer_error && !q.error && q.qp_context == qp_context) {
+            auto queued = [&](const std::deque<WorkRequest>& list) {
+                return std::any_of(list.begin(), list.end(), [&](const WorkRequest& wr) {
+                    return wr.request_context == request;
+                });
+            };
+            if (queued(q.initiator) || queued(q.receive)) {
+                fail_qp(qp_id, true);
+                return observe_completion(cq, r, ex);
+            }
         }
         // Not pending: was it a request that must leave no entry?
         auto listed = [&](const auto& list) {

@@ -194,9 +194,12 @@ TEST_F(CheckMode, ExpectedErrorsAreJudged) {
     EXPECT_TRUE(violation_names(v, "RMR-FLG-04")) << v.describe();
     EXPECT_TRUE(violation_names(v, "CQ-CST-03"));
 
-    h.accept(calls::Write{p.qp_b, 0x21, {{b.va, 8, b.local}}, a.va, 0xBAD, 0, {}});
+    // On another pair: qp_a is in error now, and a peer in error answers nothing (AMB-12).
+    Pair q = h.connected_pair();
+    Region q_b = h.register_mr(q.pd, c_buf, 0, PAGE_SIZE, NDK_MR_FLAG_ALLOW_LOCAL_WRITE);
+    h.accept(calls::Write{q.qp_b, 0x21, {{q_b.va, 8, q_b.local}}, q_b.va, 0xBAD, 0, {}});
     Verdict other = h.model.observe_completion(
-        p.cq_b, result(STATUS_REMOTE_RESOURCES, p.ctx_b, 0x21, NdkOperationTypeWrite), true);
+        q.cq_b, result(STATUS_REMOTE_RESOURCES, q.ctx_b, 0x21, NdkOperationTypeWrite), true);
     EXPECT_TRUE(other.ok()) << other.describe();
     EXPECT_TRUE(warning_names(other, "MODEL-CQ-ERR-01"));
 }

@@ -137,5 +137,150 @@ TEST(PropertyFindings, ALateNotificationOfAnEarlierArm) {
     EXPECT_TRUE(violation_names(h.model.observe_event(notification).verdict, "CQ-NOT-01"));
 }
 
+// MODEL-FLS-01 (found on rxe): NdkFlush(qp), then NdkSend(qp). The verbs provider flushes by
+// moving the QP to the error state, so the send completes with STATUS_CANCELLED; the default
+// reading (cancelled) expects that, "usable" expects the send to run.
+TEST(PropertyFindings, APostAfterNdkFlushIsFlushedUnderTheDefaultReading) {
+    for (const char* reading : {"cancelled", "usable"}) {
+        Harness h(Mode::simulate, readings_with("post_after_flush", reading));
+        Pair p = h.connected_pair();
+        LockedBuffer buf = h.arena.allocate(PAGE_SIZE);
+        Region r = h.register_mr(p.pd, buf, 0, PAGE_SIZE, NDK_MR_FLAG_ALLOW_LOCAL_WRITE);
+        h.accept(calls::Flush{p.qp_a});
+        h.accept(calls::Receive{p.qp_b, 0x21, {{r.va, 64, r.local}}});
+        h.accept(calls::Send{p.qp_a, 0x22, {{r.va, 8, r.local}}, 0, {}});
+        std::vector<Completion> sent = h.drain(p.cq_a);
+        ASSERT_EQ(sent.size(), 1u) << reading;
+        EXPECT_EQ(sent[0].status,
+                  std::string(reading) == "cancelled" ? STATUS_CANCELLED : STATUS_SUCCESS)
+            << reading;
+        // Cancelled, the send took no receive from the peer.
+        EXPECT_EQ(h.drain(p.cq_b).size(), std::string(reading) == "cancelled" ? 0u : 1u) << reading;
+    }
+    // The default reading also lets a provider refuse the post inline.
+    Harness h(Mode::check);
+    Pair p = h.connected_pair();
+    h.accept(calls::Flush{p.qp_a});
+    Expectation e = h.model.expect(calls::Send{p.qp_a, 0x23, {}, 0, {}});
+    EXPECT_TRUE(e.may_fail_any);
+}
+
+// AMB-12, FLS-02 (found on rxe): NdkSend(qp_b) x2 with no receive at the peer (they wait), then
+// NdkRead(qp_a) with a bad remote token. The read's remote access error moves qp_b, its
+// responder, to the error state on InfiniBand, flushing the two waiting sends before the
+// consumer flushed anything. The oracle takes their cancelled entries, and the QP counts as in
+// error from then on.
+TEST(PropertyFindings, APeersRemoteErrorMayFlushRequestsStillWaiting) {
+    Harness h(Mode::check);
+    Pair p = h.connected_pair();
+    LockedBuffer buf = h.arena.allocate(PAGE_SIZE);
+    Region r = h.register_mr(p.pd, buf, 0, PAGE_SIZE, NDK_MR_FLAG_ALLOW_LOCAL_WRITE);
+    h.accept(calls::Send{p.qp_b, 0x31, {{r.va, 4, r.local}}, 0, {}});
+    h.accept(calls::Send{p.qp_b, 0x32, {{r.va, 4, r.local}}, 0, {}});
+    h.accept(calls::Read{p.qp_a, 0x33, {{r.va, 4, r.local}}, r.va, 0xBAD0, 0});
+    for (Context request : {0x31, 0x32}) {
+        NDK_RESULT_EX flushed = entry(STATUS_CANCELLED, p.ctx_b, request, NdkOperationTypeSend);
+        Verdict v = h.model.observe_completion(p.cq_b, flushed, true);
+        EXPECT_TRUE(v.clean()) << v.describe();
+    }
+    EXPECT_TRUE(h.model.state_of<QpState>(p.qp_b)->error);
+    // Without the peer's failure, the same entry is a violation (CQ-GET-04).
+    Harness quiet(Mode::check);
+    Pair q = quiet.connected_pair();
+    LockedBuffer b2 = quiet.arena.allocate(PAGE_SIZE);
+    Region r2 = quiet.register_mr(q.pd, b2, 0, PAGE_SIZE, NDK_MR_FLAG_ALLOW_LOCAL_WRITE);
+    quiet.accept(calls::Send{q.qp_b, 0x31, {{r2.va, 4, r2.local}}, 0, {}});
+    EXPECT_TRUE(violation_names(
+        quiet.model.observe_completion(
+            q.cq_b, entry(STATUS_CANCELLED, q.ctx_b, 0x31, NdkOperationTypeSend), true),
+        "CQ-GET-04"));
+}
+
+// WR-04, DISC-FLUSH-01 (found on rxe): NdkReceive(qp), NdkCloseObject(its connector). Closing
+// the connector of a connected QP tears the connection down like a disconnect: the receive is
+// flushed (STATUS_CANCELLED) at once, in both modes, and a later post is flushed too.
+TEST(PropertyFindings, ClosingAConnectedQpsConnectorFlushesTheQp) {
+    for (Mode mode : {Mode::simulate, Mode::check}) {
+        Harness h(mode);
+        Pair p = h.connected_pair();
+        LockedBuffer buf = h.arena.allocate(PAGE_SIZE);
+        Region r = h.register_mr(p.pd, buf, 0, PAGE_SIZE, NDK_MR_FLAG_ALLOW_LOCAL_WRITE);
+        h.accept(calls::Receive{p.qp_b, 0x41, {{r.va, 64, r.local}}});
+        h.accept(calls::CloseObject{connector_of(h, p.qp_b)}, pending());
+        if (mode == Mode::simulate) {
+            std::vector<Completion> left = h.drain(p.cq_b);
+            ASSERT_EQ(left.size(), 1u);
+            EXPECT_EQ(left[0].status, STATUS_CANCELLED);
+            continue;
+        }
+        Verdict v = h.model.observe_completion(
+            p.cq_b, entry(STATUS_CANCELLED, p.ctx_b, 0x41, NdkOperationTypeReceive), true);
+        EXPECT_TRUE(v.clean()) << v.describe();
+        EXPECT_TRUE(h.model.expect(calls::Send{p.qp_b, 0x42, {}, 0, {}}).may_fail_any);
+    }
+}
+
+// RD-01 (found on the shared-library reference run): NdkRead into two sink SGEs that overlap by
+// one byte. Which SGE's byte stays there depends on the order the device writes them, which no
+// page fixes: the oracle does not judge those bytes, whichever order the provider took.
+TEST(PropertyFindings, OverlappingSinkSgesLeaveTheLandedBytesUnjudged) {
+    for (bool second_last : {true, false}) {
+        Harness h(Mode::check);
+        Pair p = h.connected_pair();
+        LockedBuffer buf = h.arena.allocate(PAGE_SIZE);
+        for (size_t i = 0; i < PAGE_SIZE; ++i)
+            buf.data()[i] = std::byte(i * 7 + 1);
+        Region r = h.register_mr(p.pd, buf, 0, PAGE_SIZE,
+                                 NDK_MR_FLAG_ALLOW_LOCAL_WRITE | NDK_MR_FLAG_ALLOW_REMOTE_READ);
+        // Source [0, 0x20); sinks [0x200, 0x210) and [0x20f, 0x21f): byte 0x20f twice.
+        h.accept(calls::Read{p.qp_a,
+                             0x51,
+                             {{r.va + 0x200, 0x10, r.local}, {r.va + 0x20f, 0x10, r.local}},
+                             r.va,
+                             r.remote,
+                             0});
+        std::byte source[0x20];
+        std::memcpy(source, buf.data(), sizeof source);
+        if (second_last) {
+            std::memcpy(buf.data() + 0x200, source, 0x10);
+            std::memcpy(buf.data() + 0x20f, source + 0x10, 0x10);
+        } else {
+            std::memcpy(buf.data() + 0x20f, source + 0x10, 0x10);
+            std::memcpy(buf.data() + 0x200, source, 0x10);
+        }
+        Verdict v = h.model.observe_completion(
+            p.cq_a, entry(STATUS_SUCCESS, p.ctx_a, 0x51, NdkOperationTypeRead), true);
+        EXPECT_TRUE(v.clean()) << (second_last ? "second SGE last: " : "first SGE last: ")
+                               << v.describe();
+    }
+}
+
+// AMB-12, MODEL-CQ-ERR-01 (found on rxe): NdkFlush(qp_a), then a zero-byte NdkRead on qp_b, its
+// peer. qp_a, left in error by the flush, answers nothing; on rxe the read failed when its
+// retries ran out (STATUS_IO_TIMEOUT). The read fails, whatever the error status; the reference
+// provider fails it too, and qp_b is in error after it.
+TEST(PropertyFindings, ARequestToAPeerInErrorFails) {
+    for (Mode mode : {Mode::simulate, Mode::check}) {
+        Harness h(mode);
+        Pair p = h.connected_pair();
+        LockedBuffer buf = h.arena.allocate(PAGE_SIZE);
+        Region r = h.register_mr(p.pd, buf, 0, PAGE_SIZE, NDK_MR_FLAG_ALLOW_REMOTE_READ);
+        h.accept(calls::Flush{p.qp_a});
+        h.accept(calls::Read{p.qp_b, 0x61, {}, r.va, r.remote, 0});
+        if (mode == Mode::simulate) {
+            std::vector<Completion> got = h.drain(p.cq_b);
+            ASSERT_EQ(got.size(), 1u);
+            EXPECT_TRUE(NT_ERROR(got[0].status));
+        } else {
+            EXPECT_TRUE(
+                h.model
+                    .observe_completion(
+                        p.cq_b, entry(STATUS_IO_TIMEOUT, p.ctx_b, 0x61, NdkOperationTypeRead), true)
+                    .clean());
+        }
+        EXPECT_TRUE(h.model.state_of<QpState>(p.qp_b)->error);
+    }
+}
+
 }  // namespace
 }  // namespace ndkct::model::test

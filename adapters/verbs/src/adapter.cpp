@@ -411,7 +411,10 @@ void fill_info(Adapter* a) {
     // the device's limit.
     i.MaxRegistrationSize = static_cast<SIZE_T>(std::min<uint64_t>(d.max_mr_size, arena));
     i.MaxWindowSize = i.MaxRegistrationSize;
-    i.FRMRPageCount = 256;  // AI-02: at least 16; any count up to the arena's pages works
+    // AI-02: at least 16. IFR-APC-02: the preferred count must itself be one an MR can take,
+    // so never beyond what can be registered (a small arena; found by the property tests).
+    i.FRMRPageCount =
+        static_cast<ULONG>(std::clamp<uint64_t>(i.MaxRegistrationSize / PAGE_SIZE, 16, 256));
     uint32_t sge = std::min<uint32_t>(static_cast<uint32_t>(d.max_sge), 32);
     i.MaxInitiatorRequestSge = sge;
     // A receive may go to an SRQ as well, whose SGE limit can be lower (rxe: 27).

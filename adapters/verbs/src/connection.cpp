@@ -198,6 +198,17 @@ std::vector<Qp*> g_connected;
 int modify_qp(Qp* qp, rdma_cm_id* id, ibv_qp_state state, uint32_t inbound, uint32_t outbound) {
     ibv_qp_attr attr{};
     int mask = 0;
+    if (state == IBV_QPS_INIT) {
+        // MODEL-FLS-01: a QP flushed before it was connected is in error, which INIT cannot
+        // follow; it starts over from RESET (what it held was flushed already).
+        ibv_qp_init_attr init{};
+        if (ibv_query_qp(qp->qp, &attr, IBV_QP_STATE, &init) == 0 && attr.qp_state == IBV_QPS_ERR) {
+            ibv_qp_attr reset{};
+            reset.qp_state = IBV_QPS_RESET;
+            ibv_modify_qp(qp->qp, &reset, IBV_QP_STATE);
+        }
+        attr = {};
+    }
     attr.qp_state = state;
     if (rdma_init_qp_attr(id, &attr, &mask) != 0) return errno ? errno : EINVAL;
     // The QP admits every remote operation; the memory keys decide what reaches memory (rdma_cm
@@ -533,6 +544,14 @@ void begin_close_connection(Life* o) {
         auto* l = reinterpret_cast<Listener*>(reinterpret_cast<char*>(o) -
                                               offsetof(Object<NDK_LISTENER>, life));
         l->listening = false;  // no connection is accepted once the close was asked for
+        return;
+    }
+    if (o->kind == Kind::qp) {
+        // CLOSE-03, CLOSE-08: a QP's close flushes it at once, even while its connector keeps
+        // the close pending: nothing posted to it completes normally from now on (found by the
+        // property tests on rxe: a receive still took a send after the close began).
+        move_qp_to_error(
+            reinterpret_cast<Qp*>(reinterpret_cast<char*>(o) - offsetof(Object<NDK_QP>, life)));
         return;
     }
     if (o->kind != Kind::connector) return;

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <utility>
 #include <vector>
 
 #include "verbs.hpp"
@@ -243,6 +244,22 @@ void roll_back_fast_register(Adapter* a, Qp* qp, Slot* s) {
     delete mr->current.exchange(nullptr);
 }
 
+// LIFE-TREE-04, MW-02: a bind that completed in error bound nothing; the window is unbound and
+// its MR no longer waits for it (unless the window was bound again since).
+void roll_back_bind(Adapter* a, Qp* qp, Slot* s) {
+    std::lock_guard lock(a->mutex);
+    Mw* mw = std::exchange(s->rollback_mw, nullptr);
+    if (!qp ||
+        std::find(qp->pd->windows.begin(), qp->pd->windows.end(), mw) == qp->pd->windows.end())
+        return;                                                            // closed meanwhile
+    if (mw->rkey.load() != s->rollback_rkey || !mw->bound.load()) return;  // bound again since
+    mw->bound.store(false);
+    if (Mr* mr = std::exchange(mw->bound_mr, nullptr)) {
+        --mr->bound_windows;
+        a->unlink_antecedent(&mw->life, &mr->life);
+    }
+}
+
 Qp* srq_qp(const Srq* srq, uint32_t qp_num) {
     const Srq::Attached* t = srq->attached.load(std::memory_order_acquire);
     if (!t) return nullptr;
@@ -279,7 +296,10 @@ bool translate(Adapter* a, const ibv_wc& wc, Result& out) {
         // INV-01: a retired registration goes now (the rare case: checked before exchanging).
         if (s->retire.load(std::memory_order_relaxed))
             if (Registration* retired = s->retire.exchange(nullptr)) delete retired;
-        if (s->rollback_mr && wc.status != IBV_WC_SUCCESS) roll_back_fast_register(a, r->qp, s);
+        if (wc.status != IBV_WC_SUCCESS) {
+            if (s->rollback_mr) roll_back_fast_register(a, r->qp, s);
+            if (s->rollback_mw) roll_back_bind(a, r->qp, s);
+        }
         show = !s->internal && (status != STATUS_SUCCESS || !s->silent);
         r->send_head.store(s->index + 1, std::memory_order_release);
     } else {
@@ -731,6 +751,7 @@ inline Slot* take_send_slot(Qp* qp) {
     s->silent = 0;
     s->internal = 0;
     s->rollback_mr = nullptr;
+    s->rollback_mw = nullptr;
     return s;
 }
 
@@ -1114,6 +1135,8 @@ NTSTATUS verbs_bind(NDK_QP* ndk, PVOID context, NDK_MR* ndk_mr, NDK_MW* ndk_mw,
     mw->bound.store(true);
     mw->orphaned.store(false);
     mw->bound_qp.store(qp);
+    s->rollback_mw = mw;
+    s->rollback_rkey = rkey;
     if (mw->bound_mr != mr) {  // LIFE-TREE-04: the MR waits for the window's close
         std::lock_guard lock(a->mutex);
         if (mw->bound_mr) {

@@ -218,6 +218,10 @@ struct Slot {
     // request completes in error (flushed before it ran): the MR is invalidated again.
     Mr* rollback_mr = nullptr;
     Registration* rollback_registration = nullptr;
+    // NdkBind: the window it bound at the call, unbound again when the bind completes in error
+    // (flushed before it ran, as after NdkFlush: the MR is no antecedent of the window then).
+    struct Mw* rollback_mw = nullptr;
+    uint32_t rollback_rkey = 0;  // the window's key that bind gave it
 };
 
 // The slot rings of a QP (or an SRQ). Outlives the QP until its CQs hold no more of its entries

@@ -70,12 +70,14 @@ const char* type_name(NDK_OBJECT_TYPE type) {
 }
 
 // The original table for a trapped call; records the call as the provider's unless it is the
-// consumer's (its thread, not nested in another trapped call).
+// consumer's: on its thread, or in a Session hook (the consumer's code inside a provider
+// callback), and not nested in another trapped call.
 const void* enter(const void* object, NDK_OBJECT_TYPE type, const char* name) {
     State& s = state();
     std::lock_guard lock(s.mutex);
     auto it = s.objects.find(object);
-    bool consumer = t_depth == 0 && std::this_thread::get_id() == s.consumer;
+    bool consumer =
+        t_depth == 0 && (std::this_thread::get_id() == s.consumer || Session::in_hook());
     if (consumer) {
         ++s.consumer_calls;
     } else {

@@ -81,6 +81,23 @@ model::Violation violation(model::RuleIds rules, std::string message) {
     return {std::move(rules), std::move(message), false};
 }
 
+// GEN-IRQL-01: a provider callback runs at up to DISPATCH_LEVEL, so a call the consumer makes
+// from inside one (a hook) may not block. One that took the watchdog's time or more did.
+void watch_hook_call(Session& session, milliseconds watchdog, const char* name,
+                     std::chrono::steady_clock::time_point started) {
+    if (!Session::in_hook()) return;
+    auto took = std::chrono::steady_clock::now() - started;
+    if (took < watchdog) return;
+    model::Verdict v;
+    v.add(violation({"GEN-IRQL-01"},
+                    std::string(name) + " took " +
+                        std::to_string(std::chrono::duration_cast<milliseconds>(took).count()) +
+                        " ms inside a provider callback (it may not block there; the watchdog "
+                        "is " +
+                        std::to_string(watchdog.count()) + " ms)"));
+    session.report(std::move(v));
+}
+
 template <typename Ndk>
 const void* const* dispatch_members(const Ndk* object, size_t& count) {
     using Table = std::remove_cv_t<std::remove_pointer_t<decltype(object->Dispatch)>>;
@@ -612,12 +629,24 @@ NTSTATUS Session::wait(Callback* cb) {
     std::unique_lock lock(cb->mutex);
     if (!cb->arrived.wait_for(lock, options_.callback_timeout, [&] { return cb->calls > 0; })) {
         lock.unlock();
+        // CLOSE-08: the close of a request's object starts the request's cancellation, so once
+        // that close was requested nothing else is awaited.
+        bool close_requested = false;
+        if (cb->kind == kRequest && cb->target) {
+            std::lock_guard oracle_lock(oracle_mutex_);
+            const model::Object* o = oracle_->find(id(cb->target));
+            close_requested = o && o->close_requested;
+        }
         model::Verdict v;
-        v.add(violation({"GEN-ASYNC-01"}, std::string(cb->name) +
-                                              " returned STATUS_PENDING but its "
-                                              "completion callback did not come within " +
-                                              std::to_string(options_.callback_timeout.count()) +
-                                              " ms"));
+        v.add(violation(close_requested ? model::RuleIds{"GEN-ASYNC-01", "CLOSE-08"}
+                                        : model::RuleIds{"GEN-ASYNC-01"},
+                        std::string(cb->name) +
+                            " returned STATUS_PENDING but its completion callback did not come "
+                            "within " +
+                            std::to_string(options_.callback_timeout.count()) + " ms" +
+                            (close_requested ? ", though its object's close was requested (the "
+                                               "close cancels it)"
+                                             : "")));
         report(std::move(v));
         return STATUS_PENDING;
     }
@@ -630,7 +659,9 @@ Made<Ndk> Session::create(const model::Call& call, Invoke invoke, const char* na
     Callback* cb = new_callback(kCreate, name);
     Ndk* const sentinel = reinterpret_cast<Ndk*>(uintptr_t{0x5E47140});
     Ndk* out = sentinel;
+    const auto started = std::chrono::steady_clock::now();
     made.status = invoke(on_create, cb, &out);
+    watch_hook_call(*this, options_.hook_call_watchdog, name, started);
     returned(cb, made.status);
     Observed o;
     o.status = made.status;
@@ -697,7 +728,9 @@ Done Session::request(const model::Call& call, Invoke invoke, const char* name,
                       const std::function<void(Observed&)>& outputs, const void* target) {
     Done done;
     Callback* cb = new_callback(kRequest, name, target);
+    const auto started = std::chrono::steady_clock::now();
     done.status = invoke(on_request, cb);
+    watch_hook_call(*this, options_.hook_call_watchdog, name, started);
     returned(cb, done.status);
     Observed o;
     o.status = done.status;
@@ -1105,9 +1138,9 @@ NTSTATUS Session::control_cq_interrupt_moderation(NDK_CQ* cq, ULONG interval, UL
     return post(calls::ControlCqInterruptModeration{id(cq), interval, count}, s);
 }
 
-std::vector<NDK_RESULT_EX> Session::poll(NDK_CQ* cq, ULONG max) {
+std::vector<NDK_RESULT_EX> Session::poll(NDK_CQ* cq, ULONG max, std::optional<bool> use_ex) {
     std::vector<NDK_RESULT_EX> results(max);
-    bool ex = NDKCT_VERSION_AT_LEAST(info_.Version, 1, 2);
+    bool ex = use_ex.value_or(NDKCT_VERSION_AT_LEAST(info_.Version, 1, 2));
     ULONG n;
     if (ex) {
         n = table<NDK_CQ_DISPATCH>(cq).NdkGetCqResultsEx(cq, results.data(), max);
@@ -1275,7 +1308,9 @@ NTSTATUS Session::start_async(const model::Call& call, Invoke invoke, const char
                               std::unordered_map<const void*, PendingAsync>& pending,
                               const void* key) {
     Callback* cb = new_callback(kind, name);
+    const auto started = std::chrono::steady_clock::now();
     NTSTATUS s = invoke(cb);
+    watch_hook_call(*this, options_.hook_call_watchdog, name, started);
     returned(cb, s);
     Observed o;
     o.status = s;

@@ -219,6 +219,9 @@ class Model {
     void finish_close(ObjectId id);
     // Simulate: the peer of a connector that gave up fails its waiting connect or accept.
     void abandon_connection(ObjectId connector);
+    void tear_down_connection(ObjectId connector);  // its QP flushed and left in error
+    void leave_in_error(ObjectId qp);               // MODEL-FLS-01: flushed, stays in error
+    void error_reaches_peer(ObjectId qp);           // check mode: what a QP error may cancel
     uint64_t add_pending(const Call& call, const Expectation& e, ObjectId object, ObjectId created);
     void emit(Event event);
     // Indexes (AdapterState, CqState::qps, SrqState::qps), kept here only: a token value an MR

@@ -75,6 +75,7 @@ struct Readings {
     NTSTATUS resize_cq_unsupported_status = STATUS_NOT_SUPPORTED;  // MODEL-CQ-RESIZE-01
     NTSTATUS receive_on_srq_qp_status = STATUS_INVALID_DEVICE_REQUEST;  // MODEL-RCV-01
     bool post_after_cq_error_cancelled = false;                         // MODEL-CQ-STATUS-01
+    bool flush_leaves_error = true;  // MODEL-FLS-01 (cancelled / usable)
 
     // ---- reference_provider.* (how the reference provider picks among allowed outcomes) ----
     struct ReferenceProvider {

@@ -240,6 +240,7 @@ struct QpState {
     ObjectId connector = 0;
     ObjectId peer = 0;        // the QP at the other end
     bool error = false;       // a request failed: the rest is flushed (STATUS_CANCELLED)
+    bool flushed = false;     // MODEL-FLS-01: NdkFlush left it in error (cancelled reading)
     bool peer_error = false;  // the peer's request failed: what happens here is open
     // Its CQ or SRQ failed (CQ-STATUS-02/03, SRQ-15): the QP is unusable, and later posts
     // behave as MODEL-CQ-STATUS-01 reads.

@@ -9,15 +9,15 @@
 // oracle judges them as usual.
 //
 // What the trap tells apart: a call the consumer makes through the trap (on the consumer's
-// thread, not nested in another trapped call) is the consumer's. A trap entry reached while a
-// trapped call is running on the same thread, or on any other thread, can only be the provider
-// calling through the object's Dispatch: a GEN-CREATE-05 violation. So is a provider that writes
-// the member (the trap table no longer there when checked).
+// thread or inside a Session hook, not nested in another trapped call) is the consumer's. A
+// trap entry reached while a trapped call is running on the same thread, or on any other
+// thread outside a hook, can only be the provider calling through the object's Dispatch: a
+// GEN-CREATE-05 violation. So is a provider that writes the member (the trap table no longer
+// there when checked).
 //
 // One DispatchTrap at a time per process (the trap tables are plain function pointers and find
-// their state globally). The thread that constructs it is the consumer's thread; calls made from
-// provider callbacks (Session hooks) would count as the provider's, so a test using a trap
-// makes none.
+// their state globally). The thread that constructs it is the consumer's thread; calls made
+// from provider callbacks count as the consumer's only inside Session hooks (Session::in_hook).
 #pragma once
 
 #include <cstddef>

@@ -17,6 +17,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -43,7 +44,10 @@ class SessionError : public std::runtime_error {
 struct SessionOptions {
     size_t arena_pages = 16384;            // 64 MiB of host memory
     milliseconds callback_timeout{10000};  // how long a pending request may take
-    std::string profile_override;          // a profile name or file instead of the spec's
+    // GEN-IRQL-01: how long a call the consumer makes from inside a provider callback (a hook)
+    // may take before the harness counts it as blocking.
+    milliseconds hook_call_watchdog{1000};
+    std::string profile_override;  // a profile name or file instead of the spec's
 };
 
 // A create's outcome: the status the call returned, and the object (inline or from the
@@ -217,7 +221,9 @@ class Session {
     Done resize_cq(NDK_CQ* cq, ULONG depth);
     void arm_cq(NDK_CQ* cq, ULONG type);
     NTSTATUS control_cq_interrupt_moderation(NDK_CQ* cq, ULONG interval, ULONG count);
-    std::vector<NDK_RESULT_EX> poll(NDK_CQ* cq, ULONG max = 16);
+    // NdkGetCqResultsEx (ex true), NdkGetCqResults (ex false), or by the adapter's version (the
+    // Ex form from 1.2 on) when ex is unset.
+    std::vector<NDK_RESULT_EX> poll(NDK_CQ* cq, ULONG max = 16, std::optional<bool> ex = {});
     // Polls until `count` results arrived or the time is up; returns what arrived.
     std::vector<NDK_RESULT_EX> drain(NDK_CQ* cq, size_t count,
                                      milliseconds timeout = milliseconds(5000));
