@@ -15,8 +15,10 @@
 #include <memory>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
+#include "ndkct/conformance/dispatch_trap.hpp"
 #include "ndkct/conformance/session.hpp"
 #include "ndkct/platform/arena.hpp"
 #include "ndkct/platform/mdl.hpp"
@@ -43,6 +45,8 @@ struct LamState {
     bool released = false;
 };
 
+struct EventHook;  // hooks.cpp: consumer code run inside an object's event callbacks
+
 struct Core {
     std::string spec;
     std::unique_ptr<conformance::Session> session;
@@ -51,11 +55,17 @@ struct Core {
         Kind kind;
     };
     std::unordered_map<uint64_t, Entry> live;  // open NDK objects by handle
+    // Handles whose NdkCloseObject pended and has not been seen to complete: closed once only.
+    std::unordered_set<uint64_t> closing;
     uint64_t next_handle = 1;
     std::vector<std::shared_ptr<BufferState>> buffers;
     std::vector<std::shared_ptr<LamState>> lams;
     // Chains a provider was given (NdkRegisterMr): they stay valid until the adapter closes.
     std::vector<std::shared_ptr<platform::MdlChain>> chains;
+    // GEN-CREATE-05: once overwrite_dispatch() ran, the adapter and every object open or
+    // handed out later has its Dispatch pointed at the harness's trap table.
+    std::unique_ptr<conformance::DispatchTrap> trap;
+    std::unordered_map<uint64_t, std::shared_ptr<EventHook>> hooks;  // by object handle
 
     conformance::Session& s();  // throws if closed
     bool closed() const { return !session; }
@@ -67,9 +77,21 @@ struct Core {
     }
     // A new handle for an object the provider handed out (0 for nullptr).
     uint64_t adopt(void* object, Kind kind);
+    // Closes the objects the oracle does not track (a create it judged must fail, yet the
+    // provider made the object), newest first: the Session's close_all() does not know them,
+    // and their antecedents' closes would wait for them.
+    void close_untracked();
+    // Hands what the dispatch trap saw to the oracle (GEN-CREATE-05); with `remove`, restores
+    // every Dispatch member and drops the trap (before the adapter closes).
+    void report_trap(bool remove = false);
     // Closes every open object, releases the mappings, frees the buffers, closes the adapter.
     void close();
 };
+
+struct CoreDeleter {
+    void operator()(Core* c) const;
+};
+using SessionClass = py::class_<Core, std::unique_ptr<Core, CoreDeleter>>;
 
 // NTSTATUS as ndkct.Status (an IntEnum) when it has a name, else a plain int.
 py::object status(NTSTATUS value);
@@ -93,6 +115,8 @@ void bind_oracle(py::module_& m);     // oracle.cpp: Verdict, Violation, catalog
 void bind_memory(py::module_& m);     // memory.cpp: Buffer, MdlChain
 void bind_providers(py::module_& m);  // providers.cpp: provider specs, the verbs provider
 void bind_session(py::module_& m);    // session.cpp: Session (the harness), results
+void bind_hooks(SessionClass& cls);   // hooks.cpp: Session methods run inside callbacks
+void drop_hooks(Core& core);          // hooks.cpp: releases and removes every event hook
 
 // providers.cpp: makes "verbs" resolvable (loads libndkct_verbs_provider.so once).
 void ensure_verbs_provider();

@@ -9,6 +9,7 @@
 #include <pybind11/stl.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "core.hpp"
@@ -70,11 +71,33 @@ uint64_t Core::adopt(void* object, Kind kind) {
     if (!object) return 0;
     uint64_t h = next_handle++;
     live[h] = {object, kind};
+    if (trap) trap->install(object);  // GEN-CREATE-05: the consumer's table from the start
     return h;
+}
+
+void Core::close_untracked() {
+    std::vector<uint64_t> handles;
+    for (const auto& [h, e] : live)
+        if (s().id(e.object) == 0 && !closing.contains(h)) handles.push_back(h);
+    std::sort(handles.rbegin(), handles.rend());  // newest first: successors before antecedents
+    for (uint64_t h : handles) {
+        session->close(live[h].object);
+        live.erase(h);
+    }
+}
+
+void Core::report_trap(bool remove) {
+    if (!trap) return;
+    if (remove)
+        trap.reset();  // reports, then restores the members of the objects still open
+    else
+        trap->report();
 }
 
 void Core::close() {
     if (!session) return;
+    drop_hooks(*this);
+    close_untracked();
     session->close_all();
     // LAM-REL-03: mappings go after the objects that may use them.
     for (auto& l : lams)
@@ -82,6 +105,7 @@ void Core::close() {
             session->release_lam(l->lam);
             l->released = true;
         }
+    report_trap(true);  // before the adapter goes: the trap writes Dispatch members back
     // The buffers' pages belong to the arena, which goes with the session.
     for (auto& b : buffers) {
         b->buffer = platform::LockedBuffer{};
@@ -91,20 +115,19 @@ void Core::close() {
     lams.clear();
     chains.clear();
     live.clear();
+    closing.clear();
     session.reset();  // closes the adapter (CLOSE-ADP-01)
 }
 
-namespace {
-
-struct CoreDeleter {
-    void operator()(Core* c) const {
-        try {
-            c->close();
-        } catch (...) {  // never throw from a destructor; the adapter is gone either way
-        }
-        delete c;
+void CoreDeleter::operator()(Core* c) const {
+    try {
+        c->close();
+    } catch (...) {  // never throw from a destructor; the adapter is gone either way
     }
-};
+    delete c;
+}
+
+namespace {
 
 uint64_t context_value(const void* p) {
     return reinterpret_cast<uint64_t>(p);
@@ -125,6 +148,38 @@ py::tuple made(Core& core, const conformance::Made<T>& m, Kind kind) {
 
 py::tuple done(const Done& d) {
     return py::make_tuple(status(d.status), status(d.final_status));
+}
+
+void* closable(Core& c, uint64_t object) {
+    return c.need(object,
+                  {Kind::pd, Kind::cq, Kind::mr, Kind::mw, Kind::srq, Kind::qp, Kind::connector,
+                   Kind::listener, Kind::shared_endpoint},
+                  "object");
+}
+
+// NdkCloseObject, once per object: a close that pended is awaited (finish_close), never issued
+// again (CLOSE-01: the object is gone for the consumer once the close was called).
+NTSTATUS start_close(Core& c, uint64_t object) {
+    void* p = closable(c, object);
+    if (c.closing.contains(object)) return STATUS_PENDING;
+    NTSTATUS st = c.s().close_async(p);
+    if (st == STATUS_PENDING)
+        c.closing.insert(object);
+    else
+        c.live.erase(object);  // finished inline
+    return st;
+}
+
+Done finish_close(Core& c, uint64_t object) {
+    void* p = closable(c, object);
+    if (!c.closing.contains(object))
+        throw py::value_error("wait_close: no close of this object is pending");
+    Done d = c.s().wait_close(p);
+    if (d.final_status != STATUS_PENDING) {  // completed, or given up on by the Session
+        c.closing.erase(object);
+        c.live.erase(object);
+    }
+    return d;
 }
 
 // (address, length, token) tuples: the address is a consumer VA or, for fast-registered and
@@ -259,38 +314,40 @@ void bind_session(py::module_& m) {
             "*pLAMSize after the call (the size needed when too small).")
         .def_property_readonly("released", [](const LamState& l) { return l.released; });
 
-    py::class_<Core, std::unique_ptr<Core, CoreDeleter>>(
+    SessionClass cls(
         m, "Session",
         "One adapter of a provider under test, over a fresh arena, with the oracle. Every NDK call "
         "goes through the provider's dispatch table; pending calls are awaited; the callback "
         "contract is enforced; every outcome is judged. The low layer of ndkct.Adapter: objects "
-        "are handles (ints), results are tuples.")
-        .def(py::init([](const std::string& spec, size_t arena_pages, int64_t callback_timeout_ms,
-                         const std::string& profile) {
-                 auto specs = conformance::parse_provider_specs(spec);
-                 if (specs.size() != 1)
-                     throw conformance::ProviderSpecError("provider '" + spec +
-                                                          "': name one provider, not a list");
-                 if (specs[0].kind == "verbs") ensure_verbs_provider();
-                 conformance::SessionOptions options;
-                 options.arena_pages = arena_pages;
-                 options.callback_timeout = std::chrono::milliseconds(callback_timeout_ms);
-                 options.profile_override = profile;
-                 auto core = std::unique_ptr<Core, CoreDeleter>(new Core);
-                 core->spec = spec;
-                 try {
-                     core->session = std::make_unique<Session>(specs[0], options);
-                 } catch (const conformance::SessionError& e) {
-                     throw py::value_error(e.what());
-                 }
-                 return core;
-             }),
-             py::arg("provider") = "model", py::arg("arena_pages") = 4096,
-             py::arg("callback_timeout_ms") = 10000, py::arg("profile") = "")
+        "are handles (ints), results are tuples.");
+    cls.def(py::init([](const std::string& spec, size_t arena_pages, int64_t callback_timeout_ms,
+                        const std::string& profile) {
+                auto specs = conformance::parse_provider_specs(spec);
+                if (specs.size() != 1)
+                    throw conformance::ProviderSpecError("provider '" + spec +
+                                                         "': name one provider, not a list");
+                if (specs[0].kind == "verbs") ensure_verbs_provider();
+                conformance::SessionOptions options;
+                options.arena_pages = arena_pages;
+                options.callback_timeout = std::chrono::milliseconds(callback_timeout_ms);
+                options.profile_override = profile;
+                auto core = std::unique_ptr<Core, CoreDeleter>(new Core);
+                core->spec = spec;
+                try {
+                    core->session = std::make_unique<Session>(specs[0], options);
+                } catch (const conformance::SessionError& e) {
+                    throw py::value_error(e.what());
+                }
+                return core;
+            }),
+            py::arg("provider") = "model", py::arg("arena_pages") = 4096,
+            py::arg("callback_timeout_ms") = 10000, py::arg("profile") = "")
         .def("close", &Core::close, "Closes every open object, then the adapter.")
         .def(
             "close_objects",
             [](Core& c) {
+                drop_hooks(c);
+                c.close_untracked();
                 c.s().close_all();
                 for (auto& l : c.lams)  // LAM-REL-03: after the objects that may use them
                     if (!l->released && l->lam.done.ok()) {
@@ -298,14 +355,18 @@ void bind_session(py::module_& m) {
                         l->released = true;
                     }
                 c.live.clear();
+                c.closing.clear();
             },
             "Closes every open object (successors first) and releases the mappings; the "
             "adapter stays open, so the verdict can still be read.")
         .def(
             "close_adapter",
             [](Core& c) {
+                drop_hooks(c);
+                c.report_trap(true);    // the trap writes Dispatch members back: before the close
                 c.s().close_adapter();  // closes what is left first (CLOSE-ADP-01)
                 c.live.clear();
+                c.closing.clear();
             },
             "CloseNdkAdapter; the session stays, so the verdict can still be read and a stray "
             "callback arriving after the close is still judged.")
@@ -334,9 +395,17 @@ void bind_session(py::module_& m) {
              })
         // ---- The oracle ----
         .def(
-            "verdict", [](Core& c) { return c.s().verdict(); },
+            "verdict",
+            [](Core& c) {
+                c.report_trap();
+                return c.s().verdict();
+            },
             "Everything the oracle found so far (violations and warnings).")
-        .def("violation_count", [](Core& c) { return c.s().verdict().violations.size(); })
+        .def("violation_count",
+             [](Core& c) {
+                 c.report_trap();
+                 return c.s().verdict().violations.size();
+             })
         .def(
             "object_count",
             [](Core& c) {
@@ -807,23 +876,94 @@ void bind_session(py::module_& m) {
             py::arg("receive_sge") = 4, py::arg("initiator_sge") = 4, py::arg("inline_size") = 0,
             py::arg("cq_depth") = 256,
             "A PD, one CQ and two QPs connected to each other through a listener on this adapter.")
+        .def(
+            "connect_pair",
+            [](Core& c, uint64_t pd, uint64_t cq, uint64_t a, uint64_t b, const std::string& host,
+               uint16_t port) {
+                Address address_ = address(host, port);
+                auto p = c.s().connect_pair(
+                    c.need<NDK_PD>(pd, Kind::pd, "pd"), c.need<NDK_CQ>(cq, Kind::cq, "cq"),
+                    c.need<NDK_QP>(a, Kind::qp, "a"), c.need<NDK_QP>(b, Kind::qp, "b"),
+                    address_.get(), address_.length);
+                py::dict d;
+                d["pd"] = pd;
+                d["cq"] = cq;
+                d["a"] = a;
+                d["b"] = b;
+                d["active"] = handle_or_none(c.adopt(p.active, Kind::connector));
+                d["passive"] = handle_or_none(c.adopt(p.passive, Kind::connector));
+                d["listener"] = handle_or_none(c.adopt(p.listener, Kind::listener));
+                d["connected"] = p.connected;
+                d["problem"] = p.problem;
+                return d;
+            },
+            py::arg("pd"), py::arg("cq"), py::arg("a"), py::arg("b"), py::arg("host") = "127.0.0.1",
+            py::arg("port") = 0,
+            "Connects QP a (active) to QP b (passive) through a new listener on host:port (port 0: "
+            "the provider picks) and new connectors.")
         // ---- Close ----
         .def(
             "close_object",
             [](Core& c, uint64_t object) {
-                void* p = c.need(object,
-                                 {Kind::pd, Kind::cq, Kind::mr, Kind::mw, Kind::srq, Kind::qp,
-                                  Kind::connector, Kind::listener, Kind::shared_endpoint},
-                                 "object");
-                Done d = c.s().close(p);
-                if (d.final_status != STATUS_PENDING) c.live.erase(object);  // closed (CLOSE-01)
+                NTSTATUS st = start_close(c, object);
+                Done d{st, st};
+                if (st == STATUS_PENDING) d.final_status = finish_close(c, object).final_status;
                 return done(d);
             },
-            py::arg("object"), "NdkCloseObject, awaiting the close completion when it pends.")
+            py::arg("object"),
+            "NdkCloseObject, awaiting the close completion when it pends (a close that pended "
+            "before is awaited, not issued again).")
+        .def(
+            "close_async", [](Core& c, uint64_t object) { return status(start_close(c, object)); },
+            py::arg("object"),
+            "NdkCloseObject without waiting: the status it returned. A close that pended is "
+            "awaited by wait_close(); meanwhile the object's successors can be closed (CLOSE-02).")
+        .def(
+            "wait_close", [](Core& c, uint64_t object) { return done(finish_close(c, object)); },
+            py::arg("object"), "Awaits the completion of a close that close_async() saw pend.")
+        .def(
+            "get_connection_data",
+            [](Core& c, uint64_t connector, ULONG buffer_length, bool with_buffer,
+               bool with_limits) {
+                auto d = c.s().get_connection_data(
+                    c.need<NDK_CONNECTOR>(connector, Kind::connector, "connector"), buffer_length,
+                    with_buffer, with_limits);
+                py::object limits = py::none();
+                if (with_limits)
+                    limits = py::make_tuple(d.inbound_read_limit, d.outbound_read_limit);
+                return py::make_tuple(
+                    status(d.status), d.length, limits,
+                    py::bytes(reinterpret_cast<const char*>(d.data.data()), d.data.size()));
+            },
+            py::arg("connector"), py::arg("buffer_length"), py::arg("with_buffer") = true,
+            py::arg("with_limits") = true,
+            "NdkGetConnectionData with a buffer of buffer_length bytes (NULL when not "
+            "with_buffer) and the read-limit pointers (NULL when not with_limits): (status, "
+            "*pPrivateDataLength after, (inbound, outbound) or None, the buffer's bytes). The "
+            "harness checks the bytes copied and the bytes past the buffer (CONN-PD-03).")
+        .def(
+            "overwrite_dispatch",
+            [](Core& c) {
+                if (c.trap) return;
+                try {
+                    c.trap = std::make_unique<conformance::DispatchTrap>(c.s());
+                } catch (const conformance::SessionError& e) {
+                    throw py::value_error(e.what());
+                }
+                c.trap->install(c.s().adapter());
+                for (const auto& [h, e] : c.live)
+                    c.trap->install(e.object);
+            },
+            "GEN-CREATE-05: points the Dispatch of the adapter, of every open object and of "
+            "every object handed out from now on at the harness's trap tables, as a consumer "
+            "may. Calls keep working through them; a provider that reads Dispatch after handout "
+            "is reported to the oracle. One adapter per process at a time.")
+        .def_property_readonly("dispatch_overwritten", [](Core& c) { return c.trap != nullptr; })
         .def(
             "is_open",
             [](Core& c, uint64_t object) { return !c.closed() && c.live.contains(object); },
             py::arg("object"));
+    bind_hooks(cls);
 }
 
 }  // namespace ndkct::python

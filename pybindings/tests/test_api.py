@@ -147,3 +147,84 @@ def test_rules_come_from_the_catalog():
         ndkct.rule("NO-SUCH-01")
     assert len(ndkct.rules()) > 500
     assert "default" in ndkct.profile_names()
+
+
+def test_close_of_an_antecedent_pends_until_its_successor_is_closed(adapter):
+    pd = adapter.create_pd()
+    mr = pd.create_mr()
+    assert pd.close_async() == Status.STATUS_PENDING  # CLOSE-02: its MR is open
+    assert pd.is_open
+    assert mr.close() == Status.STATUS_SUCCESS
+    assert pd.close() == Status.STATUS_SUCCESS  # the pending close awaited, not issued again
+    assert not pd.is_open
+    assert adapter.verdict().ok, adapter.verdict()
+
+
+def test_connection_data_carries_private_data_and_read_limits(adapter):
+    pair = adapter.loopback_pair()
+    qa, qb = pair.pd.create_qp(pair.cq), pair.pd.create_qp(pair.cq)
+    listener, active = adapter.create_listener(), adapter.create_connector()
+    port = adapter.next_port()
+    listener.listen("127.0.0.1", port)
+    active.connect_async(qa, "127.0.0.1", port, ird=16, ord=16, private_data=b"hello")
+    passive = listener.wait_connect_event()
+    data = passive.connection_data(4)  # CONN-PD-03: 4 of the 5 bytes, nothing past them
+    assert data.status == Status.STATUS_BUFFER_TOO_SMALL and data.length == 5
+    assert data.data == b"hell"
+    passive.accept_async(qb, ird=1, ord=2)
+    assert active.wait_connect() == Status.STATUS_SUCCESS
+    limits = active.connection_data(with_buffer=False).read_limits
+    assert limits[0] <= 2 and limits[1] <= 1  # CONN-RL-02: lowered to the peer's
+    active.complete_connect()
+    passive.wait_accept()
+    assert adapter.verdict().ok, adapter.verdict()
+
+
+def test_calls_inside_a_notification_callback(adapter):
+    pair = adapter.loopback_pair()
+    source, sink = adapter.buffer(PAGE_SIZE), adapter.buffer(PAGE_SIZE)
+    src = pair.pd.register(source)
+    snk = pair.pd.register(sink, ndkct.MR_FLAG_ALLOW_LOCAL_WRITE)
+    mr = pair.pd.create_mr()
+    adapter.hook_events(pair.cq, calls=[("register_mr", mr, sink.describe(0, PAGE_SIZE), 0),
+                                        ("create_qp", pair.pd, pair.cq)])
+    pair.b.receive(snk.sge(0, 64))
+    pair.cq.arm()
+    pair.a.send(src.sge(0, 8))
+    adapter.release_hook(pair.cq)
+    assert adapter.wait_hook(pair.cq)  # the notification came and the hook ran
+    adapter.finish_deferred()
+    assert len(pair.cq.drain(2)) == 2
+    made = adapter.unhook_events(pair.cq)
+    assert [call for call, *_ in made] == ["NdkRegisterMr", "NdkCreateQp"]
+    assert mr.local_token != 0  # registered from inside the callback
+    assert isinstance(made[1][3], ndkct.QueuePair) and made[1][3].is_open
+    assert adapter.verdict().ok, adapter.verdict()
+
+
+def test_the_consumer_may_overwrite_dispatch(adapter):
+    pair = adapter.loopback_pair()
+    adapter.overwrite_dispatch()  # GEN-CREATE-05: every later call goes through its tables
+    b = adapter.buffer(PAGE_SIZE)
+    mr = pair.pd.register(b, ndkct.MR_FLAG_ALLOW_REMOTE_WRITE)
+    assert mr.remote_token != 0
+    assert adapter.session.dispatch_overwritten
+    assert adapter.verdict().ok, adapter.verdict()
+
+
+def test_a_pair_in_error_can_be_replaced_on_its_pd(adapter):
+    pair = adapter.loopback_pair()
+    pair.b.receive(pair.pd.register(adapter.buffer(PAGE_SIZE),
+                                    ndkct.MR_FLAG_ALLOW_LOCAL_WRITE).sge(0, 64))
+    pair.b.flush()
+    assert pair.cq.drain(1)[0].status == Status.STATUS_CANCELLED
+    a, b = pair.pd.create_qp(pair.cq), pair.pd.create_qp(pair.cq)
+    again = adapter.connect_pair(pair.pd, pair.cq, a, b)
+    source = adapter.buffer(PAGE_SIZE)
+    target = adapter.buffer(PAGE_SIZE)
+    source.fill(3)
+    src, dst = pair.pd.register(source), pair.pd.register(target, ndkct.MR_FLAG_ALLOW_REMOTE_WRITE)
+    again.a.write(src.sge(0, 100), dst.address, dst.remote_token)
+    assert again.cq.drain(1)[0].status == Status.STATUS_SUCCESS
+    assert target[0:100] == source[0:100]
+    assert adapter.verdict().ok, adapter.verdict()

@@ -5,7 +5,8 @@ judged by the oracle (the reference model in check mode). Calls that hand out an
 :class:`NdkError` when they fail; calls that only change state take ``check=True`` (raise on
 failure) or ``check=False`` (return the final :class:`Status`); work requests return the status
 NdkSend/NdkWrite/... returned and complete on a CQ. With ``strict=True`` an adapter raises
-:class:`ViolationError` right after any call the oracle judged wrong.
+:class:`ViolationError` right after any call the oracle judged wrong (with ``strict`` a set of
+rule IDs: wrong by one of those rules).
 """
 
 import itertools
@@ -18,6 +19,7 @@ from . import _ndkct
 from .errors import NdkError, ViolationError
 
 Status = _ndkct.Status
+_PORTS = 49152 - 20000  # next_port(): 20000..49151, below the ephemeral range
 
 
 class Sge(NamedTuple):
@@ -44,18 +46,20 @@ class Adapter:
     ``provider``: ``"model[:seed=N][:profile=NAME]"`` (the reference provider),
     ``"lib:/path/libvendor.so"`` (any provider library), or ``"verbs[:device=NAME]"`` (the
     provider on rdma-core; needs an RDMA device). Use it as a context manager; closing closes
-    every object still open, then the adapter.
+    every object still open, then the adapter. ``strict``: raise :class:`ViolationError` after
+    a call the oracle judged wrong (``True``), or wrong by one of these rule IDs (a collection).
     """
 
     def __init__(self, provider="model", *, arena_pages=4096, strict=False,
                  callback_timeout=10.0, profile=""):
         self._s = _ndkct.Session(provider, arena_pages, int(callback_timeout * 1000), profile)
         self.provider = provider
-        self.strict = strict
+        self.strict = bool(strict)
+        self._focus = None if isinstance(strict, bool) else frozenset(strict)
         self._seen = 0            # violations already handed out
         self._last = []           # the violations of the last call
         self._contexts = itertools.count(0x1000)
-        self._port = 20000 + random.Random(os.getpid() ^ id(self)).randrange(30000)
+        self._port = random.Random(os.getpid() ^ id(self)).randrange(_PORTS)
 
     # ---- lifetime ----
     def __enter__(self):
@@ -104,10 +108,17 @@ class Adapter:
         return self._s.verdict()
 
     def check(self):
-        """Raises :class:`ViolationError` when the oracle found any failure so far."""
-        v = self._s.verdict()
-        if not v.ok:
-            raise ViolationError(v.failures)
+        """Raises :class:`ViolationError` when the oracle found any failure so far (of the rules
+        ``strict`` names, when it names some)."""
+        failures = self.failures(self._s.verdict().violations)
+        if failures:
+            raise ViolationError(failures)
+
+    def failures(self, violations):
+        """The failures among ``violations`` (not warnings), of the rules ``strict`` names when
+        it names some."""
+        return [v for v in violations if not v.warning and
+                (self._focus is None or self._focus.intersection(v.rules))]
 
     def last_violations(self):
         """The violations (and warnings) the oracle reported during the last call."""
@@ -119,7 +130,7 @@ class Adapter:
         if n > self._seen:
             self._last = self._s.verdict().violations[self._seen:n]
             self._seen = n
-            if self.strict and any(not v.warning for v in self._last):
+            if self.strict and self.failures(self._last):
                 raise ViolationError(self._last, call, status)
         else:
             self._last = []
@@ -147,9 +158,10 @@ class Adapter:
         return next(self._contexts)
 
     def next_port(self):
-        """A port number for listen/connect, different on every call."""
-        self._port += 1
-        return self._port
+        """A port number for listen/connect, different on every call: below 49152, where
+        providers pick the ports of endpoints bound to port 0 (CONN-25)."""
+        self._port = (self._port + 1) % _PORTS
+        return 20000 + self._port
 
     # ---- host memory ----
     def buffer(self, size, *, contiguous=False):
@@ -173,6 +185,56 @@ class Adapter:
         """NdkReleaseLAM (after every fast registration using it is gone, LAM-REL-03)."""
         self._s.release_lam(lam)
         self._judged("NdkReleaseLAM")
+
+    # ---- the consumer's Dispatch (GEN-CREATE-05) ----
+    def overwrite_dispatch(self):
+        """Points the Dispatch member of the adapter, of every open object and of every object
+        handed out from now on at the harness's trap tables, as a consumer may (GEN-CREATE-05).
+        Calls keep working through them; a provider reading Dispatch after handout is a
+        violation. One adapter per process at a time."""
+        self._s.overwrite_dispatch()
+        self._judged("overwrite_dispatch")
+
+    # ---- consumer code inside the provider's event callbacks ----
+    def hook_events(self, obj, *, calls=(), hold=5.0):
+        """Runs consumer code inside ``obj``'s next event callback (a CQ notification, a
+        connect event...), on the provider's thread: the callback is held until
+        :meth:`release_hook` (at most ``hold`` seconds), then makes the NDK ``calls``, each a
+        tuple ``("register_mr", mr, chain, flags)``, ``("initialize_fast_register_mr", mr,
+        pages, remote_access)``, ``("create_qp", pd, cq)`` or ``("create_mr", pd,
+        fast_register)``. See :meth:`wait_hook`, :meth:`unhook_events`."""
+        lowered = [tuple(getattr(x, "handle", x) for x in call) for call in calls]
+        self._s.hook_events(obj.handle, lowered, int(hold * 1000))
+
+    def release_hook(self, obj):
+        """Lets the held callback go on: to its calls, then back to the provider."""
+        self._s.release_hook(obj.handle)
+
+    def wait_hook(self, obj, until="done", timeout=5.0):
+        """Waits until the hook on ``obj`` entered its callback (``until="entered"``) or
+        finished; False after ``timeout`` seconds."""
+        return self._s.wait_hook(obj.handle, until, int(timeout * 1000))
+
+    def unhook_events(self, obj):
+        """Removes the hook; returns ``(NDK call, status, ms, object made or None)`` for each
+        call it made (a call that blocked inside the callback is a violation, GEN-IRQL-01)."""
+        made = [(call, status, ms, self._object(call, handle))
+                for call, status, ms, handle in self._s.unhook_events(obj.handle)]
+        self._judged("calls inside a callback")
+        return made
+
+    def finish_deferred(self):
+        """Awaits the calls made inside callbacks that pended: ``(NDK call, final status,
+        object made or None)`` each."""
+        done = [(call, status, self._object(call, handle))
+                for call, status, handle in self._s.finish_deferred()]
+        self._judged("calls inside a callback, finished")
+        return done
+
+    def _object(self, call, handle):
+        if handle is None:
+            return None
+        return (QueuePair if call == "NdkCreateQp" else MemoryRegion)(self, handle)
 
     # ---- adapter calls ----
     def query_adapter_info(self, size=_ndkct.ADAPTER_INFO_SIZE, *, with_buffer=True):
@@ -217,6 +279,26 @@ class Adapter:
             listener=Listener(self, d["listener"]))
 
 
+    def connect_pair(self, pd, cq, a, b, *, host="127.0.0.1", port=0):
+        """Connects the QPs ``a`` (active) and ``b`` (passive), both on ``pd`` and ``cq``,
+        through a new listener and connectors: a :class:`LoopbackPair`. Raises
+        :class:`NdkError` naming the step that failed."""
+        d = self._s.connect_pair(pd.handle, cq.handle, a.handle, b.handle, host, port)
+        self._judged("connect_pair")
+        pair = LoopbackPair(
+            pd=pd, cq=cq, a=a, b=b,
+            active=None if d["active"] is None else Connector(self, d["active"]),
+            passive=None if d["passive"] is None else Connector(self, d["passive"]),
+            listener=None if d["listener"] is None else Listener(self, d["listener"]))
+        if not d["connected"]:
+            for o in (pair.passive, pair.active, pair.listener):
+                if o is not None:
+                    o.close()
+            raise NdkError("connect_pair: " + d["problem"], Status.STATUS_CONNECTION_INVALID,
+                           self._last)
+        return pair
+
+
 class LoopbackPair(NamedTuple):
     """Two connected QPs on one PD and one CQ (see :meth:`Adapter.loopback_pair`)."""
     pd: "ProtectionDomain"
@@ -251,6 +333,19 @@ class NdkObject:
         if not self.is_open:
             return Status.STATUS_SUCCESS
         status, final = self._s.close_object(self.handle)
+        self.adapter._judged("NdkCloseObject", final)
+        return final
+
+    def close_async(self):
+        """NdkCloseObject without waiting: the status it returned. When it pended (the object
+        has open successors, CLOSE-02), close those, then :meth:`wait_close`."""
+        status = self._s.close_async(self.handle)
+        self.adapter._judged("NdkCloseObject", status)
+        return status
+
+    def wait_close(self):
+        """Awaits the completion of a close :meth:`close_async` saw pend: its final status."""
+        status, final = self._s.wait_close(self.handle)
         self.adapter._judged("NdkCloseObject", final)
         return final
 
@@ -586,6 +681,25 @@ class Connector(NdkObject):
     @property
     def disconnect_events(self):
         return self._s.disconnect_events(self.handle)
+
+    def connection_data(self, buffer_length=0, *, with_buffer=True, with_limits=True):
+        """NdkGetConnectionData with a ``buffer_length``-byte buffer (NULL unless
+        ``with_buffer``) and the read-limit pointers (NULL unless ``with_limits``): a
+        :class:`ConnectionData`. The harness checks the bytes copied and past the buffer."""
+        status, length, limits, data = self._s.get_connection_data(
+            self.handle, buffer_length, with_buffer, with_limits)
+        self.adapter._judged("NdkGetConnectionData", status)
+        return ConnectionData(status, length, limits, data)
+
+
+class ConnectionData(NamedTuple):
+    """NdkGetConnectionData's outcome: ``length`` is *pPrivateDataLength after the call (the
+    private data's size, RDS), ``read_limits`` the (inbound, outbound) limits or None, ``data``
+    the caller's buffer after the call."""
+    status: int
+    length: int
+    read_limits: tuple
+    data: bytes
 
 
 class Listener(NdkObject):
