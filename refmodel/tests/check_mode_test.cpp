@@ -19,16 +19,6 @@ class CheckMode : public ::testing::Test {
     Region b = h.register_mr(p.pd, b_buf, 0, 2 * PAGE_SIZE,
                              NDK_MR_FLAG_ALLOW_REMOTE_WRITE | NDK_MR_FLAG_RDMA_READ_SINK);
 
-    NDK_RESULT_EX result(NTSTATUS s, Context qp_context, Context request, NDK_OPERATION_TYPE type,
-                         uint32_t bytes = 0) {
-        NDK_RESULT_EX r{};
-        r.Status = s;
-        r.BytesTransferred = bytes;
-        r.QPContext = pointer_of(qp_context);
-        r.RequestContext = pointer_of(request);
-        r.Type = type;
-        return r;
-    }
     // A write of `n` bytes from a to b, posted and accepted; returns its context.
     Context write(Context ctx, uint32_t n = 256, uint32_t flags = 0) {
         fill(a_buf.bytes(), static_cast<uint8_t>(ctx));
@@ -45,7 +35,7 @@ TEST_F(CheckMode, RightCompletionPasses) {
     EXPECT_EQ(h.model.outstanding_completions(p.qp_a), 1u);
     provider_moves();
     Verdict v = h.model.observe_completion(
-        p.cq_a, result(STATUS_SUCCESS, p.ctx_a, 0x10, NdkOperationTypeWrite), true);
+        p.cq_a, cq_entry(STATUS_SUCCESS, p.ctx_a, 0x10, NdkOperationTypeWrite), true);
     EXPECT_TRUE(v.clean()) << v.describe();
     EXPECT_EQ(h.model.outstanding_completions(p.qp_a), 0u);
     EXPECT_TRUE(h.model.expect_nothing_outstanding(p.qp_a).clean());
@@ -57,7 +47,7 @@ TEST_F(CheckMode, GetCqResultsJudgesWhatItReturned) {
     provider_moves();
     Observed o;
     o.value = 1;
-    o.results.push_back(result(STATUS_SUCCESS, p.ctx_a, 0x11, NdkOperationTypeWrite));
+    o.results.push_back(cq_entry(STATUS_SUCCESS, p.ctx_a, 0x11, NdkOperationTypeWrite));
     EXPECT_TRUE(h.model.apply(calls::GetCqResults{p.cq_a, 8, true}, o).verdict.clean());
     Observed too_many;
     too_many.value = 9;
@@ -70,7 +60,7 @@ TEST_F(CheckMode, WrongStatusIsAViolation) {
     write(0x12);
     provider_moves();
     Verdict v = h.model.observe_completion(
-        p.cq_a, result(STATUS_ACCESS_VIOLATION, p.ctx_a, 0x12, NdkOperationTypeWrite), true);
+        p.cq_a, cq_entry(STATUS_ACCESS_VIOLATION, p.ctx_a, 0x12, NdkOperationTypeWrite), true);
     EXPECT_TRUE(violation_names(v, "WRT-01")) << v.describe();
     EXPECT_TRUE(violation_names(v, "CQ-CST-01"));
 }
@@ -79,7 +69,7 @@ TEST_F(CheckMode, WrongStatusIsAViolation) {
 TEST_F(CheckMode, BytesNotLandedIsAViolation) {
     write(0x13);
     Verdict v = h.model.observe_completion(
-        p.cq_a, result(STATUS_SUCCESS, p.ctx_a, 0x13, NdkOperationTypeWrite), true);
+        p.cq_a, cq_entry(STATUS_SUCCESS, p.ctx_a, 0x13, NdkOperationTypeWrite), true);
     EXPECT_TRUE(violation_names(v, "WRT-01")) << v.describe();
 }
 
@@ -87,7 +77,7 @@ TEST_F(CheckMode, BytesNotLandedIsAViolation) {
 TEST_F(CheckMode, ResultExFieldsAreChecked) {
     write(0x14);
     provider_moves();
-    NDK_RESULT_EX r = result(STATUS_SUCCESS, p.ctx_a, 0x14, NdkOperationTypeRead);
+    NDK_RESULT_EX r = cq_entry(STATUS_SUCCESS, p.ctx_a, 0x14, NdkOperationTypeRead);
     r.ProviderErrorCode = 7;
     Verdict v = h.model.observe_completion(p.cq_a, r, true);
     EXPECT_TRUE(violation_names(v, "CQ-RES-03")) << v.describe();
@@ -102,7 +92,7 @@ TEST_F(CheckMode, CompletionForASilentSuccessIsAViolation) {
     EXPECT_EQ(h.model.outstanding_completions(p.qp_a), 0u);
     provider_moves(128);
     Verdict v = h.model.observe_completion(
-        p.cq_a, result(STATUS_SUCCESS, p.ctx_a, 0x15, NdkOperationTypeWrite), true);
+        p.cq_a, cq_entry(STATUS_SUCCESS, p.ctx_a, 0x15, NdkOperationTypeWrite), true);
     EXPECT_TRUE(violation_names(v, "WR-SILENT-01")) << v.describe();
 
     Harness lax(Mode::check, readings_with("silent_success_entry", "tolerated"));
@@ -112,7 +102,7 @@ TEST_F(CheckMode, CompletionForASilentSuccessIsAViolation) {
     lax.accept(calls::Write{
         q.qp_a, 0x16, {{r.va, 8, r.local}}, r.va + 100, r.remote, NDK_OP_FLAG_SILENT_SUCCESS, {}});
     Verdict w = lax.model.observe_completion(
-        q.cq_a, result(STATUS_SUCCESS, q.ctx_a, 0x16, NdkOperationTypeWrite), true);
+        q.cq_a, cq_entry(STATUS_SUCCESS, q.ctx_a, 0x16, NdkOperationTypeWrite), true);
     EXPECT_TRUE(w.ok());
     EXPECT_TRUE(warning_names(w, "AMB-33"));
 }
@@ -123,7 +113,7 @@ TEST_F(CheckMode, SilentSuccessBytesAreCheckedWithTheNextEntry) {
     h.accept(calls::Write{p.qp_a, 0x18, {{a.va, 8, a.local}}, b.va + PAGE_SIZE, b.remote, 0, {}});
     std::memcpy(b_buf.data() + PAGE_SIZE, a_buf.data(), 8);
     Verdict v = h.model.observe_completion(
-        p.cq_a, result(STATUS_SUCCESS, p.ctx_a, 0x18, NdkOperationTypeWrite), true);
+        p.cq_a, cq_entry(STATUS_SUCCESS, p.ctx_a, 0x18, NdkOperationTypeWrite), true);
     EXPECT_TRUE(violation_names(v, "WRT-01")) << v.describe();
 }
 
@@ -134,7 +124,7 @@ TEST_F(CheckMode, CompletionForAnInlineFailedRequestIsAViolation) {
     h.accept(calls::Write{p.qp_a, 0x19, many, b.va, b.remote, 0, {}},
              status(STATUS_INVALID_PARAMETER));
     Verdict v = h.model.observe_completion(
-        p.cq_a, result(STATUS_SUCCESS, p.ctx_a, 0x19, NdkOperationTypeWrite), true);
+        p.cq_a, cq_entry(STATUS_SUCCESS, p.ctx_a, 0x19, NdkOperationTypeWrite), true);
     EXPECT_TRUE(violation_names(v, "WR-05")) << v.describe();
 
     // The same for a fast registration refused with STATUS_ACCESS_VIOLATION (FR-ACC-01).
@@ -145,7 +135,7 @@ TEST_F(CheckMode, CompletionForAnInlineFailedRequestIsAViolation) {
                                  NDK_OP_FLAG_ALLOW_REMOTE_READ},
              status(STATUS_ACCESS_VIOLATION));
     Verdict fr = h.model.observe_completion(
-        p.cq_a, result(STATUS_SUCCESS, p.ctx_a, 0x1A, NdkOperationTypeFastRegister), true);
+        p.cq_a, cq_entry(STATUS_SUCCESS, p.ctx_a, 0x1A, NdkOperationTypeFastRegister), true);
     EXPECT_TRUE(violation_names(fr, "FR-ST-04")) << fr.describe();
 }
 
@@ -159,11 +149,11 @@ TEST_F(CheckMode, MissingCompletionIsReported) {
 // CQ-GET-04: an entry matching no posted request.
 TEST_F(CheckMode, UnknownCompletionIsAViolation) {
     Verdict v = h.model.observe_completion(
-        p.cq_a, result(STATUS_SUCCESS, p.ctx_a, 0x999, NdkOperationTypeWrite), true);
+        p.cq_a, cq_entry(STATUS_SUCCESS, p.ctx_a, 0x999, NdkOperationTypeWrite), true);
     EXPECT_TRUE(violation_names(v, "CQ-GET-04")) << v.describe();
     write(0x1C);
     Verdict wrong_cq = h.model.observe_completion(
-        p.cq_b, result(STATUS_SUCCESS, p.ctx_a, 0x1C, NdkOperationTypeWrite), true);
+        p.cq_b, cq_entry(STATUS_SUCCESS, p.ctx_a, 0x1C, NdkOperationTypeWrite), true);
     EXPECT_TRUE(violation_names(wrong_cq, "CQ-GET-04")) << wrong_cq.describe();
 }
 
@@ -174,12 +164,13 @@ TEST_F(CheckMode, OutOfOrderCompletionIsAViolationByDefault) {
     std::memcpy(b_buf.data(), a_buf.data(), 8);
     std::memcpy(b_buf.data() + 100, a_buf.data(), 8);
     Verdict v = h.model.observe_completion(
-        p.cq_a, result(STATUS_SUCCESS, p.ctx_a, 0x1E, NdkOperationTypeWrite), true);
+        p.cq_a, cq_entry(STATUS_SUCCESS, p.ctx_a, 0x1E, NdkOperationTypeWrite), true);
     EXPECT_TRUE(violation_names(v, "AMB-35")) << v.describe();
-    EXPECT_TRUE(h.model
-                    .observe_completion(
-                        p.cq_a, result(STATUS_SUCCESS, p.ctx_a, 0x1D, NdkOperationTypeWrite), true)
-                    .clean());
+    EXPECT_TRUE(
+        h.model
+            .observe_completion(
+                p.cq_a, cq_entry(STATUS_SUCCESS, p.ctx_a, 0x1D, NdkOperationTypeWrite), true)
+            .clean());
 }
 
 // RMR-FLG-04, CQ-CST-03: a request that must fail but succeeds names the rule that makes it fail;
@@ -190,7 +181,7 @@ TEST_F(CheckMode, ExpectedErrorsAreJudged) {
     h.accept(
         calls::Write{p.qp_a, 0x20, {{a.va, 8, a.local}}, local_only.va, local_only.remote, 0, {}});
     Verdict v = h.model.observe_completion(
-        p.cq_a, result(STATUS_SUCCESS, p.ctx_a, 0x20, NdkOperationTypeWrite), true);
+        p.cq_a, cq_entry(STATUS_SUCCESS, p.ctx_a, 0x20, NdkOperationTypeWrite), true);
     EXPECT_TRUE(violation_names(v, "RMR-FLG-04")) << v.describe();
     EXPECT_TRUE(violation_names(v, "CQ-CST-03"));
 
@@ -199,7 +190,7 @@ TEST_F(CheckMode, ExpectedErrorsAreJudged) {
     Region q_b = h.register_mr(q.pd, c_buf, 0, PAGE_SIZE, NDK_MR_FLAG_ALLOW_LOCAL_WRITE);
     h.accept(calls::Write{q.qp_b, 0x21, {{q_b.va, 8, q_b.local}}, q_b.va, 0xBAD, 0, {}});
     Verdict other = h.model.observe_completion(
-        q.cq_b, result(STATUS_REMOTE_RESOURCES, q.ctx_b, 0x21, NdkOperationTypeWrite), true);
+        q.cq_b, cq_entry(STATUS_REMOTE_RESOURCES, q.ctx_b, 0x21, NdkOperationTypeWrite), true);
     EXPECT_TRUE(other.ok()) << other.describe();
     EXPECT_TRUE(warning_names(other, "MODEL-CQ-ERR-01"));
 }
@@ -223,13 +214,14 @@ TEST_F(CheckMode, RequestsAfterAnErrorMustBeCancelled) {
     h.accept(calls::Write{p.qp_a, 0x30, {{a.va, 8, a.local}}, b.va, 0xBAD, 0, {}});
     write(0x31, 8);
     provider_moves(8);
-    EXPECT_TRUE(
-        h.model
-            .observe_completion(
-                p.cq_a, result(STATUS_ACCESS_VIOLATION, p.ctx_a, 0x30, NdkOperationTypeWrite), true)
-            .clean());
+    EXPECT_TRUE(h.model
+                    .observe_completion(
+                        p.cq_a,
+                        cq_entry(STATUS_ACCESS_VIOLATION, p.ctx_a, 0x30, NdkOperationTypeWrite),
+                        true)
+                    .clean());
     Verdict v = h.model.observe_completion(
-        p.cq_a, result(STATUS_SUCCESS, p.ctx_a, 0x31, NdkOperationTypeWrite), true);
+        p.cq_a, cq_entry(STATUS_SUCCESS, p.ctx_a, 0x31, NdkOperationTypeWrite), true);
     EXPECT_TRUE(violation_names(v, "FLS-02")) << v.describe();
 }
 
@@ -240,11 +232,11 @@ TEST_F(CheckMode, ReceiveCompletionReportsTheBytesSent) {
     h.accept(calls::Send{p.qp_a, 0x41, {{a.va, 300, a.local}}, 0, {}});
     std::memcpy(b_buf.data(), a_buf.data(), 300);
     Verdict wrong = h.model.observe_completion(
-        p.cq_b, result(STATUS_SUCCESS, p.ctx_b, 0x40, NdkOperationTypeReceive, 299), true);
+        p.cq_b, cq_entry(STATUS_SUCCESS, p.ctx_b, 0x40, NdkOperationTypeReceive, 299), true);
     EXPECT_TRUE(violation_names(wrong, "CQ-RES-01")) << wrong.describe();
     EXPECT_TRUE(h.model
                     .observe_completion(
-                        p.cq_a, result(STATUS_SUCCESS, p.ctx_a, 0x41, NdkOperationTypeSend), true)
+                        p.cq_a, cq_entry(STATUS_SUCCESS, p.ctx_a, 0x41, NdkOperationTypeSend), true)
                     .clean());
 }
 
@@ -261,16 +253,16 @@ TEST_F(CheckMode, FastRegisterTokenAndCompletion) {
     fill(a_buf.bytes(), 0x51);
     h.accept(calls::Write{p.qp_a, 0x51, {{a.va, 100, a.local}}, 0x800000 + 20, token, 0, {}});
     Verdict type = h.model.observe_completion(
-        p.cq_b, result(STATUS_SUCCESS, p.ctx_b, 0x50, NdkOperationTypeBind), true);
+        p.cq_b, cq_entry(STATUS_SUCCESS, p.ctx_b, 0x50, NdkOperationTypeBind), true);
     EXPECT_TRUE(violation_names(type, "CQ-RES-03")) << type.describe();
     Verdict not_landed = h.model.observe_completion(
-        p.cq_a, result(STATUS_SUCCESS, p.ctx_a, 0x51, NdkOperationTypeWrite), true);
+        p.cq_a, cq_entry(STATUS_SUCCESS, p.ctx_a, 0x51, NdkOperationTypeWrite), true);
     EXPECT_FALSE(not_landed.ok());
     // Once more, with the bytes placed where FR-MAP-01 says.
     h.accept(calls::Write{p.qp_a, 0x52, {{a.va, 100, a.local}}, 0x800000 + 20, token, 0, {}});
     std::memcpy(f.data() + 20, a_buf.data(), 100);
     Verdict ok = h.model.observe_completion(
-        p.cq_a, result(STATUS_SUCCESS, p.ctx_a, 0x52, NdkOperationTypeWrite), true);
+        p.cq_a, cq_entry(STATUS_SUCCESS, p.ctx_a, 0x52, NdkOperationTypeWrite), true);
     EXPECT_TRUE(ok.clean()) << ok.describe();
 }
 
@@ -281,7 +273,7 @@ TEST_F(CheckMode, FastRegisterCompletionMustSucceed) {
     ObjectId mr = h.fr_mr(p.pd, 1, false);
     h.accept(calls::FastRegister{p.qp_a, 0x60, mr, lam.pages, 0, PAGE_SIZE, 0x800000, 0});
     Verdict v = h.model.observe_completion(
-        p.cq_a, result(STATUS_INVALID_PARAMETER, p.ctx_a, 0x60, NdkOperationTypeFastRegister),
+        p.cq_a, cq_entry(STATUS_INVALID_PARAMETER, p.ctx_a, 0x60, NdkOperationTypeFastRegister),
         true);
     EXPECT_TRUE(violation_names(v, "FR-ST-01")) << v.describe();
 }

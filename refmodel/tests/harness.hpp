@@ -64,6 +64,18 @@ struct Lam {
 };
 
 // Two QPs on one PD, connected to each other, each with its own CQ.
+// A CQ entry as a provider would report it (check mode feeds these to observe_completion).
+inline NDK_RESULT_EX cq_entry(NTSTATUS status, Context qp_context, Context request,
+                              NDK_OPERATION_TYPE type, uint32_t bytes = 0) {
+    NDK_RESULT_EX r{};
+    r.Status = status;
+    r.BytesTransferred = bytes;
+    r.QPContext = pointer_of(qp_context);
+    r.RequestContext = pointer_of(request);
+    r.Type = type;
+    return r;
+}
+
 struct Pair {
     ObjectId pd = 0;
     ObjectId cq_a = 0, cq_b = 0;

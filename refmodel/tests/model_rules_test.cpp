@@ -10,15 +10,6 @@ namespace {
 
 constexpr uint64_t kBase = 0x200000;
 
-NDK_RESULT_EX result(NTSTATUS s, Context qp_context, Context request, NDK_OPERATION_TYPE type) {
-    NDK_RESULT_EX r{};
-    r.Status = s;
-    r.QPContext = pointer_of(qp_context);
-    r.RequestContext = pointer_of(request);
-    r.Type = type;
-    return r;
-}
-
 // ---- WR-05: a valid request refused inline is still remembered ----
 
 class CheckPair : public ::testing::Test {
@@ -38,7 +29,7 @@ TEST_F(CheckPair, ValidRequestRefusedInlineLeavesNoEntry) {
     EXPECT_TRUE(violation_names(refused, "WRT-01"))
         << refused.describe();  // a valid call must succeed
     Verdict v = h.model.observe_completion(
-        p.cq_a, result(STATUS_SUCCESS, p.ctx_a, 0x51, NdkOperationTypeWrite), true);
+        p.cq_a, cq_entry(STATUS_SUCCESS, p.ctx_a, 0x51, NdkOperationTypeWrite), true);
     EXPECT_TRUE(violation_names(v, "WR-05")) << v.describe();
     EXPECT_FALSE(violation_names(v, "CQ-GET-04"));
 }
@@ -51,7 +42,7 @@ TEST_F(CheckPair, RequestAcceptedAgainstTheVerdictIsNotJudgedTwice) {
     Verdict accepted = h.model.apply(w, status(STATUS_SUCCESS)).verdict;
     EXPECT_FALSE(accepted.clean());
     Verdict v = h.model.observe_completion(
-        p.cq_a, result(STATUS_SUCCESS, p.ctx_a, 0x52, NdkOperationTypeWrite), true);
+        p.cq_a, cq_entry(STATUS_SUCCESS, p.ctx_a, 0x52, NdkOperationTypeWrite), true);
     EXPECT_TRUE(v.clean()) << v.describe();
 }
 
@@ -60,7 +51,7 @@ TEST_F(CheckPair, WrongQpContextIsNamed) {
     h.accept(write(0x53));
     std::memcpy(b_buf.data(), a_buf.data(), 64);
     Verdict v = h.model.observe_completion(
-        p.cq_a, result(STATUS_SUCCESS, 0xDEAD, 0x53, NdkOperationTypeWrite), true);
+        p.cq_a, cq_entry(STATUS_SUCCESS, 0xDEAD, 0x53, NdkOperationTypeWrite), true);
     EXPECT_TRUE(violation_names(v, "CQ-RES-02")) << v.describe();
     EXPECT_TRUE(h.model.expect_nothing_outstanding(p.qp_a).clean());  // consumed with it
 }
@@ -82,9 +73,9 @@ class ReadFence : public CheckPair {
     }
     Verdict seen(Context read_ctx, Context write_ctx) {
         Verdict v = h.model.observe_completion(
-            p.cq_a, result(STATUS_SUCCESS, p.ctx_a, read_ctx, NdkOperationTypeRead), true);
+            p.cq_a, cq_entry(STATUS_SUCCESS, p.ctx_a, read_ctx, NdkOperationTypeRead), true);
         v.merge(h.model.observe_completion(
-            p.cq_a, result(STATUS_SUCCESS, p.ctx_a, write_ctx, NdkOperationTypeWrite), true));
+            p.cq_a, cq_entry(STATUS_SUCCESS, p.ctx_a, write_ctx, NdkOperationTypeWrite), true));
         return v;
     }
 };
@@ -267,7 +258,7 @@ TEST(OutboundReadLimit, QueueReadingAcceptsFailReadingLetsThemFail) {
         Verdict v;
         for (Context i = 1; i <= 5; ++i)
             v.merge(h.model.observe_completion(
-                p.cq_a, result(STATUS_SUCCESS, p.ctx_a, i, NdkOperationTypeRead), true));
+                p.cq_a, cq_entry(STATUS_SUCCESS, p.ctx_a, i, NdkOperationTypeRead), true));
         EXPECT_TRUE(v.ok()) << v.describe();
         EXPECT_EQ(warning_names(v, "MODEL-RD-01"), fail);  // queued instead of failed
         // Retrieved: the reads are no longer in progress.

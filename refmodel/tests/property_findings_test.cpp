@@ -6,15 +6,6 @@
 namespace ndkct::model::test {
 namespace {
 
-NDK_RESULT_EX entry(NTSTATUS s, Context qp_context, Context request, NDK_OPERATION_TYPE type) {
-    NDK_RESULT_EX r{};
-    r.Status = s;
-    r.QPContext = pointer_of(qp_context);
-    r.RequestContext = pointer_of(request);
-    r.Type = type;
-    return r;
-}
-
 ObjectId connector_of(const Harness& h, ObjectId qp) {
     return h.model.state_of<QpState>(qp)->connector;
 }
@@ -46,7 +37,8 @@ TEST(PropertyFindings, FlushedEntriesOfAClosedQpStayInItsCq) {
             EXPECT_EQ(left[0].request_context, 0x77u);
             continue;
         }
-        NDK_RESULT_EX cancelled = entry(STATUS_CANCELLED, p.ctx_b, 0x77, NdkOperationTypeReceive);
+        NDK_RESULT_EX cancelled =
+            cq_entry(STATUS_CANCELLED, p.ctx_b, 0x77, NdkOperationTypeReceive);
         Verdict v = h.model.observe_completion(p.cq_b, cancelled, true);
         EXPECT_TRUE(v.clean()) << v.describe();
         EXPECT_TRUE(
@@ -109,9 +101,9 @@ TEST(PropertyFindings, AClosedDeferChainFlushesAlikeInBothModes) {
             continue;
         }
         Verdict v = h.model.observe_completion(
-            p.cq_a, entry(STATUS_ACCESS_VIOLATION, p.ctx_a, 0x21, NdkOperationTypeWrite), true);
+            p.cq_a, cq_entry(STATUS_ACCESS_VIOLATION, p.ctx_a, 0x21, NdkOperationTypeWrite), true);
         v.merge(h.model.observe_completion(
-            p.cq_a, entry(STATUS_CANCELLED, p.ctx_a, 0x22, NdkOperationTypeWrite), true));
+            p.cq_a, cq_entry(STATUS_CANCELLED, p.ctx_a, 0x22, NdkOperationTypeWrite), true));
         EXPECT_TRUE(v.clean()) << v.describe();
     }
 }
@@ -179,7 +171,7 @@ TEST(PropertyFindings, APeersRemoteErrorMayFlushRequestsStillWaiting) {
     h.accept(calls::Send{p.qp_b, 0x32, {{r.va, 4, r.local}}, 0, {}});
     h.accept(calls::Read{p.qp_a, 0x33, {{r.va, 4, r.local}}, r.va, 0xBAD0, 0});
     for (Context request : {0x31, 0x32}) {
-        NDK_RESULT_EX flushed = entry(STATUS_CANCELLED, p.ctx_b, request, NdkOperationTypeSend);
+        NDK_RESULT_EX flushed = cq_entry(STATUS_CANCELLED, p.ctx_b, request, NdkOperationTypeSend);
         Verdict v = h.model.observe_completion(p.cq_b, flushed, true);
         EXPECT_TRUE(v.clean()) << v.describe();
     }
@@ -192,7 +184,7 @@ TEST(PropertyFindings, APeersRemoteErrorMayFlushRequestsStillWaiting) {
     quiet.accept(calls::Send{q.qp_b, 0x31, {{r2.va, 4, r2.local}}, 0, {}});
     EXPECT_TRUE(violation_names(
         quiet.model.observe_completion(
-            q.cq_b, entry(STATUS_CANCELLED, q.ctx_b, 0x31, NdkOperationTypeSend), true),
+            q.cq_b, cq_entry(STATUS_CANCELLED, q.ctx_b, 0x31, NdkOperationTypeSend), true),
         "CQ-GET-04"));
 }
 
@@ -214,7 +206,7 @@ TEST(PropertyFindings, ClosingAConnectedQpsConnectorFlushesTheQp) {
             continue;
         }
         Verdict v = h.model.observe_completion(
-            p.cq_b, entry(STATUS_CANCELLED, p.ctx_b, 0x41, NdkOperationTypeReceive), true);
+            p.cq_b, cq_entry(STATUS_CANCELLED, p.ctx_b, 0x41, NdkOperationTypeReceive), true);
         EXPECT_TRUE(v.clean()) << v.describe();
         EXPECT_TRUE(h.model.expect(calls::Send{p.qp_b, 0x42, {}, 0, {}}).may_fail_any);
     }
@@ -249,7 +241,7 @@ TEST(PropertyFindings, OverlappingSinkSgesLeaveTheLandedBytesUnjudged) {
             std::memcpy(buf.data() + 0x200, source, 0x10);
         }
         Verdict v = h.model.observe_completion(
-            p.cq_a, entry(STATUS_SUCCESS, p.ctx_a, 0x51, NdkOperationTypeRead), true);
+            p.cq_a, cq_entry(STATUS_SUCCESS, p.ctx_a, 0x51, NdkOperationTypeRead), true);
         EXPECT_TRUE(v.clean()) << (second_last ? "second SGE last: " : "first SGE last: ")
                                << v.describe();
     }
@@ -272,11 +264,12 @@ TEST(PropertyFindings, ARequestToAPeerInErrorFails) {
             ASSERT_EQ(got.size(), 1u);
             EXPECT_TRUE(NT_ERROR(got[0].status));
         } else {
-            EXPECT_TRUE(
-                h.model
-                    .observe_completion(
-                        p.cq_b, entry(STATUS_IO_TIMEOUT, p.ctx_b, 0x61, NdkOperationTypeRead), true)
-                    .clean());
+            EXPECT_TRUE(h.model
+                            .observe_completion(
+                                p.cq_b,
+                                cq_entry(STATUS_IO_TIMEOUT, p.ctx_b, 0x61, NdkOperationTypeRead),
+                                true)
+                            .clean());
         }
         EXPECT_TRUE(h.model.state_of<QpState>(p.qp_b)->error);
     }
