@@ -645,10 +645,7 @@ void Model::commit(const calls::CloseObject& c, const Observed&, Applied& applie
                 flush_qp(c.object);
                 leave_in_error(c.object);
             }
-            if (o.kind == Kind::connector) {
-                abandon_connection(c.object);  // CONN-21
-                tear_down_connection(c.object);
-            }
+            if (o.kind == Kind::connector) abandon_connection(c.object);  // CONN-21, WR-04
             if (mode_ == Mode::simulate && o.kind == Kind::connector)
                 for (const auto& [pid, p] : pending_)
                     if (p.object == c.object &&
@@ -671,10 +668,7 @@ void Model::commit(const calls::CloseObject& c, const Observed&, Applied& applie
             break;
         case Stage::done:
             if (o.kind == Kind::qp) flush_qp(c.object);
-            if (o.kind == Kind::connector) {
-                abandon_connection(c.object);  // CONN-21
-                tear_down_connection(c.object);
-            }
+            if (o.kind == Kind::connector) abandon_connection(c.object);  // CONN-21, WR-04
             destroy(c.object);
             break;
         case Stage::refused:  // CLOSE-01: a close does not fail (AMB-18 reads an error as closed)

@@ -610,6 +610,7 @@ void Model::commit(const calls::Reject& c, const Observed&, Applied&, Stage stag
 // CONN-21, CONN-17, CONN-08: one side gave up (closed its connector, CLOSE-08, or rejected
 // after its connect completed, CONN-24): the other side's request waiting for it fails.
 void Model::abandon_connection(ObjectId connector) {
+    tear_down_connection(connector);  // the connector's own QP, in both modes
     const auto* cs = state_of<ConnectorState>(connector);
     if (!cs || !cs->peer || mode_ != Mode::simulate) return;
     for (const auto& [pid, p] : pending_) {
