@@ -6,8 +6,11 @@
 //
 // Figures: sequence generation alone (RapidCheck, the World), and whole sequences (a fresh
 // Session with its arena and adapter, the connected pair, 50 commands, the teardown's drain,
-// flush and closes). With the default profile the reference provider pends half of the calls
-// that may pend and calls back from its worker thread.
+// flush and closes), twice: with the quiet wait after CloseNdkAdapter that the tests make
+// (--ndkct_quiet_us, 1 ms: alone it caps a run at 1,000 sequences/s) and without it. Each run
+// also prints where a sequence's wall time goes (PhaseTimes). With the default profile the
+// reference provider pends half of the calls that may pend and calls back from its worker
+// thread.
 #include <chrono>
 #include <cstring>
 #include <iostream>
@@ -33,28 +36,48 @@ const CommandGen& all_calls() {
     return gen;
 }
 
-// A sequence of exactly kCalls commands (RapidCheck makes 1..size+1; longer ones are cut: a
-// prefix of a valid sequence is valid).
+// A sequence of exactly kCalls commands, generated as rc::state::gen::commands generates each
+// of its commands (a command drawn for the World so far, redrawn while its preconditions
+// discard it, then applied), at the tests' size. (Drawing whole sequences of a random length
+// 1..size+1 and keeping those long enough threw half the work away.)
 rc::state::Commands<Command> sequence(const World& initial, uint64_t seed) {
-    auto gen = rc::state::gen::commands(initial, all_calls());
-    for (uint64_t attempt = 0;; ++attempt) {
-        auto commands = gen(rc::Random(seed * 7919 + attempt), 2 * int(kCalls)).value();
-        if (commands.size() >= kCalls) {
-            commands.resize(kCalls);
-            return commands;
+    rc::Random random(seed * 7919);
+    World state = initial;
+    rc::state::Commands<Command> commands;
+    commands.reserve(kCalls);
+    while (commands.size() < kCalls) {
+        for (int tries = 0;; ++tries) {
+            if (tries == 100) throw std::runtime_error("no command could be generated");
+            try {
+                auto command = all_calls()(state)(random.split(), int(kCalls)).value();
+                command->checkPreconditions(state);
+                command->apply(state);
+                commands.push_back(std::move(command));
+                break;
+            } catch (const rc::detail::CaseResult& discarded) {  // RC_PRE: draw another
+                if (discarded.type != rc::detail::CaseResult::Type::Discard) throw;
+            } catch (const rc::GenerationFailure&) {
+            }
         }
     }
+    return commands;
 }
 
-void measure(const char* what, const conformance::ProviderSpec& spec, const World& initial,
-             double seconds, const PropertyOptions& options) {
+void measure(const std::string& what, const conformance::ProviderSpec& spec, const World& initial,
+             double seconds, PropertyOptions options) {
     size_t sequences = 0, calls = 0, failed = 0;
+    PhaseTimes times;
+    options.times = &times;
+    double generating = 0;
     auto start = Clock::now();
     double elapsed = 0;
     std::string first_failure;
     while (elapsed < seconds) {
         try {
-            calls += run_sequence(spec, initial, sequence(initial, sequences + 1), options);
+            auto generated_at = Clock::now();
+            auto commands = sequence(initial, sequences + 1);
+            generating += std::chrono::duration<double>(Clock::now() - generated_at).count();
+            calls += run_sequence(spec, initial, commands, options);
         } catch (const rc::detail::CaseResult& failure) {  // counted; the tests would shrink it
             if (!failed++)
                 first_failure = failure.description.substr(
@@ -69,6 +92,17 @@ void measure(const char* what, const conformance::ProviderSpec& spec, const Worl
               << " (" << failed << " sequences stopped at a violation";
     if (failed) std::cout << "; the first: " << first_failure;
     std::cout << ")\n";
+    // Where the time went, per sequence (a sequence that stopped at a violation skips the rest).
+    auto us = [&](double total) { return std::to_string(int(total / sequences * 1e6 + 0.5)); };
+    std::cout << "  per sequence, us: generation " << us(generating) << ", session "
+              << us(times.session) << ", buffers " << us(times.buffers) << ", setup "
+              << us(times.setup) << ", commands " << us(times.commands) << ", drain "
+              << us(times.drain) << ", notifications " << us(times.notifications) << ", closes "
+              << us(times.closes) << ", adapter close " << us(times.adapter_close)
+              << ", quiet wait " << us(times.quiet) << ", destructors " << us(times.destroy)
+              << "\n  " << times.notifications_given_up
+              << " teardowns waited the whole 20 ms for a notification the oracle counted owed "
+                 "(none came)\n";
 }
 
 }  // namespace
@@ -105,7 +139,14 @@ int main(int argc, char** argv) {
         }
         std::cout << "generation alone: " << generated / elapsed << " sequences/s of " << kCalls
                   << " commands\n";
-        measure(("provider " + provider).c_str(), spec, initial, seconds, options);
+        // As the tests run (the quiet wait of --ndkct_quiet_us after CloseNdkAdapter, 1 ms,
+        // so at most 1,000 sequences/s), and without it (what the rest costs).
+        measure("provider " + provider + " (quiet wait " + std::to_string(options.quiet.count()) +
+                    " us)",
+                spec, initial, seconds, options);
+        PropertyOptions no_quiet = options;
+        no_quiet.quiet = std::chrono::microseconds(0);
+        measure("provider " + provider + " (no quiet wait)", spec, initial, seconds, no_quiet);
     } catch (const std::exception& error) {
         std::cerr << "ndkct: " << error.what() << "\n";
         return 2;

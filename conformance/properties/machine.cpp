@@ -142,10 +142,17 @@ std::ostream& operator<<(std::ostream& os, const SgePlan& s) {
 Sut::Sut(Session& s, SutOptions o) : session(s), options(o) {
     trap = std::make_unique<conformance::DispatchTrap>(session);
     trap->install(session.adapter());
+    // A pattern per buffer, to see bytes move (made once: copying it is cheaper).
+    static const auto patterns = [] {
+        std::array<std::array<std::byte, kBufferBytes>, kBuffers> p;
+        for (uint32_t i = 0; i < kBuffers; ++i)
+            for (uint32_t b = 0; b < kBufferBytes; ++b)
+                p[i][b] = std::byte(uint8_t(b * 7 + i * 61 + 1));
+        return p;
+    }();
     for (uint32_t i = 0; i < kBuffers; ++i) {
         buffers[i] = session.buffer(kBufferBytes);
-        for (uint32_t b = 0; b < kBufferBytes; ++b)  // a pattern per buffer, to see bytes move
-            buffers[i].data()[b] = std::byte(uint8_t(b * 7 + i * 61 + 1));
+        std::memcpy(buffers[i].data(), patterns[i].data(), kBufferBytes);
     }
 }
 
@@ -304,6 +311,7 @@ size_t expected_completions(Session& s, void* qp, bool initiator_only) {
 void Sut::teardown(const World& w) {
     if (torn_down_) return;
     torn_down_ = true;
+    Laps laps(options.times);
     // The QPs whose completions can still be seen: open, created, their CQs open and created.
     std::vector<void*> qps, cqs;
     for (size_t i = 0; i < w.slots.size(); ++i) {
@@ -349,7 +357,9 @@ void Sut::teardown(const World& w) {
     });
     session.report(std::move(missing));
     check("teardown: NdkFlush of every QP and polling every CQ");
+    laps.lap(&PhaseTimes::drain);
     await_notifications(cqs);  // before the closes (CQ-NOT-07, CLOSE-04)
+    laps.lap(&PhaseTimes::notifications);
     // Successors are created after their antecedents: closing from the newest slot down lets
     // each close finish at once, and pended ones are awaited as soon as they can finish.
     for (size_t i = w.slots.size(); i-- > 0;) {
@@ -367,12 +377,23 @@ void Sut::teardown(const World& w) {
     for (auto& lam : lams)
         if (lam && lam->done.ok()) session.release_lam(*lam);
     check("teardown: NdkReleaseLam of every LAM");
+    laps.lap(&PhaseTimes::closes);
     // The quiescent point: nothing may call back once the adapter is closed, so whatever comes
     // now is a stray callback of this sequence; a short wait lets a late one arrive (a replayed
     // counterexample then fails again).
     trap.reset();  // restores what is still open (nothing), before the adapter goes
     session.close_adapter();
-    if (options.quiet.count() > 0) std::this_thread::sleep_for(options.quiet);
+    laps.lap(&PhaseTimes::adapter_close);
+    if (options.quiet.count() > 0) {
+        // All of the quiet time and little more: a thread woken from a sleep often runs a
+        // few hundred microseconds late, so the last stretch is spent yielding instead.
+        const auto until = std::chrono::steady_clock::now() + options.quiet;
+        const auto margin = std::chrono::microseconds(200);
+        if (options.quiet > margin) std::this_thread::sleep_until(until - margin);
+        while (std::chrono::steady_clock::now() < until)
+            std::this_thread::yield();
+    }
+    laps.lap(&PhaseTimes::quiet);
     check("teardown: CloseNdkAdapter");
 }
 
@@ -386,8 +407,10 @@ void Sut::await_notifications(const std::vector<void*>& cqs) {
     };
     const auto until = std::chrono::steady_clock::now() +
                        std::min(options.drain_timeout, std::chrono::milliseconds(20));
+    // Woken by the notification's arrival, not by polling.
     while (owed() && std::chrono::steady_clock::now() < until)
-        std::this_thread::sleep_for(std::chrono::microseconds(50));
+        session.wait_for_event(until);
+    if (options.times && owed()) ++options.times->notifications_given_up;
 }
 
 void Sut::reap_closes() {

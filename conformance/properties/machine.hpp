@@ -141,11 +141,46 @@ struct MrRecord {
     uint32_t remote_token = 0;
 };
 
+// Where a sequence's wall time goes, in seconds, summed over sequences (the benchmark's
+// breakdown; nullptr elsewhere).
+struct PhaseTimes {
+    double session = 0;                 // Session: arena, NdkctOpenAdapter, the oracle
+    double buffers = 0;                 // the Sut's host buffers (scattered pages, each mapped)
+    double setup = 0;                   // the connected loopback pair
+    double commands = 0;                // the generated commands
+    double drain = 0;                   // teardown: polling, NdkFlush, polling to the end
+    double notifications = 0;           // teardown: the notifications owed
+    double closes = 0;                  // teardown: NdkCloseObject of everything, NdkReleaseLam
+    double adapter_close = 0;           // teardown: CloseNdkAdapter
+    double quiet = 0;                   // teardown: the quiet wait
+    double destroy = 0;                 // the Sut's and the Session's destructors
+    size_t notifications_given_up = 0;  // teardowns that waited the notifications' whole time
+};
+
+// Adds the time since the previous lap to a field of PhaseTimes (nothing when times is null).
+class Laps {
+  public:
+    explicit Laps(PhaseTimes* times) : times_(times) {
+        if (times_) last_ = std::chrono::steady_clock::now();
+    }
+    void lap(double PhaseTimes::*field) {
+        if (!times_) return;
+        auto now = std::chrono::steady_clock::now();
+        times_->*field += std::chrono::duration<double>(now - last_).count();
+        last_ = now;
+    }
+
+  private:
+    PhaseTimes* times_;
+    std::chrono::steady_clock::time_point last_;
+};
+
 struct SutOptions {
     std::chrono::milliseconds drain_timeout{1000};  // how long teardown waits for completions
     // After the adapter closed (CLOSE-ADP-01: no callback after that), how long teardown waits
     // for a stray callback still on its way (GEN-ASYNC-03, GEN-CB-03) before the last check.
     std::chrono::microseconds quiet{1000};
+    PhaseTimes* times = nullptr;
 };
 
 // The system under test: a Session on the provider, and the slots' real objects.

@@ -64,16 +64,27 @@ conformance::SessionOptions session_options(const PropertyOptions& options) {
 
 size_t run_sequence(const conformance::ProviderSpec& spec, const World& initial,
                     const rc::state::Commands<Command>& commands, const PropertyOptions& options) {
-    Session session(spec, session_options(options));
-    Sut sut(session, SutOptions{options.drain_timeout, options.quiet});
-    sut.setup();
-    World state = initial;
-    for (const auto& command : commands) {
-        command->run(state, sut);
-        command->apply(state);
+    Laps laps(options.times);
+    size_t run = 0;
+    {
+        Session session(spec, session_options(options));
+        laps.lap(&PhaseTimes::session);
+        Sut sut(session, SutOptions{options.drain_timeout, options.quiet, options.times});
+        laps.lap(&PhaseTimes::buffers);
+        sut.setup();
+        laps.lap(&PhaseTimes::setup);
+        World state = initial;
+        for (const auto& command : commands) {
+            command->run(state, sut);
+            command->apply(state);
+        }
+        laps.lap(&PhaseTimes::commands);
+        sut.teardown(state);
+        run = sut.commands_run();
+        laps = Laps(options.times);  // the teardown timed itself
     }
-    sut.teardown(state);
-    return sut.commands_run();
+    laps.lap(&PhaseTimes::destroy);
+    return run;
 }
 
 PropertyOutcome check_property(const std::string& id, const conformance::ProviderSpec& spec,

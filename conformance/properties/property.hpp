@@ -27,6 +27,7 @@ struct PropertyOptions {
     std::chrono::milliseconds drain_timeout{1000};
     std::chrono::microseconds quiet{1000};  // SutOptions::quiet
     bool shrink = true;
+    PhaseTimes* times = nullptr;  // SutOptions::times
 
     // --ndkct_seed=N --ndkct_tests=N --ndkct_size=N --ndkct_callback_ms=N --ndkct_drain_ms=N
     // --ndkct_quiet_us=N --ndkct_no_shrink, read from the command line (unknown to gtest, so left

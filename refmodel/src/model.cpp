@@ -621,8 +621,25 @@ Expectation Model::expect_call(const calls::CloseObject& c) const {
     e.may_pend = true;  // CLOSE-01
     e.success_rules = {"CLOSE-01"};
     if (o->open_successors > 0) {  // CLOSE-02
-        e.must_pend = true;
-        e.must_pend_rules.push_back("CLOSE-02");
+        // ...unless each is a window whose bind the device may have flushed (MwState), or a
+        // connector whose NdkConnect is still pending (check mode): a connect that fails
+        // associates nothing any more (LIFE-TREE-06), and the provider knows it failed before
+        // its callback tells the consumer.
+        uint32_t uncertain = 0;
+        if (mode_ == Mode::check && (o->kind == Kind::mr || o->kind == Kind::qp))
+            for (const Object& s : objects_) {
+                if (s.life == Life::closed || std::find(s.antecedents.begin(), s.antecedents.end(),
+                                                        o->id) == s.antecedents.end())
+                    continue;
+                if (s.kind == Kind::mw && std::get<MwState>(s.state).edge_uncertain) ++uncertain;
+                if (s.kind == Kind::connector &&
+                    std::get<ConnectorState>(s.state).phase == ConnectorState::Phase::connecting)
+                    ++uncertain;
+            }
+        if (uncertain < o->open_successors) {
+            e.must_pend = true;
+            e.must_pend_rules.push_back("CLOSE-02");
+        }
     }
     if (o->pending_requests > 0) {  // CLOSE-03
         e.must_pend = true;

@@ -409,12 +409,21 @@ Expectation Model::expect_call(const calls::CompleteConnect& c) const {
              peer->phase == ConnectorState::Phase::failed || find(cs.peer)->life != Life::ready)
         e.fail(STATUS_CONNECTION_ABORTED, {"CONN-17"}, Strength::documented,
                "the acceptor gave up");
+    else if (const Object* qp = find(cs.qp); qp && qp->close_requested)
+        // CLOSE-03, CLOSE-08: the QP's close starts cancelling its work; the connection it was
+        // joining may go with it (the verbs provider moves the QP to error at once).
+        e.also_allowed.push_back({STATUS_CONNECTION_ABORTED,
+                                  {"CLOSE-03", "CLOSE-08"},
+                                  Strength::documented,
+                                  "the QP's close began before the connection was completed"});
     return e;
 }
 
 void Model::commit(const calls::CompleteConnect& c, const Observed& o, Applied&, Stage stage) {
-    if ((stage == Stage::refused || stage == Stage::failed) && o.status == STATUS_IO_TIMEOUT) {
-        // CONN-18: the timeout ends establishment on this connector.
+    if ((stage == Stage::refused || stage == Stage::failed) &&
+        (o.status == STATUS_IO_TIMEOUT || o.status == STATUS_CONNECTION_ABORTED)) {
+        // CONN-18: the timeout ends establishment on this connector; so does an abort, the
+        // acceptor's (CONN-17) or the QP's close (CLOSE-08).
         auto& cs = std::get<ConnectorState>(objects_[c.connector].state);
         if (cs.phase == ConnectorState::Phase::connected_pending_complete) {
             cs.phase = ConnectorState::Phase::failed;

@@ -106,6 +106,11 @@ void Model::commit(const calls::ArmCq& c, const Observed&, Applied&, Stage) {
     // CQ-NOT-08: an arm may fire for entries already in the CQ; the provider decides when it
     // arms, so entries there then justify a notification that arrives after they were taken.
     if (mode_ == Mode::check && entries_due(c.cq)) cq->armed_with_entries = true;
+    // CQ-NOT-02: only entries the CQ still holds make a new arm fire at once; ones already
+    // retrieved owe it nothing (the reference provider's CQ is empty then and does not fire).
+    if (mode_ == Mode::check && !entries_due(c.cq) && !cq->failed)
+        cq->new_since_notification = cq->solicited_since_notification =
+            cq->uncertain_since_notification = false;
     if (cq->armed < 0 || arm_rank(type) > arm_rank(cq->armed)) cq->armed = type;  // CQ-NOT-04
     if (mode_ != Mode::simulate || !cq->has_notification) return;
     // CQ-NOT-02: entries that arrived since the last notification fire the new arm at once;
@@ -191,8 +196,9 @@ void Model::observe_cq_notification(ObjectId cq_id, NTSTATUS status, Verdict& v)
                 // CQ-NOT-08 lets an arm fire for entries already there; with none at all, and
                 // nothing satisfying the arm since the last notification, it had no cause.
                 bool queued = entries_due(cq_id) || cq->armed_with_entries;
-                bool cause = cq->armed == NDK_CQ_NOTIFY_ANY ? cq->new_since_notification
-                                                            : cq->solicited_since_notification;
+                bool cause = cq->uncertain_since_notification ||
+                             (cq->armed == NDK_CQ_NOTIFY_ANY ? cq->new_since_notification
+                                                             : cq->solicited_since_notification);
                 if (!cause && !queued)
                     unexplained.add(
                         {{cq->armed == NDK_CQ_NOTIFY_ANY ? "CQ-NOT-09" : "CQ-NOT-10", "CQ-NOT-11"},
@@ -229,6 +235,7 @@ void Model::observe_cq_notification(ObjectId cq_id, NTSTATUS status, Verdict& v)
     cq->armed = -1;
     cq->armed_with_entries = false;
     cq->new_since_notification = cq->solicited_since_notification = false;
+    cq->uncertain_since_notification = false;
     // CQ-STATUS-02/03: an overrun or a fatal error; the CQ and its QPs are unusable from now on.
     if (status == STATUS_BUFFER_OVERFLOW || status == STATUS_INTERNAL_ERROR) fail_cq(cq_id, status);
 }

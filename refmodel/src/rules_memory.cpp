@@ -345,9 +345,25 @@ Expectation Model::expect_call(const calls::InitializeFastRegisterMr& c) const {
             case Readings::FrReinitialize::reject:
                 break;
         }
-        if (!allowed)
+        // AMB-10, INV-01: likewise an NdkInvalidate of the MR in flight: the device may already
+        // have run it, and then the MR is free to be initialized again.
+        if (!allowed && mode_ == Mode::check && mr.phase == P::fast_registered &&
+            request_in_flight(c.mr, NdkOperationTypeInvalidate))
+            e.also_allowed.push_back({STATUS_INVALID_DEVICE_STATE,  // and success
+                                      {"IFR-CONC-01", "AMB-10", "INV-01"},
+                                      Strength::model_choice,
+                                      "an NdkInvalidate of the MR is still in flight"});
+        else if (!allowed)
             e.fail(STATUS_INVALID_DEVICE_STATE, {"IFR-CONC-01", "AMB-10"}, Strength::model_choice,
                    "the MR is already initialized or has a valid fast registration");
+        else if (mode_ == Mode::check && request_in_flight(c.mr, NdkOperationTypeFastRegister))
+            // AMB-10, FR-TOK-01: the model ran the MR's NdkFastRegister when it was posted (and
+            // found it flushed, or failing); the device decides when it runs it, and until its
+            // entry is retrieved the consumer cannot know whether a registration is in force.
+            e.also_allowed.push_back({STATUS_INVALID_DEVICE_STATE,
+                                      {"AMB-10", "FR-TOK-01"},
+                                      Strength::model_choice,
+                                      "a NdkFastRegister of the MR is still in flight"});
     }
     if (c.adapter_page_count == 0) {
         if (readings_.zero_adapter_page_count_rejected)  // IFR-APC-03, AMB-09
@@ -375,6 +391,7 @@ void Model::commit(const calls::InitializeFastRegisterMr& c, const Observed&, Ap
     auto* mr = state_mut<MrState>(c.mr);
     switch (stage) {
         case Stage::pending:
+            ++mr->changes;
             mr->phase_before_init = mr->phase;
             mr->max_pages_before_init = mr->max_pages;
             mr->remote_access_before_init = mr->remote_access;
@@ -384,6 +401,7 @@ void Model::commit(const calls::InitializeFastRegisterMr& c, const Observed&, Ap
             break;
         case Stage::done:
         case Stage::completed:
+            ++mr->changes;
             mr->phase = MrState::Phase::initialized;  // IFR-POST-01: usable for NdkFastRegister
             mr->max_pages = c.adapter_page_count;
             mr->remote_access = c.remote_access;
@@ -630,6 +648,24 @@ void Model::commit(const calls::ReleaseLam& c, const Observed&, Applied&, Stage)
 }
 
 // LAM-REL-01: a logical address maps its page while its LAM is live (until NdkReleaseLam).
+bool Model::request_in_flight(ObjectId target, NDK_OPERATION_TYPE type) const {
+    for (const Object& o : objects_) {
+        if (o.kind != Kind::qp) continue;
+        const auto& q = std::get<QpState>(o.state);
+        for (const Completion& done : q.initiator_pending)
+            if (done.type == type && done.target == target) return true;
+        for (const WorkRequest& wr : q.initiator) {
+            if (const auto* fr = std::get_if<calls::FastRegister>(&wr.call))
+                if (type == NdkOperationTypeFastRegister && fr->mr == target) return true;
+            if (const auto* inv = std::get_if<calls::Invalidate>(&wr.call))
+                if (type == NdkOperationTypeInvalidate && inv->target == target) return true;
+            if (const auto* bind = std::get_if<calls::Bind>(&wr.call))
+                if (type == NdkOperationTypeBind && bind->mw == target) return true;
+        }
+    }
+    return false;
+}
+
 std::optional<PFN_NUMBER> Model::pfn_of_logical(ObjectId adapter, uint64_t logical) const {
     uint64_t page = logical & ~uint64_t(PAGE_SIZE - 1);
     const auto* a = state_of<AdapterState>(adapter);
@@ -765,6 +801,7 @@ void Model::commit(const calls::FastRegister& c, const Observed&, Applied&, Stag
     const Object* qp = find(c.qp);
     WorkRequest wr{0, c, c.request_context, c.flags};
     Completion done = initiator_completion(c.qp, wr, NdkOperationTypeFastRegister);
+    done.target = c.mr;  // request_in_flight
     std::shared_ptr<const WorkRequest::Undo> undo_info;
     auto problems = fast_register_argument_problems(c, *mr, readings_);
     if (std::get<QpState>(qp->state).error) {
@@ -800,6 +837,7 @@ void Model::commit(const calls::FastRegister& c, const Observed&, Applied&, Stag
         std::vector<PFN_NUMBER> pfns;
         for (uint64_t page : c.adapter_pages)
             pfns.push_back(*pfn_of_logical(qp->adapter, page));
+        ++mr->changes;
         mr->phase = MrState::Phase::fast_registered;
         mr->region = {c.base_virtual_address, c.length, c.fbo, std::move(pfns), op_access(c.flags)};
         if (!readings_.fr_token_stable_from_initialize)
@@ -891,6 +929,7 @@ void Model::commit(const calls::Bind& c, const Observed&, Applied&, Stage stage)
     if (stage != Stage::done) return;
     WorkRequest wr{0, c, c.request_context, c.flags};
     Completion done = initiator_completion(c.qp, wr, NdkOperationTypeBind);
+    done.target = c.mw;  // request_in_flight
     const Object* qp = find(c.qp);
     std::shared_ptr<const WorkRequest::Undo> undo_info;
     auto problems = bind_argument_problems(c, std::get<MrState>(find(c.mr)->state),
@@ -921,9 +960,12 @@ void Model::commit(const calls::Bind& c, const Observed&, Applied&, Stage stage)
         u->window_mr = c.mr;
         u->window_mr_windows = std::get<MrState>(find(c.mr)->state).bound_windows;
         auto* mw = state_mut<MwState>(c.mw);
+        const auto& q = std::get<QpState>(qp->state);
+        ++mw->changes;
         mw->bound = true;
         mw->mr = c.mr;
         mw->qp = c.qp;
+        mw->edge_uncertain = mode_ == Mode::check && (q.peer_error || q.error_timing_open);
         mw->region = {
             c.virtual_address, c.length, 0, {}, op_access(c.flags) & (kRemoteRead | kRemoteWrite)};
         set_token(c.mw, true, std::nullopt);
@@ -1002,6 +1044,7 @@ void Model::commit(const calls::Invalidate& c, const Observed&, Applied&, Stage 
     if (stage != Stage::done) return;
     WorkRequest wr{0, c, c.request_context, c.flags};
     Completion done = initiator_completion(c.qp, wr, NdkOperationTypeInvalidate);
+    done.target = c.target;  // request_in_flight
     const Object* target = find(c.target);
     bool valid = target->kind == Kind::mr
                      ? std::get<MrState>(target->state).phase == MrState::Phase::fast_registered
@@ -1031,6 +1074,11 @@ void Model::commit(const calls::Invalidate& c, const Observed&, Applied&, Stage 
         done.status = STATUS_INVALID_DEVICE_STATE;
         done.rules = {"CQ-RI-03", "AMB-32"};
         done.why = "the token was no longer valid";
+        // AMB-32, FLS-03 (check mode): not bound because the model flushed its NdkBind, whose
+        // entry the consumer has not seen yet: the provider may not know either, and may find
+        // the window bound (found on rxe).
+        if (mode_ == Mode::check && request_in_flight(c.target, NdkOperationTypeBind))
+            done.outcome = Completion::Outcome::any;
     }
     done.silent =
         (c.flags & NDK_OP_FLAG_SILENT_SUCCESS) && done.outcome == Completion::Outcome::success;
@@ -1039,9 +1087,11 @@ void Model::commit(const calls::Invalidate& c, const Observed&, Applied&, Stage 
 
 void Model::invalidate_token_of(ObjectId object) {
     if (auto* mr = state_mut<MrState>(object)) {
+        ++mr->changes;
         if (mr->phase == MrState::Phase::fast_registered) mr->phase = MrState::Phase::invalidated;
         mr->region.access = 0;
     } else if (auto* mw = state_mut<MwState>(object)) {
+        ++mw->changes;
         mw->bound = false;
         mw->region = {};
         if (auto* owner = state_mut<MrState>(mw->mr)) std::erase(owner->bound_windows, object);

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "ndkct/model/model.hpp"
+#include "ndkct/spec/status.hpp"
 
 namespace ndkct::model {
 
@@ -313,6 +314,12 @@ Expectation Model::expect_call(const calls::Receive& c) const {
                    num(q.max_receive_sge));
     check_depth(e, q.receive_outstanding, q.receive_depth, "CQP-DEPTH-01");  // N fits; N+1 may not
     check_usable(e, q);
+    // MODEL-FLS-01 (cancelled): a QP the consumer flushed is in error; it flushes the receive
+    // (FLS-02) or refuses it inline, as for initiator requests (require_connected_qp).
+    if (q.flushed) {
+        e.may_fail_any = true;
+        e.any_failure_rules = {"RCV-01", "MODEL-FLS-01"};
+    }
     return e;
 }
 
@@ -552,6 +559,8 @@ void Model::post(ObjectId qp, const Call& call, Context request_context, uint32_
     bool hold = (flags & NDK_OP_FLAG_DEFER) && readings_.version_at_least(1, 2) &&
                 mode_ == Mode::simulate && readings_.reference.hold_deferred;
     wr.deferred = hold;
+    posting_qp_ = qp;
+    posting_sequence_ = wr.sequence;
     q.initiator.push_back(std::move(wr));
     if (!hold) {
         // DEFER-07: a request without DEFER takes every earlier deferred one to the hardware.
@@ -559,6 +568,7 @@ void Model::post(ObjectId qp, const Call& call, Context request_context, uint32_
             queued.deferred = false;
         run_queues(qp);
     }
+    posting_qp_ = 0;
 }
 
 void Model::refuse_post(ObjectId qp, Context request_context) {
@@ -590,11 +600,18 @@ void Model::run_queues(ObjectId qp) {
         WorkRequest wr = std::move(q.initiator.front());
         q.initiator.pop_front();
         bool was_error = q.error;
+        // FLS-03 (check mode): a request that waited (for a receive at the peer) runs when the
+        // device retries it, a moment the consumer cannot know; if it fails, so does its QP.
+        bool late = mode_ == Mode::check &&
+                    !(qp == posting_qp_ && wr.sequence == posting_sequence_) &&
+                    std::holds_alternative<calls::Send>(wr.call);
         Completion done;
         if (!execute(qp, wr, done)) {  // waiting (a send without a receive at the peer)
             std::get<QpState>(objects_[qp].state).initiator.push_front(std::move(wr));
             return;
         }
+        if (late && done.outcome != Completion::Outcome::success)
+            std::get<QpState>(objects_[qp].state).error_timing_open = true;
         deliver(std::move(done));
         // MODEL-CQ-ERR-01: the failed request's entry comes first, then what is behind it is
         // flushed (STATUS_CANCELLED).
@@ -692,7 +709,14 @@ bool Model::execute(ObjectId qp, const WorkRequest& wr, Completion& done) {
         remote_failure(qp, done, STATUS_IO_TIMEOUT, {"MODEL-CQ-ERR-01", "AMB-12"},
                        "the peer QP is in error");
         done.outcome = Completion::Outcome::any_error;
-        std::get<QpState>(objects_[qp].state).error = true;
+        auto& self = std::get<QpState>(objects_[qp].state);
+        self.error = true;
+        // FLS-03: unless the peer's error came at a moment nobody knows yet: then this request
+        // may still have found the peer working.
+        if (peer->error_timing_open) {
+            done.outcome = Completion::Outcome::any;
+            self.error_timing_open = true;
+        }
         return true;
     }
     std::string why;
@@ -762,9 +786,20 @@ bool Model::execute(ObjectId qp, const WorkRequest& wr, Completion& done) {
         Extent target;
         std::string rwhy;
         RuleIds rrules;
-        // TOK-03, SGE-05 (as for a zero-byte Read or Write): a zero-byte message lands nothing,
-        // so the receive's SGEs are not looked at (found on rxe, which takes it with any token).
-        if (!payload.empty() && !resolve_local(peer_id, rsgl, kLocalWrite, target, rwhy, rrules)) {
+        // TOK-03, SGE-05 (as for a zero-byte Read or Write): the receive's SGEs the message does
+        // not reach are not looked at, so a zero-byte message lands with any token (found on
+        // rxe, which checks a token when it places bytes there). A message longer than all of
+        // them together is checked against all.
+        std::vector<Sge> reached;
+        uint64_t unplaced = payload.size();
+        for (const Sge& sge : rsgl) {
+            if (unplaced == 0) break;
+            reached.push_back(sge);
+            unplaced -= std::min<uint64_t>(unplaced, sge.length);
+        }
+        if (unplaced > 0) reached = rsgl;
+        if (!payload.empty() &&
+            !resolve_local(peer_id, reached, kLocalWrite, target, rwhy, rrules)) {
             got.outcome = Completion::Outcome::error;
             got.status = STATUS_ACCESS_VIOLATION;
             got.rules = rrules;
@@ -835,6 +870,10 @@ bool Model::execute(ObjectId qp, const WorkRequest& wr, Completion& done) {
         if (receive_failed) {
             fail_qp(peer_id, true);
             peer = state_mut<QpState>(peer_id);
+            // FLS-03: neither side knows when: the receiver fails as the message lands, the
+            // sender when the peer's answer comes back (on rxe after a receiver-not-ready wait);
+            // meanwhile either side's receives may still take the other's messages.
+            if (mode_ == Mode::check) peer->error_timing_open = q.error_timing_open = true;
         }
         if (solicited) notify_cq(peer->receive_cq, false, true);
         if (done.outcome == Completion::Outcome::error) q.error = true;
@@ -926,6 +965,9 @@ Completion Model::cancelled(ObjectId qp, const WorkRequest& wr, bool receive_que
     done.request_context = wr.request_context;
     done.sequence = wr.sequence;
     done.outcome = Completion::Outcome::cancelled;  // FLS-02, CQ-CST-02
+    // FLS-03: flushed before the consumer could know its QP had gone to error, a request may
+    // have run first (a receive may have taken a message), with whatever outcome that gave it.
+    if (q.error_timing_open) done.outcome = Completion::Outcome::any;
     done.status = STATUS_CANCELLED;
     done.rules = {"FLS-02"};
     std::visit(
@@ -937,13 +979,16 @@ Completion Model::cancelled(ObjectId qp, const WorkRequest& wr, bool receive_que
                 done.type = NdkOperationTypeRead;
             else if constexpr (std::is_same_v<T, calls::Write>)
                 done.type = NdkOperationTypeWrite;
-            else if constexpr (std::is_same_v<T, calls::FastRegister>)
+            else if constexpr (std::is_same_v<T, calls::FastRegister>) {
                 done.type = NdkOperationTypeFastRegister;
-            else if constexpr (std::is_same_v<T, calls::Bind>)
+                done.target = c.mr;
+            } else if constexpr (std::is_same_v<T, calls::Bind>) {
                 done.type = NdkOperationTypeBind;
-            else if constexpr (std::is_same_v<T, calls::Invalidate>)
+                done.target = c.mw;
+            } else if constexpr (std::is_same_v<T, calls::Invalidate>) {
                 done.type = NdkOperationTypeInvalidate;
-            else
+                done.target = c.target;
+            } else
                 done.type = NdkOperationTypeSend;
         },
         wr.call);
@@ -1002,18 +1047,20 @@ void Model::undo(const WorkRequest& wr) {
         const Object* o = find(id);
         return o && o->life != Life::closed;
     };
-    if (u.mr_state && open(u.mr)) {
+    // Only while nothing changed the object after this request: a later bind, registration or
+    // invalidation stands (the request's one change is the last: `changes` is one more).
+    if (u.mr_state && open(u.mr) && state_of<MrState>(u.mr)->changes == u.mr_state->changes + 1) {
         set_token(u.mr, false, u.mr_state->local_token);
         set_token(u.mr, true, u.mr_state->remote_token);
         *state_mut<MrState>(u.mr) = *u.mr_state;
     }
-    if (u.mw_state && open(u.mw)) {
+    if (u.mw_state && open(u.mw) && state_of<MwState>(u.mw)->changes == u.mw_state->changes + 1) {
         set_token(u.mw, true, u.mw_state->remote_token);
         *state_mut<MwState>(u.mw) = *u.mw_state;
+        if (u.window_mr && open(u.window_mr))
+            state_mut<MrState>(u.window_mr)->bound_windows = u.window_mr_windows;
+        if (u.edge_added) remove_edge(u.mw, u.window_mr);  // LIFE-TREE-04: it never happened
     }
-    if (u.window_mr && open(u.window_mr))
-        state_mut<MrState>(u.window_mr)->bound_windows = u.window_mr_windows;
-    if (u.edge_added) remove_edge(u.mw, u.window_mr);  // LIFE-TREE-04: the bind never happened
 }
 
 void Model::make_unusable(ObjectId qp) {
@@ -1187,8 +1234,12 @@ void Model::deliver(Completion done) {
                 done.landings.push_back(std::move(l));
             q->silent_landings.clear();
         }
+        bool uncertain = done.outcome == Completion::Outcome::any;
         (initiator ? q->initiator_pending : q->receive_pending).push_back(std::move(done));
-        notify_cq(cq_id, error_entry, false);  // what the arm may now be satisfied by
+        if (uncertain)
+            cq->uncertain_since_notification = true;
+        else
+            notify_cq(cq_id, error_entry, false);  // what the arm may now be satisfied by
         return;
     }
     // Simulate: the entry goes on the CQ. CQ-CREATE-04, CQ-RESIZE-04: up to the depth fits; one
@@ -1450,7 +1501,10 @@ Verdict Model::observe_completion(ObjectId cq, const NDK_RESULT_EX& r, bool ex) 
     Context qp_context = reinterpret_cast<uintptr_t>(r.QPContext);
     Context request = reinterpret_cast<uintptr_t>(r.RequestContext);
     // Built only for a message: most completions are right.
-    auto what = [&] { return "a completion with RequestContext " + num(request); };
+    auto what = [&] {
+        return "a completion with RequestContext " + num(request) + " (" +
+               std::string(spec::status_name(r.Status)) + ")";
+    };
     // Find the request: QPs reporting to this CQ, with this QPContext, holding this request.
     const auto* cq_state = state_of<CqState>(cq);
     static const std::vector<ObjectId> no_qps;
@@ -1471,6 +1525,7 @@ Verdict Model::observe_completion(ObjectId cq, const NDK_RESULT_EX& r, bool ex) 
             Completion expected = std::move(*it);
             list.erase(it);
             retrieved(expected);  // CQ-GET-04: removed once; its queue slot is free again
+            if (NT_ERROR(r.Status)) q.error_timing_open = false;  // the error is seen now
             // A closed QP's last entry: it leaves the CQ index (after the loop over it).
             const bool forget =
                 o.life == Life::closed && q.initiator_pending.empty() && q.receive_pending.empty();
@@ -1605,9 +1660,16 @@ Verdict Model::observe_completion(ObjectId cq, const NDK_RESULT_EX& r, bool ex) 
                    what() + " appeared on a CQ that had failed (overrun or fatal error)"});
             return v;
         }
-        if (std::find(q.silent_successes.begin(), q.silent_successes.end(), request) !=
-                q.silent_successes.end() &&
-            q.qp_context == qp_context) {
+        auto silent = std::find(q.silent_successes.begin(), q.silent_successes.end(), request);
+        if (silent != q.silent_successes.end() && q.qp_context == qp_context) {
+            // FLS-02, AMB-12, FR-SILENT-02: the model ran the request when it was posted, but the
+            // device may not have: where the QP went to error since (a flush, a close, a peer's
+            // failure that reached it), the request may have been flushed or failed, and then it
+            // has an entry (an error one; success still leaves none). Once.
+            if (NT_ERROR(r.Status) && (q.error || q.peer_error || q.flushed)) {
+                q.silent_successes.erase(silent);
+                return v;
+            }
             v.add({{"WR-SILENT-01", "FR-SILENT-01", "AMB-33"},
                    what() + " belongs to a request with SILENT_SUCCESS that succeeded",
                    readings_.silent_success_entry_tolerated});

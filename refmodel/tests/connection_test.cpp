@@ -114,6 +114,27 @@ TEST_F(Connection, EffectiveReadLimits) {
     EXPECT_EQ(h.model.state_of<QpState>(qp_b)->outbound_read_limit, 8u);
 }
 
+// CLOSE-03, CLOSE-08 (found on rxe by the property tests): NdkConnect, the peer's NdkAccept,
+// then NdkCloseObject of the connecting QP (it pends: the connector is its successor) before
+// NdkCompleteConnect. The close starts cancelling the QP's work, and the connection being
+// completed may go with it: STATUS_CONNECTION_ABORTED is allowed then, and only then.
+TEST_F(Connection, CompleteConnectAfterItsQpsCloseBeganMayAbort) {
+    listen(7010);
+    Applied c = h.accept(calls::Connect{active, qp_a, {}, ipv4(7010), 4, 4, 0}, pending());
+    ObjectId passive = incoming();
+    ASSERT_NE(passive, 0u);
+    h.accept(calls::Accept{passive, qp_b, 4, 4, 0}, pending());
+    EXPECT_TRUE(h.model.complete(c.pending, STATUS_SUCCESS).verdict.clean());
+    EXPECT_FALSE(judge_inline(h.model.expect(calls::CompleteConnect{active}),
+                              STATUS_CONNECTION_ABORTED, "NdkCompleteConnect")
+                     .ok());
+    Applied closing = h.accept(calls::CloseObject{qp_a}, pending());
+    EXPECT_NE(closing.pending, 0u);
+    Expectation e = h.model.expect(calls::CompleteConnect{active});
+    EXPECT_FALSE(e.must_fail());
+    EXPECT_TRUE(judge_inline(e, STATUS_CONNECTION_ABORTED, "NdkCompleteConnect").clean());
+}
+
 // CONN-09, CONN-LST-01, CONN-LST-04, CONN-12: endpoints in use.
 TEST_F(Connection, EndpointsInUse) {
     listen(7004);

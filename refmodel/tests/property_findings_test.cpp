@@ -275,5 +275,211 @@ TEST(PropertyFindings, ARequestToAPeerInErrorFails) {
     }
 }
 
+// FLS-02, AMB-12, FR-SILENT-02 (found on rxe): NdkWrite(qp_b, SILENT_SUCCESS), then qp_b goes
+// to error (NdkFlush of qp_b, or NdkRead(qp_a) with a bad token, which fails at qp_b, its
+// responder). The oracle ran the write when it was posted, but the device may not have: a
+// flushed or failed silent request has an entry, once. Without the error the same entry is a
+// violation, and a success entry is one in any case.
+TEST(PropertyFindings, ASilentRequestMayBeFlushedWhenItsQpGoesToError) {
+    for (int how : {0, 1, 2}) {  // 0: no error, 1: NdkFlush, 2: the peer's failure
+        Harness h(Mode::check);
+        Pair p = h.connected_pair();
+        LockedBuffer buf = h.arena.allocate(PAGE_SIZE);
+        Region r = h.register_mr(p.pd, buf, 0, PAGE_SIZE,
+                                 NDK_MR_FLAG_ALLOW_LOCAL_WRITE | NDK_MR_FLAG_ALLOW_REMOTE_WRITE);
+        h.accept(calls::Write{p.qp_b,
+                              0x51,
+                              {{r.va, 8, r.local}},
+                              r.va + 64,
+                              r.remote,
+                              NDK_OP_FLAG_SILENT_SUCCESS,
+                              {}});
+        if (how == 1) h.accept(calls::Flush{p.qp_b});
+        if (how == 2)
+            h.accept(calls::Read{p.qp_a, 0x52, {{r.va + 256, 4, r.local}}, r.va, 0xBAD0, 0});
+        NDK_RESULT_EX flushed = cq_entry(STATUS_CANCELLED, p.ctx_b, 0x51, NdkOperationTypeWrite);
+        Verdict v = h.model.observe_completion(p.cq_b, flushed, true);
+        if (how == 0) {
+            EXPECT_TRUE(violation_names(v, "WR-SILENT-01")) << v.describe();
+            continue;
+        }
+        EXPECT_TRUE(v.clean()) << how << ": " << v.describe();
+        EXPECT_FALSE(h.model.observe_completion(p.cq_b, flushed, true).clean())
+            << how << ": taken twice";
+    }
+    Harness h(Mode::check);
+    Pair p = h.connected_pair();
+    LockedBuffer buf = h.arena.allocate(PAGE_SIZE);
+    Region r = h.register_mr(p.pd, buf, 0, PAGE_SIZE,
+                             NDK_MR_FLAG_ALLOW_LOCAL_WRITE | NDK_MR_FLAG_ALLOW_REMOTE_WRITE);
+    h.accept(calls::Write{
+        p.qp_b, 0x53, {{r.va, 8, r.local}}, r.va + 64, r.remote, NDK_OP_FLAG_SILENT_SUCCESS, {}});
+    h.accept(calls::Flush{p.qp_b});
+    EXPECT_TRUE(violation_names(
+        h.model.observe_completion(
+            p.cq_b, cq_entry(STATUS_SUCCESS, p.ctx_b, 0x53, NdkOperationTypeWrite), true),
+        "WR-SILENT-01"));
+}
+
+// AMB-10, FR-TOK-01 (found on rxe): NdkRead(qp_a) with a bad local token (qp_a goes to error),
+// NdkFastRegister(qp_a, mr) (flushed: it registers nothing), NdkInitializeFastRegisterMr(mr).
+// The model ran the fast registration at posting and knows it flushed, so initializing the MR
+// again is valid; but until its entry is retrieved the consumer cannot know whether the device
+// ran it, so STATUS_INVALID_DEVICE_STATE (AMB-10's answer for a registered MR) is allowed too.
+// Once the entry is taken, only success is.
+TEST(PropertyFindings, InitializingAnMrWhoseFastRegisterIsInFlight) {
+    Harness h(Mode::check);
+    Pair p = h.connected_pair();
+    LockedBuffer buf = h.arena.allocate(PAGE_SIZE);
+    Region r = h.register_mr(p.pd, buf, 0, PAGE_SIZE,
+                             NDK_MR_FLAG_ALLOW_LOCAL_WRITE | NDK_MR_FLAG_ALLOW_REMOTE_READ);
+    LockedBuffer f = h.arena.allocate(PAGE_SIZE);
+    Lam lam = h.build_lam(f, 0, PAGE_SIZE);
+    ObjectId mr = h.fr_mr(p.pd, 1, true);
+    h.accept(calls::Read{p.qp_a, 0x61, {{r.va, 4, 0xBAD0}}, r.va, r.remote, 0});
+    h.accept(calls::FastRegister{p.qp_a, 0x62, mr, lam.pages, 0, PAGE_SIZE, 0x800000, 0});
+    calls::InitializeFastRegisterMr again{mr, 1, false};
+    Expectation e = h.model.expect(again);
+    EXPECT_FALSE(e.must_fail());
+    EXPECT_TRUE(
+        judge_inline(e, STATUS_INVALID_DEVICE_STATE, "NdkInitializeFastRegisterMr").clean());
+    for (Context request : {0x61, 0x62})
+        h.model.observe_completion(
+            p.cq_a,
+            cq_entry(request == 0x61 ? STATUS_ACCESS_VIOLATION : STATUS_CANCELLED, p.ctx_a, request,
+                     request == 0x61 ? NdkOperationTypeRead : NdkOperationTypeFastRegister),
+            true);
+    EXPECT_FALSE(judge_inline(h.model.expect(again), STATUS_INVALID_DEVICE_STATE,
+                              "NdkInitializeFastRegisterMr")
+                     .clean());
+}
+
+// FLS-03 (found on rxe): NdkReceive(qp_b, 1 byte), NdkSend(qp_a, 2 bytes): the receive fails
+// (too small) and qp_b goes to error, at a moment the consumer cannot know before an entry shows
+// it (on rxe the send waited for the receive: the error came with a retry, later). A request
+// qp_b posts meanwhile may run before the error: any outcome. Once the failed receive's entry is
+// retrieved, the next post is flushed for certain.
+TEST(PropertyFindings, APostBeforeTheConsumerSawItsQpFailMayRun) {
+    Harness h(Mode::check);
+    Pair p = h.connected_pair();
+    LockedBuffer buf = h.arena.allocate(PAGE_SIZE);
+    Region r = h.register_mr(p.pd, buf, 0, PAGE_SIZE,
+                             NDK_MR_FLAG_ALLOW_LOCAL_WRITE | NDK_MR_FLAG_ALLOW_REMOTE_WRITE);
+    h.accept(calls::Receive{p.qp_b, 0x71, {{r.va, 1, r.local}}});
+    h.accept(calls::Send{p.qp_a, 0x72, {{r.va + 64, 2, r.local}}, 0, {}});
+    h.accept(calls::Write{p.qp_b, 0x73, {{r.va + 128, 4, r.local}}, r.va + 256, r.remote, 0, {}});
+    Verdict ran = h.model.observe_completion(
+        p.cq_b, cq_entry(STATUS_SUCCESS, p.ctx_b, 0x73, NdkOperationTypeWrite), true);
+    EXPECT_FALSE(violation_names(ran, "FLS-02")) << ran.describe();
+    Verdict failed = h.model.observe_completion(
+        p.cq_b, cq_entry(STATUS_INVALID_BUFFER_SIZE, p.ctx_b, 0x71, NdkOperationTypeReceive), true);
+    EXPECT_TRUE(failed.ok()) << failed.describe();
+    h.accept(calls::Write{p.qp_b, 0x74, {{r.va + 128, 4, r.local}}, r.va + 256, r.remote, 0, {}});
+    EXPECT_TRUE(violation_names(
+        h.model.observe_completion(
+            p.cq_b, cq_entry(STATUS_SUCCESS, p.ctx_b, 0x74, NdkOperationTypeWrite), true),
+        "FLS-02"));
+}
+
+// TOK-03, SGE-05 (found on rxe): NdkReceive(qp_b, {1 byte of a registered MR, 1 byte with
+// token 0}), NdkSend(qp_a, 1 byte). The message fits the first SGE; the second is never looked
+// at (rxe checks a token where it places bytes), so the receive succeeds. A 2-byte message
+// reaches the bad SGE and fails.
+TEST(PropertyFindings, ReceiveSgesTheMessageDoesNotReachAreNotChecked) {
+    for (uint32_t bytes : {1u, 2u}) {
+        Harness h(Mode::simulate);
+        Pair p = h.connected_pair();
+        LockedBuffer buf = h.arena.allocate(PAGE_SIZE);
+        Region r = h.register_mr(p.pd, buf, 0, PAGE_SIZE, NDK_MR_FLAG_ALLOW_LOCAL_WRITE);
+        h.accept(calls::Receive{p.qp_b, 0x81, {{r.va, 1, r.local}, {r.va + 8, 1, 0}}});
+        h.accept(calls::Send{p.qp_a, 0x82, {{r.va + 64, bytes, r.local}}, 0, {}});
+        std::vector<Completion> got = h.drain(p.cq_b);
+        ASSERT_EQ(got.size(), 1u);
+        EXPECT_EQ(got[0].status == STATUS_SUCCESS, bytes == 1) << bytes;
+    }
+}
+
+// AMB-10, INV-01 (found on rxe): NdkSend(qp_a) with a stray token (qp_a goes to error),
+// NdkInvalidate(qp_a, mr) (flushed: the MR stays registered), NdkInitializeFastRegisterMr(mr).
+// Until the invalidation's entry is retrieved the consumer cannot know whether the device ran
+// it: initializing the MR again may succeed (it did) or be refused (it did not).
+TEST(PropertyFindings, InitializingAnMrWhoseInvalidationIsInFlight) {
+    Harness h(Mode::check);
+    Pair p = h.connected_pair();
+    LockedBuffer f = h.arena.allocate(PAGE_SIZE);
+    Lam lam = h.build_lam(f, 0, PAGE_SIZE);
+    ObjectId mr = h.fr_mr(p.pd, 1, false);
+    h.accept(calls::FastRegister{p.qp_b, 0x91, mr, lam.pages, 0, PAGE_SIZE, 0x800000, 0});
+    h.model.observe_completion(
+        p.cq_b, cq_entry(STATUS_SUCCESS, p.ctx_b, 0x91, NdkOperationTypeFastRegister), true);
+    calls::InitializeFastRegisterMr again{mr, 1, false};
+    EXPECT_TRUE(h.model.expect(again).must_fail());  // AMB-10: registered
+    h.accept(calls::Send{p.qp_a, 0x92, {{0x1000, 1, 0xBAD0}}, 0, {}});
+    h.accept(calls::Invalidate{p.qp_a, 0x93, mr, 0});
+    Expectation e = h.model.expect(again);
+    EXPECT_TRUE(judge_inline(e, STATUS_SUCCESS, "NdkInitializeFastRegisterMr").clean());
+    EXPECT_TRUE(
+        judge_inline(e, STATUS_INVALID_DEVICE_STATE, "NdkInitializeFastRegisterMr").clean());
+}
+
+// CLOSE-02, LIFE-TREE-06 (found on rxe): a QP whose only successor is a connector with its
+// NdkConnect still pending may close at once (a connect that failed associates nothing any more,
+// and the provider knows before its callback says so); with an established connector it pends.
+TEST(PropertyFindings, AQpWhoseConnectIsPendingMayCloseAtOnce) {
+    Harness h(Mode::check);
+    Pair p = h.connected_pair();
+    EXPECT_TRUE(h.model.expect(calls::CloseObject{p.qp_a}).must_pend);
+    ObjectId qp = h.qp(p.pd, p.cq_a, p.cq_a, 0xC);
+    ObjectId connector = h.create(calls::CreateConnector{h.adapter});
+    ObjectId listener = h.create(calls::CreateListener{h.adapter});
+    h.accept(calls::Listen{listener, ipv4(7020)});
+    h.accept(calls::Connect{connector, qp, {}, ipv4(7020), 4, 4, 0}, pending());
+    Expectation e = h.model.expect(calls::CloseObject{qp});
+    EXPECT_FALSE(e.must_pend);
+    EXPECT_TRUE(judge_inline(e, STATUS_SUCCESS, "NdkCloseObject").clean());
+}
+
+// AMB-32, FLS-03 (found on rxe): NdkSend(qp_a) with a stray token (qp_a goes to error),
+// NdkBind(qp_a, mr, mw) (flushed: the window stays unbound), NdkInvalidate(qp_b, mw). Until the
+// bind's entry is retrieved the consumer cannot know it was flushed, nor may the provider: the
+// invalidation may succeed. Without the bind in flight it must fail.
+TEST(PropertyFindings, InvalidatingAWindowWhoseBindIsInFlight) {
+    for (bool bind_first : {true, false}) {
+        Harness h(Mode::check);
+        Pair p = h.connected_pair();
+        LockedBuffer buf = h.arena.allocate(PAGE_SIZE);
+        Region r = h.register_mr(p.pd, buf, 0, PAGE_SIZE,
+                                 NDK_MR_FLAG_ALLOW_LOCAL_WRITE | NDK_MR_FLAG_ALLOW_REMOTE_READ);
+        ObjectId mw = h.create(calls::CreateMw{p.pd});
+        h.accept(calls::Send{p.qp_a, 0xA1, {{r.va, 1, 0xBAD0}}, 0, {}});
+        if (bind_first)
+            h.accept(calls::Bind{p.qp_a, 0xA2, r.mr, mw, r.va, 64, NDK_OP_FLAG_ALLOW_REMOTE_READ});
+        h.accept(calls::Invalidate{p.qp_b, 0xA3, mw, 0});
+        Verdict v = h.model.observe_completion(
+            p.cq_b, cq_entry(STATUS_SUCCESS, p.ctx_b, 0xA3, NdkOperationTypeInvalidate), true);
+        EXPECT_EQ(v.clean(), bind_first) << v.describe();
+    }
+}
+
+// LIFE-TREE-04, FLS-02 (found on rxe): NdkSend(qp_b) with no receive at the peer (it waits),
+// NdkBind(qp_b, mr, mw) behind it, NdkBind(qp_a, mr, mw), NdkFlush(qp_b). The flush undoes the
+// first bind, but the second one stands: the window stays bound and the MR its antecedent, so
+// the MR's close must still pend.
+TEST(PropertyFindings, AFlushedBindDoesNotUndoALaterOne) {
+    Harness h(Mode::check);
+    Pair p = h.connected_pair();
+    LockedBuffer buf = h.arena.allocate(PAGE_SIZE);
+    Region r = h.register_mr(p.pd, buf, 0, PAGE_SIZE,
+                             NDK_MR_FLAG_ALLOW_LOCAL_WRITE | NDK_MR_FLAG_ALLOW_REMOTE_READ);
+    ObjectId mw = h.create(calls::CreateMw{p.pd});
+    h.accept(calls::Send{p.qp_b, 0xB1, {{r.va, 1, r.local}}, 0, {}});
+    h.accept(calls::Bind{p.qp_b, 0xB2, r.mr, mw, r.va, 64, NDK_OP_FLAG_ALLOW_REMOTE_READ});
+    h.accept(calls::Bind{p.qp_a, 0xB3, r.mr, mw, r.va, 32, NDK_OP_FLAG_ALLOW_REMOTE_READ});
+    h.accept(calls::Flush{p.qp_b});
+    EXPECT_TRUE(h.model.state_of<MwState>(mw)->bound);
+    EXPECT_EQ(h.model.state_of<MwState>(mw)->region.length, 32u);
+    EXPECT_TRUE(h.model.expect(calls::CloseObject{r.mr}).must_pend);
+}
+
 }  // namespace
 }  // namespace ndkct::model::test

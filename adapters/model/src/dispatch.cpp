@@ -216,16 +216,24 @@ NTSTATUS model_build_lam(NDK_ADAPTER* adapter, MDL* mdl, SIZE_T length,
 VOID model_release_lam(NDK_ADAPTER* adapter, NDK_LOGICAL_ADDRESS_MAPPING* lam) {
     Provider* p = adapter_of(adapter);
     if (!lam || lam->AdapterPageCount == 0) return;
-    // Find the LAM by its first page (our logical addresses are unique among live LAMs).
+    // Find the LAM by its whole page array: a logical address names a page, so two live LAMs
+    // over the same page share it (the first page alone once released the wrong one). LAMs
+    // with equal arrays are interchangeable.
     ObjectId id = 0;
     {
         std::lock_guard lock(p->mutex);
-        for (ObjectId i = 1; i < p->model.object_count() + 1; ++i) {
+        auto same_pages = [&](const model::LamState& state) {
+            if (state.logical_pages.size() != lam->AdapterPageCount) return false;
+            for (ULONG k = 0; k < lam->AdapterPageCount; ++k)
+                if (state.logical_pages[k] !=
+                    static_cast<uint64_t>(lam->AdapterPageArray[k].QuadPart))
+                    return false;
+            return true;
+        };
+        for (ObjectId i = 1; i < p->model.object_count() + 1 && id == 0; ++i) {
             const auto* state = p->model.state_of<model::LamState>(i);
             const model::Object* o = p->model.find(i);
-            if (state && o->life == model::Life::ready && !state->logical_pages.empty() &&
-                state->logical_pages[0] == static_cast<uint64_t>(lam->AdapterPageArray[0].QuadPart))
-                id = i;
+            if (state && o->life == model::Life::ready && same_pages(*state)) id = i;
         }
     }
     p->run_void(calls::ReleaseLam{p->adapter_id, id}, nullptr);  // RLAM-01

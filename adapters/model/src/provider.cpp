@@ -3,12 +3,25 @@
 #include "provider.hpp"
 
 #include <cstring>
+#include <unordered_map>
 
 #include "ndkct/spec/profile.hpp"
 
 namespace ndkct::adapters::reference {
 
 // ---- Rng, Worker ----
+
+namespace {
+
+// Spins (yielding the core) for a short while until done() is true.
+template <typename Done>
+void spin_until(Done done) {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(50);
+    while (!done() && std::chrono::steady_clock::now() < until)
+        std::this_thread::yield();
+}
+
+}  // namespace
 
 uint64_t Rng::next() {  // splitmix64
     uint64_t z = (state_ += 0x9E3779B97F4A7C15ull);
@@ -21,16 +34,29 @@ Worker::Worker()
     : thread_([this] {
           std::unique_lock lock(mutex_);
           for (;;) {
+              if (tasks_.empty() && !stop_) {
+                  // A consumer waiting for a callback posts the next call's within microseconds:
+                  // looking for it a moment before sleeping spares both threads a wake-up.
+                  lock.unlock();
+                  spin_until([this] {
+                      return queued_.load(std::memory_order_acquire) > 0 ||
+                             stop_.load(std::memory_order_relaxed);
+                  });
+                  lock.lock();
+              }
+              sleeping_ = true;
               wake_.wait(lock, [this] { return stop_ || !tasks_.empty(); });
+              sleeping_ = false;
               if (tasks_.empty() && stop_) return;
               auto task = std::move(tasks_.front());
               tasks_.pop_front();
+              queued_.fetch_sub(1, std::memory_order_relaxed);
               running_ = true;
               lock.unlock();
               task();
               lock.lock();
               running_ = false;
-              if (tasks_.empty()) done_.notify_all();
+              if (tasks_.empty() && draining_ > 0) done_.notify_all();
           }
       }) {}
 
@@ -44,16 +70,21 @@ Worker::~Worker() {
 }
 
 void Worker::post(std::function<void()> task) {
+    bool sleeping;
     {
         std::lock_guard lock(mutex_);
         tasks_.push_back(std::move(task));
+        queued_.fetch_add(1, std::memory_order_release);
+        sleeping = sleeping_;
     }
-    wake_.notify_one();
+    if (sleeping) wake_.notify_one();  // else it is running or spinning: it will look
 }
 
 void Worker::drain() {
     std::unique_lock lock(mutex_);
+    ++draining_;
     done_.wait(lock, [this] { return tasks_.empty() && !running_; });
+    --draining_;
 }
 
 bool Worker::idle() {
@@ -86,6 +117,25 @@ void explain(const NDKCT_OPEN_OPTIONS* options, const std::string& why) {
     options->ErrorMessage[options->ErrorMessageSize - 1] = '\0';
 }
 
+// The readings of a profile's JSON text (NULL: the shipped default). Parsing and validating
+// the JSON was most of an adapter's open (a conformance Session opens one per property
+// sequence); the same text always reads the same, so each text is parsed once per process.
+model::Readings readings_of(const char* json) {
+    static std::mutex mutex;
+    static std::unordered_map<std::string, model::Readings> cache;
+    std::string key = json ? json : "";
+    {
+        std::lock_guard lock(mutex);
+        if (auto it = cache.find(key); it != cache.end()) return it->second;
+    }
+    model::Readings readings =
+        model::read_profile(json ? spec::load_profile(json, "the profile given to NdkctOpenAdapter")
+                                 : spec::builtin_profile("default"));  // throws: nothing cached
+    std::lock_guard lock(mutex);
+    cache.emplace(std::move(key), readings);
+    return readings;
+}
+
 }  // namespace
 
 NTSTATUS Provider::open(const NDKCT_HOST_MEMORY* memory, const NDKCT_OPEN_OPTIONS* options,
@@ -94,17 +144,13 @@ NTSTATUS Provider::open(const NDKCT_HOST_MEMORY* memory, const NDKCT_OPEN_OPTION
         explain(options, "ndkct-model: no host memory given");
         return STATUS_INVALID_PARAMETER;
     }
-    spec::Profile profile;
+    model::Readings readings;
     try {
-        profile =
-            options && options->ProfileJson
-                ? spec::load_profile(options->ProfileJson, "the profile given to NdkctOpenAdapter")
-                : spec::builtin_profile("default");
+        readings = readings_of(options && options->ProfileJson ? options->ProfileJson : nullptr);
     } catch (const std::exception& error) {
         explain(options, error.what());
         return STATUS_INVALID_PARAMETER;
     }
-    model::Readings readings = model::read_profile(profile);
     // VER-02, VER-04, VER-05: the consumer names a major and its lowest minor; the provider
     // serves that major at its highest minor, or refuses.
     if (options && options->Version.Major != 0) {

@@ -206,6 +206,7 @@ int modify_qp(Qp* qp, rdma_cm_id* id, ibv_qp_state state, uint32_t inbound, uint
             ibv_qp_attr reset{};
             reset.qp_state = IBV_QPS_RESET;
             ibv_modify_qp(qp->qp, &reset, IBV_QP_STATE);
+            qp->flushed.store(false, std::memory_order_release);
         }
         attr = {};
     }

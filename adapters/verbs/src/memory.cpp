@@ -10,6 +10,24 @@ namespace ndkct::adapters::verbs {
 
 // ================================================================ PD
 
+namespace {
+
+// The marker window and the region its binds name (Pd::marker_window); without them markers are
+// zero-length writes.
+unsigned char g_marker_bytes[64];
+
+void alloc_marker(Pd* pd) {
+    pd->marker_region = ibv_reg_mr(pd->pd, g_marker_bytes, sizeof g_marker_bytes,
+                                   IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND);
+    if (pd->marker_region) pd->marker_window = ibv_alloc_mw(pd->pd, IBV_MW_TYPE_1);
+    if (!pd->marker_window && pd->marker_region) {
+        ibv_dereg_mr(pd->marker_region);
+        pd->marker_region = nullptr;
+    }
+}
+
+}  // namespace
+
 NTSTATUS verbs_create_pd(NDK_ADAPTER* ndk, NDK_FN_CREATE_COMPLETION*, PVOID, NDK_PD** out) {
     auto* a = reinterpret_cast<Adapter*>(ndk);
     Pd* pd = new_object<Pd>(a, Kind::pd, NdkObjectTypePd, &kPdDispatch);
@@ -19,6 +37,7 @@ NTSTATUS verbs_create_pd(NDK_ADAPTER* ndk, NDK_FN_CREATE_COMPLETION*, PVOID, NDK
         delete pd;
         return STATUS_INSUFFICIENT_RESOURCES;  // CPD-01
     }
+    alloc_marker(pd);
     a->adopt(&pd->life, {});
     *out = &pd->ndk;  // GEN-CREATE-01: finished inline
     return STATUS_SUCCESS;
@@ -26,6 +45,8 @@ NTSTATUS verbs_create_pd(NDK_ADAPTER* ndk, NDK_FN_CREATE_COMPLETION*, PVOID, NDK
 
 void destroy_pd(Pd* pd) {
     if (pd->arena_mr) ibv_dereg_mr(pd->arena_mr);
+    if (pd->marker_window) ibv_dealloc_mw(pd->marker_window);
+    if (pd->marker_region) ibv_dereg_mr(pd->marker_region);
     if (pd->pd) ibv_dealloc_pd(pd->pd);
     delete pd;
 }
@@ -230,6 +251,11 @@ void unbind_windows_of(Qp* qp) {
             mr->fr_window = ibv_alloc_mw(qp->pd->pd, IBV_MW_TYPE_2);
             mr->fr_window_qp.store(nullptr);
         }
+}
+
+void orphan_window(Mw* mw) {
+    std::lock_guard lock(mw->life.adapter->mutex);
+    reallocate(mw);
 }
 
 void unbind_windows_of(Mr* mr) {

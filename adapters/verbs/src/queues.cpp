@@ -235,6 +235,12 @@ void roll_back_fast_register(Adapter* a, Qp* qp, Slot* s) {
     if (!qp ||
         std::find(qp->pd->fast_mrs.begin(), qp->pd->fast_mrs.end(), mr) == qp->pd->fast_mrs.end())
         return;  // closed meanwhile
+    if (mr->phase.load() == Mr::Phase::invalidated && !mr->current.load()) {
+        // Retired by a later NdkInvalidate still in flight: if that one is flushed too, it
+        // gives back nothing.
+        mr->flushed_registration = s->rollback_registration;
+        return;
+    }
     if (mr->current.load() != s->rollback_registration ||
         mr->phase.load() != Mr::Phase::fast_registered)
         return;                        // invalidated or registered again since
@@ -244,6 +250,24 @@ void roll_back_fast_register(Adapter* a, Qp* qp, Slot* s) {
     delete mr->current.exchange(nullptr);
 }
 
+// INV-01, FLS-02: an NdkInvalidate of a fast-registered MR that completed in error (flushed
+// before it ran) invalidated nothing: the registration it retired is in force again, unless the
+// MR moved on since (initialized or registered again).
+void roll_back_invalidate(Adapter* a, Qp* qp, Slot* s) {
+    std::lock_guard lock(a->mutex);
+    Mr* mr = std::exchange(s->restore_mr, nullptr);
+    Registration* r = s->retire.exchange(nullptr);
+    bool open = qp && std::find(qp->pd->fast_mrs.begin(), qp->pd->fast_mrs.end(), mr) !=
+                          qp->pd->fast_mrs.end();
+    if (!open || !r || mr->phase.load() != Mr::Phase::invalidated || mr->current.load() ||
+        std::exchange(mr->flushed_registration, nullptr) == r) {
+        delete r;  // closed, changed meanwhile, or never in force: it goes as usual
+        return;
+    }
+    mr->current.store(r);
+    mr->phase.store(Mr::Phase::fast_registered);
+}
+
 // LIFE-TREE-04, MW-02: a bind that completed in error bound nothing; the window is unbound and
 // its MR no longer waits for it (unless the window was bound again since).
 void roll_back_bind(Adapter* a, Qp* qp, Slot* s) {
@@ -251,9 +275,12 @@ void roll_back_bind(Adapter* a, Qp* qp, Slot* s) {
     Mw* mw = std::exchange(s->rollback_mw, nullptr);
     if (!qp ||
         std::find(qp->pd->windows.begin(), qp->pd->windows.end(), mw) == qp->pd->windows.end())
-        return;                                                            // closed meanwhile
-    if (mw->rkey.load() != s->rollback_rkey || !mw->bound.load()) return;  // bound again since
+        return;                                        // closed meanwhile
+    if (mw->binds.load() != s->rollback_bind) return;  // bound again since
+    // Invalidated or reallocated since, or not: either way the MR waits no more for a window
+    // this request never bound to it, as the oracle undoes the bind.
     mw->bound.store(false);
+    if (!s->rollback_linked) return;  // the MR was the window's antecedent before the bind
     if (Mr* mr = std::exchange(mw->bound_mr, nullptr)) {
         --mr->bound_windows;
         a->unlink_antecedent(&mw->life, &mr->life);
@@ -293,6 +320,7 @@ bool translate(Adapter* a, const ibv_wc& wc, Result& out) {
     if (!s->receive) {
         // Completions of one send queue come in posting order: this one also finishes every
         // unsignaled (silent, successful) request before it.
+        if (s->restore_mr && wc.status != IBV_WC_SUCCESS) roll_back_invalidate(a, r->qp, s);
         // INV-01: a retired registration goes now (the rare case: checked before exchanging).
         if (s->retire.load(std::memory_order_relaxed))
             if (Registration* retired = s->retire.exchange(nullptr)) delete retired;
@@ -719,7 +747,9 @@ void move_qp_to_error(Qp* qp) {
 // becomes STATUS_CANCELLED. May run while another thread posts (WR-03): ibv_modify_qp is safe
 // against ibv_post_send. The QP stays in error: it is not usable for new work afterwards.
 void verbs_flush(NDK_QP* ndk) {
-    move_qp_to_error(self<Qp>(ndk));
+    Qp* qp = self<Qp>(ndk);
+    qp->flushed.store(true, std::memory_order_release);
+    move_qp_to_error(qp);
 }
 
 // ================================================================ posting
@@ -752,6 +782,7 @@ inline Slot* take_send_slot(Qp* qp) {
     s->internal = 0;
     s->rollback_mr = nullptr;
     s->rollback_mw = nullptr;
+    s->restore_mr = nullptr;
     return s;
 }
 
@@ -804,16 +835,27 @@ NTSTATUS post(Qp* qp, Slot* s, ibv_send_wr& wr, ULONG flags, bool force_signal =
     return STATUS_SUCCESS;
 }
 
-// A zero-length RDMA WRITE: it moves nothing (no key is checked for zero bytes, IB C9-88) and
-// completes in order with the QP's other requests, so it carries the completion of work done
-// outside the device (fast registration, invalidation of a fast-registered MR, our own verdicts).
+// The completion of work done outside the device (fast registration, invalidation of a
+// fast-registered MR, our own verdicts): a request that does nothing, completing in order with
+// the QP's other requests and flushed with them (FLS-02). Where the device has windows it binds
+// the PD's type 1 marker window to nothing (length 0, its key unchanged, so a flushed one leaves
+// nothing to repair): local, so it succeeds while the peer's QP is in error (WR-SILENT-01,
+// FR-ST-01). Otherwise a zero-length RDMA WRITE (no key is checked for zero bytes, IB C9-88),
+// which waits for the peer's acknowledgement. (Not the local invalidation of a free type 2
+// window: rxe, kernel 6.1, dereferences the window's null MR there and panics, README.md.)
 NTSTATUS post_marker(Qp* qp, Slot* s, ULONG flags, bool force_signal = false) {
     ibv_send_wr wr{};
-    wr.opcode = IBV_WR_RDMA_WRITE;
-    wr.num_sge = 0;
-    wr.sg_list = nullptr;
-    wr.wr.rdma.remote_addr = 0;
-    wr.wr.rdma.rkey = 0;
+    if (ibv_mw* marker = qp->pd->marker_window) {
+        wr.opcode = IBV_WR_BIND_MW;
+        wr.bind_mw.mw = marker;
+        wr.bind_mw.rkey = marker->rkey;
+        ibv_mr* region = qp->pd->marker_region;
+        wr.bind_mw.bind_info = {region, reinterpret_cast<uint64_t>(region->addr), 0, 0};
+    } else {
+        wr.opcode = IBV_WR_RDMA_WRITE;
+        wr.wr.rdma.remote_addr = 0;
+        wr.wr.rdma.rkey = 0;
+    }
     return post(qp, s, wr, flags & ~NDK_OP_FLAG_INLINE, force_signal);
 }
 
@@ -905,7 +947,8 @@ NTSTATUS verbs_receive(NDK_QP* ndk, PVOID context, const NDK_SGE* sgl, ULONG cou
     Qp* qp = self<Qp>(ndk);
     if (qp->srq)
         return STATUS_INVALID_DEVICE_REQUEST;  // the QP's receives come from its SRQ (ours)
-    if (count > qp->max_recv_sge) return STATUS_INVALID_PARAMETER;  // SGE-10, AMB-26
+    if (count > qp->max_recv_sge) return STATUS_INVALID_PARAMETER;             // SGE-10, AMB-26
+    if (qp->flushed.load(std::memory_order_acquire)) return STATUS_CANCELLED;  // MODEL-FLS-01
     Rings* r = qp->rings;
     uint32_t t = r->recv_tail;
     if (t - r->recv_head.load(std::memory_order_acquire) >= r->recv_size)
@@ -1037,6 +1080,28 @@ NTSTATUS verbs_fast_register(NDK_QP* ndk, PVOID context, NDK_MR* ndk_mr, ULONG p
 
 // ---------------------------------------------------------------- NdkBind
 
+namespace {
+
+// After a bind posted in slot `s`: the MR becomes the window's antecedent
+// (LIFE-TREE-04: it waits for the window's close), and the slot remembers what to undo if the
+// bind completes in error (roll_back_bind).
+void bound_to(Adapter* a, Mw* mw, Mr* mr, Slot* s) {
+    s->rollback_mw = mw;
+    s->rollback_bind = ++mw->binds;
+    s->rollback_linked = mw->bound_mr != mr;
+    if (mw->bound_mr == mr) return;
+    std::lock_guard lock(a->mutex);
+    if (mw->bound_mr) {
+        --mw->bound_mr->bound_windows;
+        a->unlink_antecedent(&mw->life, &mw->bound_mr->life);
+    }
+    mw->bound_mr = mr;
+    ++mr->bound_windows;
+    a->link_antecedent(&mw->life, &mr->life);
+}
+
+}  // namespace
+
 NTSTATUS verbs_bind(NDK_QP* ndk, PVOID context, NDK_MR* ndk_mr, NDK_MW* ndk_mw,
                     PVOID virtual_address, SIZE_T length, ULONG flags) {
     Qp* qp = self<Qp>(ndk);
@@ -1081,6 +1146,8 @@ NTSTATUS verbs_bind(NDK_QP* ndk, PVOID context, NDK_MR* ndk_mr, NDK_MW* ndk_mw,
         // A type 2 window must be free to be bound again (rxe: IBV_WC_MW_BIND_ERR otherwise);
         // NDKPI simply rebinds, so a bound window is first invalidated by an internal request
         // chained before the bind (never reported; a failure there flushes the bind).
+        if (mw->bound.load() && !mw->orphaned.load() && mw->bound_qp.load() != qp)
+            orphan_window(mw);  // bound through another QP: see verbs_invalidate
         if (mw->bound.load() && !mw->orphaned.load()) {
             Slot* inv = s;
             inv->internal = 1;
@@ -1098,6 +1165,19 @@ NTSTATUS verbs_bind(NDK_QP* ndk, PVOID context, NDK_MR* ndk_mr, NDK_MW* ndk_mw,
             if (!s) return refuse(qp, STATUS_INSUFFICIENT_RESOURCES);
             s->request_context = context;
             s->type = NdkOperationTypeBind;
+        }
+        if (length == 0) {
+            // BND-01 with Length 0: a window of no bytes, which reaches nothing. A type 2 window
+            // cannot be bound to zero bytes (IB o10-37.2.40; rxe: IBV_WC_MW_BIND_ERR), and the
+            // device window, free now, reaches nothing too: the bind is our marker alone.
+            rkey = mw->rkey.load();
+            status = post_marker(qp, s, flags);
+            if (status != STATUS_SUCCESS) return refuse(qp, status);
+            mw->bound.store(true);
+            mw->orphaned.store(true);  // bound in NDK terms; no device bind to undo (AMB-31)
+            mw->bound_qp.store(nullptr);
+            bound_to(a, mw, mr, s);
+            return STATUS_SUCCESS;
         }
         // Type 2: bound by a work request; the library does not track the new key (rxe-notes).
         rkey = ibv_inc_rkey(mw->rkey.load());
@@ -1135,18 +1215,7 @@ NTSTATUS verbs_bind(NDK_QP* ndk, PVOID context, NDK_MR* ndk_mr, NDK_MW* ndk_mw,
     mw->bound.store(true);
     mw->orphaned.store(false);
     mw->bound_qp.store(qp);
-    s->rollback_mw = mw;
-    s->rollback_rkey = rkey;
-    if (mw->bound_mr != mr) {  // LIFE-TREE-04: the MR waits for the window's close
-        std::lock_guard lock(a->mutex);
-        if (mw->bound_mr) {
-            --mw->bound_mr->bound_windows;
-            a->unlink_antecedent(&mw->life, &mw->bound_mr->life);
-        }
-        mw->bound_mr = mr;
-        ++mr->bound_windows;
-        a->link_antecedent(&mw->life, &mr->life);
-    }
+    bound_to(a, mw, mr, s);
     return STATUS_SUCCESS;  // BND-01
 }
 
@@ -1187,6 +1256,8 @@ NTSTATUS verbs_invalidate(NDK_QP* ndk, PVOID context, NDK_OBJECT_HEADER* target,
                 flush_deferred(qp);
             } else if (windowed) {
                 mr->fr_window_qp.store(nullptr);
+            } else {
+                s->restore_mr = mr;  // a flushed invalidation is undone (roll_back_invalidate)
             }
             return status;
         }
@@ -1196,6 +1267,12 @@ NTSTATUS verbs_invalidate(NDK_QP* ndk, PVOID context, NDK_OBJECT_HEADER* target,
         if (!(s = take_send_slot(qp))) return refuse(qp, STATUS_INSUFFICIENT_RESOURCES);
         s->request_context = context;
         s->type = NdkOperationTypeInvalidate;
+        // A window bound through another QP is not invalidated by a request here: nothing
+        // orders this QP's requests after that QP's bind, and the local invalidation of a type 2
+        // window the bind has not reached yet (free) panics rxe (README.md, rxe findings). Its
+        // device window is replaced instead, so its key reaches nothing from now on (INV-01).
+        if (mw->bound.load() && !mw->orphaned.load() && mw->bound_qp.load() != qp)
+            orphan_window(mw);
         if (mw->bound.load() && !mw->orphaned.load() && qp->life.adapter->mw_type2) {
             ibv_send_wr wr{};
             wr.opcode = IBV_WR_LOCAL_INV;

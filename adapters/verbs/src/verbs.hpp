@@ -152,6 +152,11 @@ struct Pd : Object<NDK_PD> {
     // grants remote access (PTOK-02).
     std::once_flag arena_once;
     ibv_mr* arena_mr = nullptr;
+    // A type 1 window bound again and again to nothing (length 0, the same key): that bind is
+    // the completion marker of work done outside the device (post_marker in queues.cpp). Local,
+    // so it never depends on the peer (WR-SILENT-01). Null where the device has no windows.
+    ibv_mw* marker_window = nullptr;
+    ibv_mr* marker_region = nullptr;  // what the bind names (rxe's library reads its lkey)
     std::vector<Mw*> windows;  // guarded by Adapter::mutex: for unbinding before a QP is destroyed
     // Fast-register MRs (guarded by Adapter::mutex): for rolling back flushed fast
     // registrations, remote invalidation of windowed ones (SAI-01) and unbinding their windows
@@ -173,6 +178,10 @@ struct Mr : Object<NDK_MR> {
     // NdkInvalidate and deregistered when that request's completion is reaped, so that requests
     // posted before the invalidation still find it (in order with the QP's other requests).
     std::atomic<Registration*> current{nullptr};
+    // A fast registration whose request was flushed after a later NdkInvalidate had retired it:
+    // that invalidation, flushed too, must not bring it back (roll_back_invalidate). Compared,
+    // never dereferenced. Guarded by Adapter::mutex.
+    Registration* flushed_registration = nullptr;
     std::atomic<uint32_t> lkey{0}, rkey{0};
     int bound_windows = 0;  // guarded by Adapter::mutex
     // With NDKCT_VERBS_FR_WINDOWS=1 (Adapter::fr_windows), a fast registration with remote rights
@@ -197,6 +206,9 @@ struct Mw : Object<NDK_MW> {
     std::atomic<bool> orphaned{false};
     std::atomic<Qp*> bound_qp{nullptr};  // type 2: the QP the window is bound through
     Mr* bound_mr = nullptr;              // guarded by Adapter::mutex: antecedent (LIFE-TREE-04)
+    // NdkBind calls so far: a bind's rollback applies only while no later bind happened (its
+    // key cannot tell: the window may have been reallocated, with a new key, meanwhile).
+    std::atomic<uint32_t> binds{0};
 };
 
 // ---------------------------------------------------------------- queues
@@ -221,7 +233,11 @@ struct Slot {
     // NdkBind: the window it bound at the call, unbound again when the bind completes in error
     // (flushed before it ran, as after NdkFlush: the MR is no antecedent of the window then).
     struct Mw* rollback_mw = nullptr;
-    uint32_t rollback_rkey = 0;  // the window's key that bind gave it
+    uint32_t rollback_bind = 0;    // that bind's number (Mw::binds)
+    bool rollback_linked = false;  // that bind made the MR the window's antecedent
+    // NdkInvalidate of a fast-registered MR: the MR whose registration `retire` holds, given
+    // back when the request completes in error (flushed before it ran: it invalidated nothing).
+    struct Mr* restore_mr = nullptr;
 };
 
 // The slot rings of a QP (or an SRQ). Outlives the QP until its CQs hold no more of its entries
@@ -303,6 +319,11 @@ struct Qp : Object<NDK_QP> {
     void* context = nullptr;
     ibv_qp* qp = nullptr;
     std::atomic<Conn> conn{Conn::idle};
+    // NdkFlush left the device QP in error. Receives posted then are refused inline
+    // (MODEL-FLS-01): rxe does not flush a receive posted from user space to a QP already in
+    // error, and a QP flushed before its connection is reset when it connects, which would drop
+    // them without an entry (WR-10). Cleared by that reset.
+    std::atomic<bool> flushed{false};
     // The limits given at creation (SGE-04, SGE-08, SGE-10); the device QP may allow more.
     uint32_t max_send_sge = 0, max_recv_sge = 0, max_read_sge = 0, inline_size = 0;
     uint32_t device_send_sge = 0;
@@ -503,6 +524,9 @@ void bury_rings(Qp* qp);
 // rxe blocks ~51 s destroying a QP with a bound type-2 window (rxe-notes).
 void unbind_windows_of(Qp* qp);
 void unbind_windows_of(Mr* mr);
+// A bound window's device window replaced by a fresh one (the old key reaches nothing at once):
+// how a window bound through another QP is invalidated (queues.cpp, NdkInvalidate and NdkBind).
+void orphan_window(Mw* mw);
 // Frees a CQ's graveyard once it is known to hold no entries of buried QPs.
 void sweep_graveyard(Cq* cq, bool all);
 void move_qp_to_error(Qp* qp);

@@ -34,6 +34,7 @@ struct Session::Callback {
     std::mutex mutex;
     std::condition_variable arrived;
     int calls = 0;
+    std::atomic<bool> came{false};  // calls > 0, read without the mutex (Session::wait's spin)
     NTSTATUS status = STATUS_PENDING;
     NDK_OBJECT_HEADER* object = nullptr;
     bool inline_result = false;         // the call returned a final status: no callback may follow
@@ -50,13 +51,24 @@ struct Session::EventRecord {
     std::mutex mutex;
     std::condition_variable arrived;
     size_t count = 0;
-    std::deque<NDK_CONNECTOR*> incoming;  // listener: connectors from connect events
-    std::vector<ULONG> ex_reasons;        // connector: NdkDisconnectEventCallbackEx reasons
-    std::atomic<int> inside{0};           // event callbacks now running (CQ-NOT-03, CLOSE-07)
-    std::atomic<bool> closed{false};      // the object's close has completed (CLOSE-04)
+    std::deque<NDK_CONNECTOR*> incoming;    // listener: connectors from connect events
+    std::atomic<size_t> incoming_count{0};  // incoming.size(), read without the mutex (spin)
+    std::vector<ULONG> ex_reasons;          // connector: NdkDisconnectEventCallbackEx reasons
+    std::atomic<int> inside{0};             // event callbacks now running (CQ-NOT-03, CLOSE-07)
+    std::atomic<bool> closed{false};        // the object's close has completed (CLOSE-04)
 };
 
 namespace {
+
+// Spins (yielding the core) for a short while until done() is true: for an event expected
+// within microseconds, cheaper than a condition variable's sleep and wake-up. The caller still
+// waits properly afterwards if done() is false.
+template <typename Done>
+void spin_until(Done done) {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(50);
+    while (!done() && std::chrono::steady_clock::now() < until)
+        std::this_thread::yield();
+}
 
 thread_local int t_hook_depth = 0;  // > 0 on a provider thread running a hook
 
@@ -231,6 +243,7 @@ static void arrive(Session::Callback* cb, NTSTATUS status, NDK_OBJECT_HEADER* ob
         cb->status = status;
         cb->object = object;
         inline_result = cb->inline_result;
+        cb->came.store(true, std::memory_order_release);
     }
     cb->arrived.notify_all();
     if (at == HookAt::after_arrival) run_hook(hook);
@@ -336,6 +349,7 @@ static void on_connect_event(void* context, NDK_CONNECTOR* connector) {
                             connector);
         std::lock_guard lock(r->mutex);
         r->incoming.push_back(connector);
+        r->incoming_count.fetch_add(1, std::memory_order_release);
     });
 }
 
@@ -360,13 +374,45 @@ static void on_disconnect_ex(void* context, ULONG reason) {
 
 // ================= Session =================
 
+namespace {
+
+// A profile and the oracle's readings of it. Parsing and validating a profile's JSON was most
+// of a Session's setup (the property tests open one per sequence); a shipped profile is
+// compiled in and immutable, so each is parsed once per process. A profile file is read anew
+// each time (it may change between runs of a long-lived process).
+struct ParsedProfile {
+    spec::Profile profile;
+    model::Readings readings;
+};
+
+std::shared_ptr<const ParsedProfile> parsed_profile(const std::string& name_or_path) {
+    auto parse = [&] {
+        auto parsed = std::make_shared<ParsedProfile>();
+        parsed->profile = spec::resolve_profile(name_or_path);
+        parsed->readings = model::read_profile(parsed->profile);
+        return parsed;
+    };
+    // spec::resolve_profile's test for a shipped profile's name.
+    if (name_or_path.find('/') != std::string::npos || name_or_path.ends_with(".json"))
+        return parse();
+    static std::mutex mutex;
+    static std::unordered_map<std::string, std::shared_ptr<const ParsedProfile>> cache;
+    std::lock_guard lock(mutex);
+    auto& slot = cache[name_or_path];
+    if (!slot) slot = parse();  // throws (nothing cached) for an unknown name
+    return slot;
+}
+
+}  // namespace
+
 Session::Session(const ProviderSpec& spec, SessionOptions options)
     : spec_(spec), options_(std::move(options)) {
     entry_ = &entry_points_for(spec);  // throws ProviderSpecError with the reason
     identity_ = entry_->GetProviderIdentity();
     arena_ = std::make_unique<platform::Arena>(options_.arena_pages, spec.seed);
-    spec::Profile profile = spec::resolve_profile(
+    const auto parsed = parsed_profile(
         options_.profile_override.empty() ? spec.profile : options_.profile_override);
+    const spec::Profile& profile = parsed->profile;
     char message[512] = {};
     NDKCT_OPEN_OPTIONS open{};
     open.Size = sizeof open;
@@ -389,7 +435,7 @@ Session::Session(const ProviderSpec& spec, SessionOptions options)
         throw SessionError("provider " + spec.text + ": NdkQueryAdapterInfo failed with " +
                            spec::status_name(status) + " on a full-size buffer");
     }
-    model::Readings readings = model::read_profile(profile);
+    model::Readings readings = parsed->readings;
     readings.version = info_.Version;
     readings.adapter_info = info_;
     oracle_ = std::make_unique<model::Model>(
@@ -452,8 +498,16 @@ void Session::report_stray(const std::string& what) {
 }
 
 void Session::enqueue(model::Event event, EventRecord* record, NDK_CONNECTOR* connector) {
-    std::lock_guard lock(queue_mutex_);
-    queue_.push_back({event, record, connector});
+    {
+        std::lock_guard lock(queue_mutex_);
+        queue_.push_back({event, record, connector});
+    }
+    queued_.notify_all();
+}
+
+bool Session::wait_for_event(std::chrono::steady_clock::time_point until) {
+    std::unique_lock lock(queue_mutex_);
+    return queued_.wait_until(lock, until, [&] { return !queue_.empty(); });
 }
 
 void Session::process_events() {
@@ -626,21 +680,29 @@ void Session::returned(Callback* cb, NTSTATUS status) {
 }
 
 NTSTATUS Session::wait(Callback* cb) {
+    // A provider's callback usually comes within microseconds of the call (from its worker
+    // thread, on another core): waiting for it a moment without sleeping saves the thread's
+    // wake-up, which costs far more than the wait.
+    spin_until([cb] { return cb->came.load(std::memory_order_acquire); });
     std::unique_lock lock(cb->mutex);
     if (!cb->arrived.wait_for(lock, options_.callback_timeout, [&] { return cb->calls > 0; })) {
         lock.unlock();
         // CLOSE-08: the close of a request's object starts the request's cancellation, so once
         // that close was requested nothing else is awaited.
         bool close_requested = false;
-        if (cb->kind == kRequest && cb->target) {
+        std::string of;  // which object: the call's name alone does not say
+        if (cb->target) {
             std::lock_guard oracle_lock(oracle_mutex_);
-            const model::Object* o = oracle_->find(id(cb->target));
-            close_requested = o && o->close_requested;
+            if (const model::Object* o = oracle_->find(id(cb->target))) {
+                close_requested = cb->kind == kRequest && o->close_requested;
+                of = std::string(" (") + model::kind_name(o->kind) + " " + std::to_string(o->id) +
+                     ")";
+            }
         }
         model::Verdict v;
         v.add(violation(close_requested ? model::RuleIds{"GEN-ASYNC-01", "CLOSE-08"}
                                         : model::RuleIds{"GEN-ASYNC-01"},
-                        std::string(cb->name) +
+                        std::string(cb->name) + of +
                             " returned STATUS_PENDING but its completion callback did not come "
                             "within " +
                             std::to_string(options_.callback_timeout.count()) + " ms" +
@@ -1385,10 +1447,12 @@ NDK_CONNECTOR* Session::wait_connect_event(NDK_LISTENER* listener, milliseconds 
     auto it = event_records_.find(listener);
     if (it == event_records_.end()) return nullptr;
     EventRecord* r = it->second;
+    spin_until([r] { return r->incoming_count.load(std::memory_order_acquire) > 0; });
     std::unique_lock lock(r->mutex);
     if (!r->arrived.wait_for(lock, timeout, [&] { return !r->incoming.empty(); })) return nullptr;
     NDK_CONNECTOR* c = r->incoming.front();
     r->incoming.pop_front();
+    r->incoming_count.fetch_sub(1, std::memory_order_relaxed);
     lock.unlock();
     process_events();  // the oracle learns of the new connector
     return c;

@@ -263,6 +263,9 @@ class Model {
                         uint32_t need, Extent& out, std::string& why, RuleIds& rules,
                         ObjectId* target = nullptr) const;
     std::optional<PFN_NUMBER> pfn_of_logical(ObjectId adapter, uint64_t logical) const;
+    // A NdkFastRegister, NdkInvalidate or NdkBind (`type`) of the MR or MW was posted and its entry
+    // not yet retrieved (check mode: the device may not have run it yet).
+    bool request_in_flight(ObjectId target, NDK_OPERATION_TYPE type) const;
     void invalidate_token_of(ObjectId object);
 
     // ---- Connections (rules_connection.cpp) ----
@@ -314,6 +317,10 @@ class Model {
     std::vector<Object> objects_;  // index = ObjectId; [0] unused
     std::map<uint64_t, Pending> pending_;
     uint64_t next_pending_ = 1;
+    // The request being posted (check mode: one that runs later than its own post, having
+    // waited, fails at a moment the consumer cannot know; QpState::error_timing_open).
+    ObjectId posting_qp_ = 0;
+    uint64_t posting_sequence_ = 0;
     std::vector<Event> events_;
     std::unordered_map<PFN_NUMBER, uint32_t> landing_pages_;
 };

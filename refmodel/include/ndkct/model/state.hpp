@@ -79,6 +79,9 @@ struct PdState {
 
 struct MrState {
     bool fast_register = false;  // CMR-01: fixed at creation
+    // Counts the fast registrations, invalidations and initializations that changed it: a
+    // flushed request's undo applies only while nothing changed the MR after it (Model::undo).
+    uint64_t changes = 0;
     enum class Phase : uint8_t {
         unregistered,     // normal MR before NdkRegisterMr / after NdkDeregisterMr
         registering,      // NdkRegisterMr pending
@@ -105,12 +108,17 @@ struct MrState {
 };
 
 struct MwState {
+    uint64_t changes = 0;  // binds and invalidations (MrState::changes)
     bool bound = false;
     ObjectId mr = 0;
     ObjectId qp = 0;  // the QP the bind was posted on
     Region region;
     std::optional<uint32_t> remote_token;
     bool indeterminate = false;
+    // Check mode: the bind that made `mr` its antecedent was posted while its QP's error timing
+    // was open (the peer's failure, AMB-12; FLS-03): the device may have flushed it, and then
+    // the MR waits for nothing (CLOSE-02 cannot require its close to pend).
+    bool edge_uncertain = false;
 };
 
 struct LamState {
@@ -158,6 +166,7 @@ struct Completion {
     };
     std::vector<Landing> landings;
     bool silent = false;  // success makes no entry (SILENT_SUCCESS)
+    ObjectId target = 0;  // the MR or MW a FastRegister, Invalidate or Bind acts on
 };
 
 // A request posted to a queue, waiting for the model to execute it.
@@ -191,6 +200,10 @@ struct CqState {
     // Arming (CQ-NOT-*): -1 = not armed, else NDK_CQ_NOTIFY_* (combined per CQ-NOT-04).
     int armed = -1;
     bool new_since_notification = false;
+    // Check mode: entries that may or may not appear came since (Outcome::any: requests in flight
+    // when their QP or its peer went to error). They explain a notification, but none is owed
+    // for them: a provider whose device never made them has nothing to notify.
+    bool uncertain_since_notification = false;
     // Check mode: arms that came while the previous arm's notification was owed; each such
     // notification may still arrive after the new arm's (CQ-NOT-01 tolerance, commit of ArmCq).
     uint32_t notifications_in_flight = 0;
@@ -242,6 +255,10 @@ struct QpState {
     bool error = false;       // a request failed: the rest is flushed (STATUS_CANCELLED)
     bool flushed = false;     // MODEL-FLS-01: NdkFlush left it in error (cancelled reading)
     bool peer_error = false;  // the peer's request failed: what happens here is open
+    // Check mode: the QP went to error when a peer's message arrived (a receive it failed), a
+    // moment the consumer cannot know until an entry shows it: requests posted meanwhile may
+    // still run before the error (FLS-03). Cleared by the first error entry retrieved.
+    bool error_timing_open = false;
     // Its CQ or SRQ failed (CQ-STATUS-02/03, SRQ-15): the QP is unusable, and later posts
     // behave as MODEL-CQ-STATUS-01 reads.
     bool unusable = false;

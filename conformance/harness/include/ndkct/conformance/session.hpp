@@ -338,6 +338,9 @@ class Session {
     // the call that caused them (a provider may deliver an event before that call returns).
     void enqueue(model::Event event, EventRecord* record, NDK_CONNECTOR* connector = nullptr);
     void process_events();
+    // Waits until an event callback has queued an event not yet handed to the oracle (by
+    // verdict() or any call), or until the time; returns whether one is queued.
+    bool wait_for_event(std::chrono::steady_clock::time_point until);
 
   private:
     struct PendingAsync {
@@ -403,6 +406,7 @@ class Session {
         NDK_CONNECTOR* connector;
     };
     std::mutex queue_mutex_;
+    std::condition_variable queued_;  // an event was queued (wait_for_event)
     std::deque<QueuedEvent> queue_;
     std::unordered_map<const void*, PendingAsync> pending_connects_;  // by connector
     std::unordered_map<const void*, PendingAsync> pending_accepts_;
