@@ -412,12 +412,33 @@ Expectation Model::expect(const Call& call) const {
     return std::visit([this](const auto& c) { return expect_call(c); }, call);
 }
 
+void Model::remember_unjudged(const Call& call) {
+    std::visit(
+        [&](const auto& c) {
+            if constexpr (requires {
+                              c.qp;
+                              c.request_context;
+                          })
+                if (auto* q = state_mut<QpState>(c.qp)) {
+                    q->unjudged.push_back(c.request_context);
+                    if (q->unjudged.size() > 64) q->unjudged.erase(q->unjudged.begin());
+                }
+        },
+        call);
+}
+
 Applied Model::apply(const Call& call, const Observed& observed) {
     Applied applied;
     Expectation e = expect(call);
     const char* name = ndk_function_name(call);
     if (!e.returns_void) applied.verdict = judge_inline(e, observed.status, name);
-    if (e.undefined) return applied;  // a consumer duty was broken: nothing to judge or apply
+    if (e.undefined) {  // a consumer duty was broken: nothing to judge or apply...
+        // ...but an accepted work request still leaves an entry, which is not judged (WR-10).
+        if (is_work_request(call) && NT_SUCCESS(observed.status) &&
+            observed.status != STATUS_PENDING)
+            remember_unjudged(call);
+        return applied;
+    }
     if (!applied.verdict.ok()) {
         // Off the documented path: the state is unknown. A work request is still remembered: one
         // refused inline leaves no entry (WR-05) and hands earlier DEFER requests over (DEFER-04);
@@ -427,18 +448,7 @@ Applied Model::apply(const Call& call, const Observed& observed) {
                 std::visit([&](const auto& c) { commit(c, observed, applied, Stage::refused); },
                            call);
             } else {
-                std::visit(
-                    [&](const auto& c) {
-                        if constexpr (requires {
-                                          c.qp;
-                                          c.request_context;
-                                      })
-                            if (auto* q = state_mut<QpState>(c.qp)) {
-                                q->unjudged.push_back(c.request_context);
-                                if (q->unjudged.size() > 64) q->unjudged.erase(q->unjudged.begin());
-                            }
-                    },
-                    call);
+                remember_unjudged(call);
             }
         }
         return applied;
@@ -467,6 +477,8 @@ Applied Model::apply(const Call& call, const Observed& observed) {
         std::visit([&](const auto& c) { commit(c, observed, applied, Stage::done); }, call);
     } else if (e.consumer_error && NT_SUCCESS(observed.status)) {
         mark_indeterminate(call);  // AMB-16: accepted a call it may refuse; state now unknown
+        // ...and an accepted work request still leaves an entry, which is not judged (WR-10).
+        if (is_work_request(call)) remember_unjudged(call);
     } else {
         std::visit([&](const auto& c) { commit(c, observed, applied, Stage::refused); }, call);
     }

@@ -977,8 +977,15 @@ void Model::commit(const calls::Bind& c, const Observed&, Applied&, Stage stage)
         if (std::find(w.antecedents.begin(), w.antecedents.end(), c.mr) == w.antecedents.end()) {
             w.antecedents.push_back(c.mr);  // LIFE-TREE-04: the MR now waits for the MW's close
             ++objects_[c.mr].open_successors;
-            u->edge_added = true;
         }
+        auto& per_mr = std::get<MwState>(w.state).binds_per_mr;
+        auto count = std::find_if(per_mr.begin(), per_mr.end(),
+                                  [&](const auto& entry) { return entry.first == c.mr; });
+        if (count == per_mr.end())
+            per_mr.emplace_back(c.mr, 1);
+        else
+            ++count->second;
+        u->bound_mr = c.mr;
         undo_info = std::move(u);
     }
     done.silent =

@@ -1056,10 +1056,23 @@ void Model::undo(const WorkRequest& wr) {
     }
     if (u.mw_state && open(u.mw) && state_of<MwState>(u.mw)->changes == u.mw_state->changes + 1) {
         set_token(u.mw, true, u.mw_state->remote_token);
-        *state_mut<MwState>(u.mw) = *u.mw_state;
+        auto* mw = state_mut<MwState>(u.mw);
+        auto per_mr = std::move(mw->binds_per_mr);
+        *mw = *u.mw_state;
+        mw->binds_per_mr = std::move(per_mr);
         if (u.window_mr && open(u.window_mr))
             state_mut<MrState>(u.window_mr)->bound_windows = u.window_mr_windows;
-        if (u.edge_added) remove_edge(u.mw, u.window_mr);  // LIFE-TREE-04: it never happened
+    }
+    // LIFE-TREE-04: the MR stops being the MW's antecedent once no bind to it stands, whatever
+    // else happened to the MW since.
+    if (u.bound_mr && open(u.mw)) {
+        auto& per_mr = state_mut<MwState>(u.mw)->binds_per_mr;
+        auto count = std::find_if(per_mr.begin(), per_mr.end(),
+                                  [&](const auto& entry) { return entry.first == u.bound_mr; });
+        if (count != per_mr.end() && --count->second == 0) {
+            per_mr.erase(count);
+            remove_edge(u.mw, u.bound_mr);
+        }
     }
 }
 

@@ -481,5 +481,32 @@ TEST(PropertyFindings, AFlushedBindDoesNotUndoALaterOne) {
     EXPECT_TRUE(h.model.expect(calls::CloseObject{r.mr}).must_pend);
 }
 
+// WR-10, AMB-16 (found on rxe): NdkBind over a fast-register MR with no valid registration (a
+// consumer error: the docs give no status) that the provider accepts. The state is unknown from
+// then on, but the request was posted: it completes, and its entry, unjudged, is no stray
+// (CQ-GET-04). So too for a request whose outcome is undefined.
+TEST(PropertyFindings, AnAcceptedConsumerErrorRequestStillCompletes) {
+    Harness h(Mode::check);
+    Pair p = h.connected_pair();
+    ObjectId mr = h.fr_mr(p.pd, 1, false);
+    ObjectId mw = h.create(calls::CreateMw{p.pd});
+    calls::Bind bind{p.qp_a, 0xC1, mr, mw, 0x700000, 0, NDK_OP_FLAG_ALLOW_REMOTE_READ};
+    Applied a = h.model.apply(bind, status(STATUS_SUCCESS));
+    EXPECT_TRUE(a.verdict.ok()) << a.verdict.describe();  // a warning (AMB-16)
+    Verdict v = h.model.observe_completion(
+        p.cq_a, cq_entry(STATUS_CANCELLED, p.ctx_a, 0xC1, NdkOperationTypeBind), true);
+    EXPECT_TRUE(v.clean()) << v.describe();
+    // The MR's state is unknown now, so a fast registration of it is not judged (undefined),
+    // but its entry is no stray either.
+    LockedBuffer f = h.arena.allocate(PAGE_SIZE);
+    Lam lam = h.build_lam(f, 0, PAGE_SIZE);
+    calls::FastRegister fr{p.qp_a, 0xC2, mr, lam.pages, 0, PAGE_SIZE, 0x700000, 0};
+    EXPECT_TRUE(h.model.expect(fr).undefined);
+    h.model.apply(fr, status(STATUS_SUCCESS));
+    v = h.model.observe_completion(
+        p.cq_a, cq_entry(STATUS_CANCELLED, p.ctx_a, 0xC2, NdkOperationTypeFastRegister), true);
+    EXPECT_TRUE(v.clean()) << v.describe();
+}
+
 }  // namespace
 }  // namespace ndkct::model::test

@@ -275,16 +275,15 @@ void roll_back_bind(Adapter* a, Qp* qp, Slot* s) {
     Mw* mw = std::exchange(s->rollback_mw, nullptr);
     if (!qp ||
         std::find(qp->pd->windows.begin(), qp->pd->windows.end(), mw) == qp->pd->windows.end())
-        return;                                        // closed meanwhile
-    if (mw->binds.load() != s->rollback_bind) return;  // bound again since
-    // Invalidated or reallocated since, or not: either way the MR waits no more for a window
-    // this request never bound to it, as the oracle undoes the bind.
-    mw->bound.store(false);
-    if (!s->rollback_linked) return;  // the MR was the window's antecedent before the bind
-    if (Mr* mr = std::exchange(mw->bound_mr, nullptr)) {
-        --mr->bound_windows;
-        a->unlink_antecedent(&mw->life, &mr->life);
-    }
+        return;                                                        // closed meanwhile
+    if (mw->binds.load() == s->rollback_bind) mw->bound.store(false);  // the last bind: undone
+    // The MR waits no more for the window once no bind to it stands (flushed binds never bound
+    // it; invalidated or rebound since or not), as the oracle undoes them.
+    Mr* mr = std::exchange(s->rollback_bound_mr, nullptr);
+    if (!mr || mw->bound_mr != mr || --mw->bound_mr_binds > 0) return;
+    mw->bound_mr = nullptr;
+    --mr->bound_windows;
+    a->unlink_antecedent(&mw->life, &mr->life);
 }
 
 Qp* srq_qp(const Srq* srq, uint32_t qp_num) {
@@ -782,6 +781,7 @@ inline Slot* take_send_slot(Qp* qp) {
     s->internal = 0;
     s->rollback_mr = nullptr;
     s->rollback_mw = nullptr;
+    s->rollback_bound_mr = nullptr;
     s->restore_mr = nullptr;
     return s;
 }
@@ -1088,14 +1088,18 @@ namespace {
 void bound_to(Adapter* a, Mw* mw, Mr* mr, Slot* s) {
     s->rollback_mw = mw;
     s->rollback_bind = ++mw->binds;
-    s->rollback_linked = mw->bound_mr != mr;
-    if (mw->bound_mr == mr) return;
+    s->rollback_bound_mr = mr;
     std::lock_guard lock(a->mutex);
+    if (mw->bound_mr == mr) {
+        ++mw->bound_mr_binds;
+        return;
+    }
     if (mw->bound_mr) {
         --mw->bound_mr->bound_windows;
         a->unlink_antecedent(&mw->life, &mw->bound_mr->life);
     }
     mw->bound_mr = mr;
+    mw->bound_mr_binds = 1;
     ++mr->bound_windows;
     a->link_antecedent(&mw->life, &mr->life);
 }

@@ -206,6 +206,9 @@ struct Mw : Object<NDK_MW> {
     std::atomic<bool> orphaned{false};
     std::atomic<Qp*> bound_qp{nullptr};  // type 2: the QP the window is bound through
     Mr* bound_mr = nullptr;              // guarded by Adapter::mutex: antecedent (LIFE-TREE-04)
+    // Binds to bound_mr not rolled back (guarded by Adapter::mutex): the MR stops being the
+    // window's antecedent only when every bind that made it one was flushed.
+    int bound_mr_binds = 0;
     // NdkBind calls so far: a bind's rollback applies only while no later bind happened (its
     // key cannot tell: the window may have been reallocated, with a new key, meanwhile).
     std::atomic<uint32_t> binds{0};
@@ -233,8 +236,8 @@ struct Slot {
     // NdkBind: the window it bound at the call, unbound again when the bind completes in error
     // (flushed before it ran, as after NdkFlush: the MR is no antecedent of the window then).
     struct Mw* rollback_mw = nullptr;
-    uint32_t rollback_bind = 0;    // that bind's number (Mw::binds)
-    bool rollback_linked = false;  // that bind made the MR the window's antecedent
+    uint32_t rollback_bind = 0;              // that bind's number (Mw::binds)
+    struct Mr* rollback_bound_mr = nullptr;  // the MR that bind bound the window to
     // NdkInvalidate of a fast-registered MR: the MR whose registration `retire` holds, given
     // back when the request completes in error (flushed before it ran: it invalidated nothing).
     struct Mr* restore_mr = nullptr;

@@ -1303,6 +1303,69 @@ TEST_F(Verbs, BindInvalidateBindAgain) {
     }
 }
 
+// BND-01 with Length 0: IB forbids zero-length type 2 binds (rxe: IBV_WC_MW_BIND_ERR), so the
+// provider binds nothing on the device; NDK's bind succeeds, the window reaches nothing, and it
+// can be invalidated and bound again.
+TEST_F(Verbs, ZeroLengthBindSucceedsAndReachesNothing) {
+    Pair p;
+    connect(p);
+    Region mem = region(p.pd, PAGE_SIZE, NDK_MR_FLAG_ALLOW_LOCAL_WRITE);
+    Region src = region(p.pd, PAGE_SIZE, 0);
+    NDK_MW* mw = nullptr;
+    ASSERT_EQ(table(p.pd).NdkCreateMw(p.pd, on_create, nullptr, &mw), STATUS_SUCCESS);
+    for (SIZE_T length : {SIZE_T{100}, SIZE_T{0}, SIZE_T{100}}) {
+        ASSERT_EQ(table(p.a).NdkBind(p.a, ctx(1), mem.mr, mw, mem.buffer.data(), length,
+                                     NDK_OP_FLAG_ALLOW_REMOTE_WRITE),
+                  STATUS_SUCCESS);
+        auto r = drain(p.cq, 1);
+        ASSERT_EQ(r.size(), 1u);
+        EXPECT_EQ(r[0].Status, STATUS_SUCCESS) << "bind of " << length << " bytes";
+        if (length == 0) {  // a write through the window's key fails at the peer
+            NDK_SGE e = sge(src, 0, 1);
+            ASSERT_EQ(table(p.b).NdkWrite(p.b, ctx(2), &e, 1,
+                                          reinterpret_cast<uint64_t>(mem.buffer.data()),
+                                          table(mw).NdkGetRemoteTokenFromMw(mw), 0),
+                      STATUS_SUCCESS);
+            r = drain(p.cq, 1, 20000ms);
+            ASSERT_EQ(r.size(), 1u);
+            EXPECT_NE(r[0].Status, STATUS_SUCCESS) << "a zero-byte window took a write";
+            return;  // the write's failure broke the connection
+        }
+    }
+}
+
+// SND-01, FLS-03: NdkSend waiting for a receive the peer has not posted (receiver not ready:
+// the provider retries forever), then NdkWrite through a token the peer's region does not
+// grant. The write is behind the send: both wait (IB drops the write's packets while it refuses
+// the send). The property tests once saw the send fail instead, with an access error (seed 7,
+// MemoryRegistration, from a fast-registered source): not this plain case, where rxe waits.
+TEST_F(Verbs, AWriteBehindAWaitingSendWaitsToo) {
+    Pair p;
+    connect(p);
+    Region src = region(p.pd, PAGE_SIZE, 0);
+    Region target = region(p.pd, PAGE_SIZE, NDK_MR_FLAG_ALLOW_LOCAL_WRITE);
+    // As the property tests found it: the send held back (DEFER) and the write silent, with
+    // three SGEs, so both reach the device in one chain.
+    NDK_SGE one = sge(src, 0, 1);
+    NDK_SGE three[3] = {one, one, one};
+    ASSERT_EQ(table(p.a).NdkSend(p.a, ctx(1), &one, 1, NDK_OP_FLAG_DEFER), STATUS_SUCCESS);
+    ASSERT_EQ(table(p.a).NdkWrite(p.a, ctx(2), three, 3, target.address(), target.remote,
+                                  NDK_OP_FLAG_SILENT_SUCCESS),
+              STATUS_SUCCESS);
+    auto r = drain(p.cq, 2, 3000ms);
+    for (auto& x : r)
+        ADD_FAILURE() << (ctx_id(x) == 1 ? "the waiting send" : "the write behind it")
+                      << " completed with 0x" << std::hex << x.Status << " (verbs " << std::dec
+                      << x.ProviderErrorCode << ")";
+    // Whatever rxe did, a receive posted now ends the send's wait or finds the QP in error.
+    NDK_SGE rcv = sge(target, 0, 16);
+    ASSERT_EQ(table(p.b).NdkReceive(p.b, ctx(3), &rcv, 1), STATUS_SUCCESS);
+    table(p.a).NdkFlush(p.a);
+    table(p.b).NdkFlush(p.b);
+    auto rest = drain(p.cq, 3 - r.size(), 20000ms);
+    EXPECT_EQ(r.size() + rest.size(), 3u) << "a request never completed";
+}
+
 TEST_F(Verbs, SharedEndpointCarriesTwoConnectionsAndAddressesInUseAreRefused) {
     Pair p;
     connect(p);  // a listener on 127.0.0.1 (ephemeral port) with its connection

@@ -266,6 +266,9 @@ class Model {
     // A NdkFastRegister, NdkInvalidate or NdkBind (`type`) of the MR or MW was posted and its entry
     // not yet retrieved (check mode: the device may not have run it yet).
     bool request_in_flight(ObjectId target, NDK_OPERATION_TYPE type) const;
+    // A work request accepted off the documented path: its entry, whatever it says, is taken
+    // without judging (QpState::unjudged).
+    void remember_unjudged(const Call& call);
     void invalidate_token_of(ObjectId object);
 
     // ---- Connections (rules_connection.cpp) ----

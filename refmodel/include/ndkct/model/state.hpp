@@ -109,6 +109,9 @@ struct MrState {
 
 struct MwState {
     uint64_t changes = 0;  // binds and invalidations (MrState::changes)
+    // LIFE-TREE-04: per MR, the binds to it not undone; the MR stops being the MW's antecedent
+    // when the last of them is undone (flushed binds never bound it). Kept across undo.
+    std::vector<std::pair<ObjectId, uint32_t>> binds_per_mr;
     bool bound = false;
     ObjectId mr = 0;
     ObjectId qp = 0;  // the QP the bind was posted on
@@ -187,7 +190,7 @@ struct WorkRequest {
         std::optional<MwState> mw_state;
         ObjectId window_mr = 0;  // the MR whose bound windows a bind changed
         std::vector<ObjectId> window_mr_windows;
-        bool edge_added = false;  // a bind made the MR an antecedent of the MW
+        ObjectId bound_mr = 0;  // a bind: the MR it made (or kept) the MW's antecedent
     };
     std::shared_ptr<const Undo> undo;
     bool over_read_limit = false;  // MODEL-RD-01: a read beyond the OutboundReadLimit
