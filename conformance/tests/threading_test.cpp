@@ -257,12 +257,19 @@ NDKCT_TEST(Threading, FlushWhileAnotherThreadPosts, "ndk.threads.flush_during_po
     std::vector<char> contexts(kPosts);
     std::vector<NTSTATUS> statuses(kPosts, STATUS_PENDING);
     std::atomic<bool> posting{true};
+    std::atomic<int> posted{0};
     std::thread poster([&] {
         NDK_SGE sge = Session::sge(in, 0, 64, r.local_token);
-        for (int i = 0; i < kPosts; ++i)
+        for (int i = 0; i < kPosts; ++i) {
             statuses[i] = qp_table(qp.object).NdkReceive(qp.object, &contexts[i], &sge, 1);
+            posted.store(i + 1, std::memory_order_release);
+        }
         posting = false;
     });
+    // The first flush waits for a few receives: once flushed, a QP may refuse receives inline
+    // (MODEL-FLS-01, the default reading), and the test needs some accepted and cancelled.
+    while (posted.load(std::memory_order_acquire) < 32 && posting)
+        std::this_thread::yield();
     int flushes = 0;
     while (posting) {
         qp_table(qp.object).NdkFlush(qp.object);
