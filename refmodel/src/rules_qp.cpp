@@ -600,11 +600,11 @@ void Model::run_queues(ObjectId qp) {
         WorkRequest wr = std::move(q.initiator.front());
         q.initiator.pop_front();
         bool was_error = q.error;
-        // FLS-03 (check mode): a request that waited (for a receive at the peer) runs when the
-        // device retries it, a moment the consumer cannot know; if it fails, so does its QP.
-        bool late = mode_ == Mode::check &&
-                    !(qp == posting_qp_ && wr.sequence == posting_sequence_) &&
-                    std::holds_alternative<calls::Send>(wr.call);
+        // FLS-03 (check mode): a request that waited (a send for a receive at the peer, or one
+        // behind it) runs when the device retries, a moment the consumer cannot know; if it
+        // fails, so does its QP.
+        bool late =
+            mode_ == Mode::check && !(qp == posting_qp_ && wr.sequence == posting_sequence_);
         Completion done;
         if (!execute(qp, wr, done)) {  // waiting (a send without a receive at the peer)
             std::get<QpState>(objects_[qp].state).initiator.push_front(std::move(wr));

@@ -508,5 +508,43 @@ TEST(PropertyFindings, AnAcceptedConsumerErrorRequestStillCompletes) {
     EXPECT_TRUE(v.clean()) << v.describe();
 }
 
+// AMB-30, INV-01 (found on rxe): as above, NdkInvalidate(qp_a, mr) flushed behind a failed send,
+// then NdkFastRegister(qp_b, mr) over the registration the model still counts in force. Until
+// the invalidation's entry is retrieved the device may have run it: the registration may succeed.
+TEST(PropertyFindings, FastRegisteringAnMrWhoseInvalidationIsInFlight) {
+    Harness h(Mode::check);
+    Pair p = h.connected_pair();
+    LockedBuffer f = h.arena.allocate(PAGE_SIZE);
+    Lam lam = h.build_lam(f, 0, PAGE_SIZE);
+    ObjectId mr = h.fr_mr(p.pd, 1, false);
+    h.accept(calls::FastRegister{p.qp_b, 0xD1, mr, lam.pages, 0, PAGE_SIZE, 0x800000, 0});
+    h.model.observe_completion(
+        p.cq_b, cq_entry(STATUS_SUCCESS, p.ctx_b, 0xD1, NdkOperationTypeFastRegister), true);
+    h.accept(calls::Send{p.qp_a, 0xD2, {{0x1000, 1, 0xBAD0}}, 0, {}});
+    h.accept(calls::Invalidate{p.qp_a, 0xD3, mr, 0});
+    h.accept(calls::FastRegister{p.qp_b, 0xD4, mr, lam.pages, 0, PAGE_SIZE, 0x800000, 0});
+    Verdict v = h.model.observe_completion(
+        p.cq_b, cq_entry(STATUS_SUCCESS, p.ctx_b, 0xD4, NdkOperationTypeFastRegister), true);
+    EXPECT_TRUE(v.clean()) << v.describe();
+}
+
+// FLS-03 (found on rxe): NdkSend(qp_a) waiting for a receive at the peer, NdkWrite(qp_a) with a
+// bad token behind it, then NdkReceive(qp_b): the send goes, the write fails and qp_a goes to
+// error, all when the device retries the send. A receive qp_a posted before that may still take
+// a message and fail on its own account.
+TEST(PropertyFindings, AnErrorBehindAWaitingSendComesLate) {
+    Harness h(Mode::check);
+    Pair p = h.connected_pair();
+    LockedBuffer buf = h.arena.allocate(PAGE_SIZE);
+    Region r = h.register_mr(p.pd, buf, 0, PAGE_SIZE, NDK_MR_FLAG_ALLOW_LOCAL_WRITE);
+    h.accept(calls::Send{p.qp_a, 0xE1, {{r.va, 1, r.local}}, 0, {}});
+    h.accept(calls::Write{p.qp_a, 0xE2, {{r.va, 1, r.local}}, r.va + 64, 0xBAD0, 0, {}});
+    h.accept(calls::Receive{p.qp_b, 0xE3, {{r.va + 128, 16, r.local}}});
+    h.accept(calls::Receive{p.qp_a, 0xE4, {{r.va + 256, 16, r.local}}});
+    Verdict v = h.model.observe_completion(
+        p.cq_a, cq_entry(STATUS_ACCESS_VIOLATION, p.ctx_a, 0xE4, NdkOperationTypeReceive), true);
+    EXPECT_FALSE(violation_names(v, "FLS-02")) << v.describe();
+}
+
 }  // namespace
 }  // namespace ndkct::model::test
