@@ -509,7 +509,7 @@ void FastRegister::run(const World&, Sut& sut) const {
                ", BaseVirtualAddress=" + hex(base) + ")");
 }
 
-FastRegistration::FastRegistration(const World& w) : made_at(int(w.slots.size())) {
+FastRegistration::FastRegistration(const World& w) : Composite(w) {
     World after = w;  // each call generated in the World the ones before it leave
     auto c = std::make_shared<CreateMr>(w);
     c->fast_register = true;
@@ -529,30 +529,12 @@ FastRegistration::FastRegistration(const World& w) : made_at(int(w.slots.size())
 }
 
 std::vector<std::shared_ptr<const Command>> FastRegistration::steps(int base) const {
-    auto moved = [&](int slot) { return slot >= made_at ? slot - made_at + base : slot; };
     auto i = std::make_shared<InitializeFastRegisterMr>(*initialize);
-    i->mr = moved(i->mr);
+    i->mr = moved(i->mr, base);
     auto f = std::make_shared<FastRegister>(*fast_register);
-    f->mr = moved(f->mr);
-    f->lam = moved(f->lam);
+    f->mr = moved(f->mr, base);
+    f->lam = moved(f->lam, base);
     return {create_mr, i, build_lam, f};
-}
-
-void FastRegistration::checkPreconditions(const World& w) const {
-    check_steps(w, steps(int(w.slots.size())));
-}
-
-void FastRegistration::apply(World& w) const {
-    for (const auto& c : steps(int(w.slots.size())))
-        c->apply(w);
-}
-
-void FastRegistration::run(const World& w, Sut& sut) const {
-    run_steps(w, sut, steps(int(w.slots.size())));
-}
-
-void FastRegistration::show(std::ostream& os) const {
-    show_steps(os, steps(made_at));
 }
 
 Invalidate::Invalidate(const World& w) : qp(w.pick(Kind::qp)) {
@@ -766,7 +748,7 @@ void Receive::run(const World&, Sut& sut) const {
     finish(sut, *this, answer(s));
 }
 
-SendToReceive::SendToReceive(const World& w) : made_at(int(w.slots.size())) {
+SendToReceive::SendToReceive(const World& w) : Composite(w) {
     World after = w;  // each call generated in the World the ones before it leave
     auto c = std::make_shared<CreateMr>(w);
     c->fast_register = false;
@@ -799,40 +781,26 @@ SendToReceive::SendToReceive(const World& w) : made_at(int(w.slots.size())) {
 }
 
 std::vector<std::shared_ptr<const Command>> SendToReceive::steps(int base) const {
-    auto moved = [&](int slot) { return slot >= made_at ? slot - made_at + base : slot; };
     auto m = std::make_shared<RegisterMr>(*register_mr);
-    m->mr = moved(m->mr);
+    m->mr = moved(m->mr, base);
     auto r = std::make_shared<Receive>(*receive);
     for (auto& e : r->sgl)
-        if (e.mr >= 0) e.mr = moved(e.mr);
+        if (e.mr >= 0) e.mr = moved(e.mr, base);
     auto s = std::make_shared<Send>(*send);
     for (auto& e : s->sgl)
-        if (e.mr >= 0) e.mr = moved(e.mr);
+        if (e.mr >= 0) e.mr = moved(e.mr, base);
     return {create_mr, m, r, s};
 }
 
 void SendToReceive::checkPreconditions(const World& w) const {
+    Composite::checkPreconditions(w);
     auto now = steps(int(w.slots.size()));
-    check_steps(w, now);
     const auto& r = static_cast<const Receive&>(*now[2]);
     const auto& s = static_cast<const Send&>(*now[3]);
     World after = w;
     for (const auto& c : now)
         c->apply(after);
     RC_PRE(w.slots[r.qp].peer == s.qp && !sources_meet(after, s.sgl, r.sgl));
-}
-
-void SendToReceive::apply(World& w) const {
-    for (const auto& c : steps(int(w.slots.size())))
-        c->apply(w);
-}
-
-void SendToReceive::run(const World& w, Sut& sut) const {
-    run_steps(w, sut, steps(int(w.slots.size())));
-}
-
-void SendToReceive::show(std::ostream& os) const {
-    show_steps(os, steps(made_at));
 }
 
 void Flush::run(const World&, Sut& sut) const {
@@ -1201,25 +1169,30 @@ void Disconnect::run(const World&, Sut& sut) const {
 
 // ================= Close =================
 
-void check_steps(const World& w, const std::vector<std::shared_ptr<const Command>>& steps) {
+void Composite::checkPreconditions(const World& w) const {
     World after = w;
-    for (const auto& c : steps) {
+    for (const auto& c : steps(int(w.slots.size()))) {
         c->checkPreconditions(after);
         c->apply(after);
     }
 }
 
-void run_steps(const World& w, Sut& sut, const std::vector<std::shared_ptr<const Command>>& steps) {
+void Composite::apply(World& w) const {
+    for (const auto& c : steps(int(w.slots.size())))
+        c->apply(w);
+}
+
+void Composite::run(const World& w, Sut& sut) const {
     World after = w;  // each call runs in the World the ones before it left
-    for (const auto& c : steps) {
+    for (const auto& c : steps(int(w.slots.size()))) {
         c->run(after, sut);
         c->apply(after);
     }
 }
 
-void show_steps(std::ostream& os, const std::vector<std::shared_ptr<const Command>>& steps) {
+void Composite::show(std::ostream& os) const {
     const char* sep = "";
-    for (const auto& c : steps) {
+    for (const auto& c : steps(made_at)) {
         os << sep;
         c->show(os);
         sep = ", then ";
@@ -1264,7 +1237,7 @@ namespace {
 constexpr std::chrono::milliseconds kCallbackLinger{10};
 }  // namespace
 
-NotifiedCq::NotifiedCq(const World& w) : made_at(int(w.slots.size())) {
+NotifiedCq::NotifiedCq(const World& w) : Composite(w) {
     World after = w;  // each call generated in the World the ones before it leave
     auto c = std::make_shared<CreateCq>(w);
     c->apply(after);
@@ -1286,39 +1259,21 @@ NotifiedCq::NotifiedCq(const World& w) : made_at(int(w.slots.size())) {
 }
 
 std::vector<std::shared_ptr<const Command>> NotifiedCq::steps(int base) const {
-    auto moved = [&](int slot) { return slot >= made_at ? slot - made_at + base : slot; };
     auto q = std::make_shared<CreateQp>(*create_qp);
-    q->receive_cq = moved(q->receive_cq);
-    q->initiator_cq = moved(q->initiator_cq);
+    q->receive_cq = moved(q->receive_cq, base);
+    q->initiator_cq = moved(q->initiator_cq, base);
     auto r = std::make_shared<Receive>(*receive);
-    r->qp = moved(r->qp);
+    r->qp = moved(r->qp, base);
     auto f = std::make_shared<Flush>(*flush);
-    f->qp = moved(f->qp);
+    f->qp = moved(f->qp, base);
     auto n = std::make_shared<CallFromNotification>(*call);
-    n->cq = moved(n->cq);
+    n->cq = moved(n->cq, base);
     for (auto& close : n->closes) {
         auto c = std::make_shared<CloseObject>(*close);
-        c->slot = moved(c->slot);
+        c->slot = moved(c->slot, base);
         close = std::move(c);
     }
     return {create_cq, q, r, f, n};
-}
-
-void NotifiedCq::checkPreconditions(const World& w) const {
-    check_steps(w, steps(int(w.slots.size())));
-}
-
-void NotifiedCq::apply(World& w) const {
-    for (const auto& c : steps(int(w.slots.size())))
-        c->apply(w);
-}
-
-void NotifiedCq::run(const World& w, Sut& sut) const {
-    run_steps(w, sut, steps(int(w.slots.size())));
-}
-
-void NotifiedCq::show(std::ostream& os) const {
-    show_steps(os, steps(made_at));
 }
 
 CallFromNotification::CallFromNotification(const World& w, int only_cq) {

@@ -237,23 +237,35 @@ struct FastRegister : Command {
     void show(std::ostream& os) const override;
 };
 
+// A command made of others, so that a path that needs several calls in a row is common. Each
+// call is the command of its own, generated as usual, and counts as one call of a
+// counterexample; steps(base) gives them with the objects this command makes numbered from slot
+// `base` on (an earlier create shrunk away moves them). Each step is checked, applied and run in
+// the World the ones before it leave.
+struct Composite : Command {
+    int made_at;  // the slot its first object took when generated
+    explicit Composite(const World& w) : made_at(int(w.slots.size())) {}
+    virtual std::vector<std::shared_ptr<const Command>> steps(int base) const = 0;
+    // A slot of one of the steps as generated, renumbered for objects made from `base` on.
+    int moved(int slot, int base) const { return slot >= made_at ? slot - made_at + base : slot; }
+    void checkPreconditions(const World& w) const override;
+    void apply(World& w) const override;
+    void run(const World& w, Sut& sut) const override;
+    void show(std::ostream& os) const override;
+};
+
 // A fast registration from scratch: NdkCreateMr (FastRegister), NdkInitializeFastRegisterMr,
 // NdkBuildLam and NdkFastRegister of that MR over that LAM. Each call is the command of its own
 // (any page counts, FBO, length, address and flags, all generated as usual); together, a fast
 // registration mostly has what it needs, so that what it gets wrong shows (FR-*).
-struct FastRegistration : Command {
-    int made_at;  // the slot its MR took when generated (the LAM's is the next)
+struct FastRegistration : Composite {
     std::shared_ptr<const CreateMr> create_mr;
     std::shared_ptr<const InitializeFastRegisterMr> initialize;
     std::shared_ptr<const BuildLam> build_lam;
     std::shared_ptr<const FastRegister> fast_register;
     explicit FastRegistration(const World& w);
     // The four calls, with the MR and the LAM it makes at slots `base` and `base + 1`.
-    std::vector<std::shared_ptr<const Command>> steps(int base) const;
-    void checkPreconditions(const World& w) const override;
-    void apply(World& w) const override;
-    void run(const World& w, Sut& sut) const override;
-    void show(std::ostream& os) const override;
+    std::vector<std::shared_ptr<const Command>> steps(int base) const override;
 };
 
 struct Invalidate : Command {
@@ -348,19 +360,15 @@ struct Receive : Command {
 // (RCV-03) and the receive's entry reports the bytes (CQ-RES-01). Each call is the command of
 // its own (any region, flags, SGEs, all generated as usual); together, a send mostly meets a
 // receive that can take it.
-struct SendToReceive : Command {
-    int made_at;  // the slot its MR took when generated (an earlier create shrunk away moves it)
+struct SendToReceive : Composite {
     std::shared_ptr<const CreateMr> create_mr;
     std::shared_ptr<const RegisterMr> register_mr;
     std::shared_ptr<const Receive> receive;
     std::shared_ptr<const Send> send;  // from the receiving QP's peer
     explicit SendToReceive(const World& w);
     // The four calls, with the MR it makes at slot `base`.
-    std::vector<std::shared_ptr<const Command>> steps(int base) const;
+    std::vector<std::shared_ptr<const Command>> steps(int base) const override;
     void checkPreconditions(const World& w) const override;
-    void apply(World& w) const override;
-    void run(const World& w, Sut& sut) const override;
-    void show(std::ostream& os) const override;
 };
 
 struct Flush : Command {
@@ -554,12 +562,6 @@ struct Disconnect : Command {
 
 // ---- Every object ----
 
-// The commands composed of others (SendToReceive, NotifiedCq): each step checked, applied and
-// run in the World the ones before it leave.
-void check_steps(const World& w, const std::vector<std::shared_ptr<const Command>>& steps);
-void run_steps(const World& w, Sut& sut, const std::vector<std::shared_ptr<const Command>>& steps);
-void show_steps(std::ostream& os, const std::vector<std::shared_ptr<const Command>>& steps);
-
 // Whether an open QP slot reports to the CQ slot.
 bool qps_use(const World& w, int cq);
 
@@ -609,8 +611,7 @@ struct CallFromNotification : Command {
 // A CQ of its own for the calls from inside its notification callback: NdkCreateCq, NdkCreateQp
 // on it, NdkReceive and NdkFlush there (the cancelled receive is the entry the arm fires for),
 // then CallFromNotification on that CQ (the QP's and the CQ's close, or NdkRegisterMr).
-struct NotifiedCq : Command {
-    int made_at;  // the slot its CQ took when generated (the QP's is the next)
+struct NotifiedCq : Composite {
     std::shared_ptr<const CreateCq> create_cq;
     std::shared_ptr<const CreateQp> create_qp;
     std::shared_ptr<const Receive> receive;
@@ -618,11 +619,7 @@ struct NotifiedCq : Command {
     std::shared_ptr<const CallFromNotification> call;
     explicit NotifiedCq(const World& w);
     // The five calls, with the CQ and QP it makes at slots `base` and `base + 1`.
-    std::vector<std::shared_ptr<const Command>> steps(int base) const;
-    void checkPreconditions(const World& w) const override;
-    void apply(World& w) const override;
-    void run(const World& w, Sut& sut) const override;
-    void show(std::ostream& os) const override;
+    std::vector<std::shared_ptr<const Command>> steps(int base) const override;
 };
 
 }  // namespace ndkct::properties

@@ -253,6 +253,23 @@ py::dict adapter_info(const NDK_ADAPTER_INFO& i) {
     return d;
 }
 
+// A connected pair as Python sees it: the handles of its objects (the PD, CQ and QPs as given),
+// whether it connected, and why not.
+py::dict pair_dict(Core& c, const conformance::LoopbackPair& p, uint64_t pd, uint64_t cq,
+                   uint64_t a, uint64_t b) {
+    py::dict d;
+    d["pd"] = handle_or_none(pd);
+    d["cq"] = handle_or_none(cq);
+    d["a"] = handle_or_none(a);
+    d["b"] = handle_or_none(b);
+    d["active"] = handle_or_none(c.adopt(p.active, Kind::connector));
+    d["passive"] = handle_or_none(c.adopt(p.passive, Kind::connector));
+    d["listener"] = handle_or_none(c.adopt(p.listener, Kind::listener));
+    d["connected"] = p.connected;
+    d["problem"] = p.problem;
+    return d;
+}
+
 model::ObjectId oracle_id(Core& c, uint64_t h, Kind kind, const char* what) {
     return c.s().id(c.need(h, {kind}, what));
 }
@@ -860,17 +877,9 @@ void bind_session(py::module_& m) {
             [](Core& c, ULONG rd, ULONG id, ULONG rs, ULONG is, ULONG inl, ULONG cq_depth) {
                 QpShape shape{rd, id, rs, is, inl};
                 auto p = c.s().loopback_pair(shape, cq_depth);
-                py::dict d;
-                d["pd"] = handle_or_none(c.adopt(p.pd, Kind::pd));
-                d["cq"] = handle_or_none(c.adopt(p.cq, Kind::cq));
-                d["a"] = handle_or_none(c.adopt(p.a, Kind::qp));
-                d["b"] = handle_or_none(c.adopt(p.b, Kind::qp));
-                d["active"] = handle_or_none(c.adopt(p.active, Kind::connector));
-                d["passive"] = handle_or_none(c.adopt(p.passive, Kind::connector));
-                d["listener"] = handle_or_none(c.adopt(p.listener, Kind::listener));
-                d["connected"] = p.connected;
-                d["problem"] = p.problem;
-                return d;
+                uint64_t pd = c.adopt(p.pd, Kind::pd), cq = c.adopt(p.cq, Kind::cq);
+                uint64_t a = c.adopt(p.a, Kind::qp), b = c.adopt(p.b, Kind::qp);
+                return pair_dict(c, p, pd, cq, a, b);
             },
             py::arg("receive_depth") = 64, py::arg("initiator_depth") = 64,
             py::arg("receive_sge") = 4, py::arg("initiator_sge") = 4, py::arg("inline_size") = 0,
@@ -885,17 +894,7 @@ void bind_session(py::module_& m) {
                     c.need<NDK_PD>(pd, Kind::pd, "pd"), c.need<NDK_CQ>(cq, Kind::cq, "cq"),
                     c.need<NDK_QP>(a, Kind::qp, "a"), c.need<NDK_QP>(b, Kind::qp, "b"),
                     address_.get(), address_.length);
-                py::dict d;
-                d["pd"] = pd;
-                d["cq"] = cq;
-                d["a"] = a;
-                d["b"] = b;
-                d["active"] = handle_or_none(c.adopt(p.active, Kind::connector));
-                d["passive"] = handle_or_none(c.adopt(p.passive, Kind::connector));
-                d["listener"] = handle_or_none(c.adopt(p.listener, Kind::listener));
-                d["connected"] = p.connected;
-                d["problem"] = p.problem;
-                return d;
+                return pair_dict(c, p, pd, cq, a, b);
             },
             py::arg("pd"), py::arg("cq"), py::arg("a"), py::arg("b"), py::arg("host") = "127.0.0.1",
             py::arg("port") = 0,

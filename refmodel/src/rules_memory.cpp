@@ -801,7 +801,6 @@ void Model::commit(const calls::FastRegister& c, const Observed&, Applied&, Stag
     const Object* qp = find(c.qp);
     WorkRequest wr{0, c, c.request_context, c.flags};
     Completion done = initiator_completion(c.qp, wr, NdkOperationTypeFastRegister);
-    done.target = c.mr;  // request_in_flight
     std::shared_ptr<const WorkRequest::Undo> undo_info;
     auto problems = fast_register_argument_problems(c, *mr, readings_);
     if (std::get<QpState>(qp->state).error) {
@@ -933,7 +932,6 @@ void Model::commit(const calls::Bind& c, const Observed&, Applied&, Stage stage)
     if (stage != Stage::done) return;
     WorkRequest wr{0, c, c.request_context, c.flags};
     Completion done = initiator_completion(c.qp, wr, NdkOperationTypeBind);
-    done.target = c.mw;  // request_in_flight
     const Object* qp = find(c.qp);
     std::shared_ptr<const WorkRequest::Undo> undo_info;
     auto problems = bind_argument_problems(c, std::get<MrState>(find(c.mr)->state),
@@ -1055,7 +1053,6 @@ void Model::commit(const calls::Invalidate& c, const Observed&, Applied&, Stage 
     if (stage != Stage::done) return;
     WorkRequest wr{0, c, c.request_context, c.flags};
     Completion done = initiator_completion(c.qp, wr, NdkOperationTypeInvalidate);
-    done.target = c.target;  // request_in_flight
     const Object* target = find(c.target);
     bool valid = target->kind == Kind::mr
                      ? std::get<MrState>(target->state).phase == MrState::Phase::fast_registered

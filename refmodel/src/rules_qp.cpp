@@ -499,6 +499,18 @@ void Model::error_reaches_peer(ObjectId qp) {
 
 // ======================= The engine =======================
 
+namespace {
+
+// Completion::target: the MR or MW a memory request acts on (request_in_flight).
+ObjectId target_of(const Call& call) {
+    if (const auto* fr = std::get_if<calls::FastRegister>(&call)) return fr->mr;
+    if (const auto* bind = std::get_if<calls::Bind>(&call)) return bind->mw;
+    if (const auto* inv = std::get_if<calls::Invalidate>(&call)) return inv->target;
+    return 0;
+}
+
+}  // namespace
+
 Completion Model::initiator_completion(ObjectId qp, const WorkRequest& wr,
                                        NDK_OPERATION_TYPE type) const {
     const auto& q = std::get<QpState>(objects_[qp].state);
@@ -509,6 +521,7 @@ Completion Model::initiator_completion(ObjectId qp, const WorkRequest& wr,
     // FR-RES-01 and its siblings: `type` is what NDK_RESULT_EX.Type must say.
     done.request_context = wr.request_context;
     done.type = type;
+    done.target = target_of(wr.call);
     return done;
 }
 
@@ -979,19 +992,17 @@ Completion Model::cancelled(ObjectId qp, const WorkRequest& wr, bool receive_que
                 done.type = NdkOperationTypeRead;
             else if constexpr (std::is_same_v<T, calls::Write>)
                 done.type = NdkOperationTypeWrite;
-            else if constexpr (std::is_same_v<T, calls::FastRegister>) {
+            else if constexpr (std::is_same_v<T, calls::FastRegister>)
                 done.type = NdkOperationTypeFastRegister;
-                done.target = c.mr;
-            } else if constexpr (std::is_same_v<T, calls::Bind>) {
+            else if constexpr (std::is_same_v<T, calls::Bind>)
                 done.type = NdkOperationTypeBind;
-                done.target = c.mw;
-            } else if constexpr (std::is_same_v<T, calls::Invalidate>) {
+            else if constexpr (std::is_same_v<T, calls::Invalidate>)
                 done.type = NdkOperationTypeInvalidate;
-                done.target = c.target;
-            } else
+            else
                 done.type = NdkOperationTypeSend;
         },
         wr.call);
+    done.target = target_of(wr.call);
     return done;
 }
 

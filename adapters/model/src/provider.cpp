@@ -5,23 +5,14 @@
 #include <cstring>
 #include <unordered_map>
 
+#include "ndkct/platform/spin.hpp"
 #include "ndkct/spec/profile.hpp"
 
 namespace ndkct::adapters::reference {
 
 // ---- Rng, Worker ----
 
-namespace {
-
-// Spins (yielding the core) for a short while until done() is true.
-template <typename Done>
-void spin_until(Done done) {
-    const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(50);
-    while (!done() && std::chrono::steady_clock::now() < until)
-        std::this_thread::yield();
-}
-
-}  // namespace
+using platform::spin_until;
 
 uint64_t Rng::next() {  // splitmix64
     uint64_t z = (state_ += 0x9E3779B97F4A7C15ull);

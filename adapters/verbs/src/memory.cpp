@@ -253,7 +253,8 @@ void unbind_windows_of(Qp* qp) {
         }
 }
 
-void orphan_window(Mw* mw) {
+void orphan_window_bound_elsewhere(Mw* mw, const Qp* qp) {
+    if (!mw->bound.load() || mw->orphaned.load() || mw->bound_qp.load() == qp) return;
     std::lock_guard lock(mw->life.adapter->mutex);
     reallocate(mw);
 }

@@ -1150,8 +1150,7 @@ NTSTATUS verbs_bind(NDK_QP* ndk, PVOID context, NDK_MR* ndk_mr, NDK_MW* ndk_mw,
         // A type 2 window must be free to be bound again (rxe: IBV_WC_MW_BIND_ERR otherwise);
         // NDKPI simply rebinds, so a bound window is first invalidated by an internal request
         // chained before the bind (never reported; a failure there flushes the bind).
-        if (mw->bound.load() && !mw->orphaned.load() && mw->bound_qp.load() != qp)
-            orphan_window(mw);  // bound through another QP: see verbs_invalidate
+        orphan_window_bound_elsewhere(mw, qp);
         if (mw->bound.load() && !mw->orphaned.load()) {
             Slot* inv = s;
             inv->internal = 1;
@@ -1271,12 +1270,7 @@ NTSTATUS verbs_invalidate(NDK_QP* ndk, PVOID context, NDK_OBJECT_HEADER* target,
         if (!(s = take_send_slot(qp))) return refuse(qp, STATUS_INSUFFICIENT_RESOURCES);
         s->request_context = context;
         s->type = NdkOperationTypeInvalidate;
-        // A window bound through another QP is not invalidated by a request here: nothing
-        // orders this QP's requests after that QP's bind, and the local invalidation of a type 2
-        // window the bind has not reached yet (free) panics rxe (README.md, rxe findings). Its
-        // device window is replaced instead, so its key reaches nothing from now on (INV-01).
-        if (mw->bound.load() && !mw->orphaned.load() && mw->bound_qp.load() != qp)
-            orphan_window(mw);
+        orphan_window_bound_elsewhere(mw, qp);  // INV-01: its old key reaches nothing now
         if (mw->bound.load() && !mw->orphaned.load() && qp->life.adapter->mw_type2) {
             ibv_send_wr wr{};
             wr.opcode = IBV_WR_LOCAL_INV;

@@ -527,9 +527,11 @@ void bury_rings(Qp* qp);
 // rxe blocks ~51 s destroying a QP with a bound type-2 window (rxe-notes).
 void unbind_windows_of(Qp* qp);
 void unbind_windows_of(Mr* mr);
-// A bound window's device window replaced by a fresh one (the old key reaches nothing at once):
-// how a window bound through another QP is invalidated (queues.cpp, NdkInvalidate and NdkBind).
-void orphan_window(Mw* mw);
+// A window bound through a QP other than `qp` gets a fresh device window (the old key reaches
+// nothing at once): how NdkInvalidate and NdkBind on `qp` take it back from that QP. Nothing
+// orders `qp`'s requests after the other QP's bind, and the local invalidation of a type 2
+// window that bind has not reached yet (free) panics rxe (README.md, rxe findings).
+void orphan_window_bound_elsewhere(Mw* mw, const Qp* qp);
 // Frees a CQ's graveyard once it is known to hold no entries of buried QPs.
 void sweep_graveyard(Cq* cq, bool all);
 void move_qp_to_error(Qp* qp);

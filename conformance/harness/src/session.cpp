@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "ndkct/model/translate.hpp"
+#include "ndkct/platform/spin.hpp"
 #include "ndkct/spec/profile.hpp"
 #include "ndkct/spec/status.hpp"
 
@@ -60,15 +61,7 @@ struct Session::EventRecord {
 
 namespace {
 
-// Spins (yielding the core) for a short while until done() is true: for an event expected
-// within microseconds, cheaper than a condition variable's sleep and wake-up. The caller still
-// waits properly afterwards if done() is false.
-template <typename Done>
-void spin_until(Done done) {
-    const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(50);
-    while (!done() && std::chrono::steady_clock::now() < until)
-        std::this_thread::yield();
-}
+using platform::spin_until;
 
 thread_local int t_hook_depth = 0;  // > 0 on a provider thread running a hook
 
