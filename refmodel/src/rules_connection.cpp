@@ -224,8 +224,8 @@ static void check_connect(const Readings& r, Expectation& e, const Object* conne
     // MODEL-CONN-PD-01 (CONN-28 is the caller's duty): more than MaxCallerData must not succeed,
     // and the peer gets none of it.
     if (private_data_length > info.MaxCallerData)
-        e.fail(STATUS_INVALID_PARAMETER, {"MODEL-CONN-PD-01", "CONN-28"},
-               r.private_data_over_limit_invalid ? Strength::model_choice : Strength::any_error,
+        e.fail(STATUS_INVALID_PARAMETER, {"MODEL-CONN-PD-01"},
+               r.private_data_over_limit_invalid ? Strength::reading : Strength::reading_any_error,
                "PrivateDataLength " + num(private_data_length) + " exceeds MaxCallerData " +
                    num(info.MaxCallerData));
     if (!valid_address(destination)) {
@@ -503,9 +503,9 @@ Expectation Model::expect_call(const calls::Accept& c) const {
     }
     uint32_t max = adapter_info(c.connector).MaxCalleeData;
     if (c.private_data_length > max)  // MODEL-CONN-PD-01 (CONN-28: the caller's duty)
-        e.fail(STATUS_INVALID_PARAMETER, {"MODEL-CONN-PD-01", "CONN-28"},
-               readings_.private_data_over_limit_invalid ? Strength::model_choice
-                                                         : Strength::any_error,
+        e.fail(STATUS_INVALID_PARAMETER, {"MODEL-CONN-PD-01"},
+               readings_.private_data_over_limit_invalid ? Strength::reading
+                                                         : Strength::reading_any_error,
                "PrivateDataLength " + num(c.private_data_length) + " exceeds MaxCalleeData " +
                    num(max));
     return e;
@@ -583,9 +583,9 @@ Expectation Model::expect_call(const calls::Reject& c) const {
     // MODEL-CONN-PD-01: a reject carries at most MaxCalleeData (inline only: no callback).
     uint32_t max = adapter_info(c.connector).MaxCalleeData;
     if (c.private_data_length > max)
-        e.fail(STATUS_INVALID_PARAMETER, {"MODEL-CONN-PD-01", "CONN-28"},
-               readings_.private_data_over_limit_invalid ? Strength::model_choice
-                                                         : Strength::any_error,
+        e.fail(STATUS_INVALID_PARAMETER, {"MODEL-CONN-PD-01"},
+               readings_.private_data_over_limit_invalid ? Strength::reading
+                                                         : Strength::reading_any_error,
                "PrivateDataLength " + num(c.private_data_length) + " exceeds MaxCalleeData " +
                    num(max));
     return e;

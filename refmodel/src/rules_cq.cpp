@@ -57,9 +57,10 @@ Expectation Model::expect_call(const calls::ResizeCq& c) const {
         // MODEL-CQ-RESIZE-01: when it does, the resize must fail (inline or through the
         // callback) and the CQ keeps its depth and entries; the profile names the status,
         // another error is a warning.
-        e.fail(readings_.resize_cq_unsupported_status, {"MODEL-CQ-RESIZE-01", "AI-FLAG-06"},
+        e.fail(readings_.resize_cq_unsupported_status, {"MODEL-CQ-RESIZE-01", "CQ-RESIZE-01"},
                Strength::model_choice,
                "the adapter does not report NDK_ADAPTER_FLAG_CQ_RESIZE_SUPPORTED");
+        e.consumer_error = true;  // CQ-RESIZE-01: the caller's duty, no documented outcome
         return e;
     }
     if (c.depth > info.MaxCqDepth)  // CQ-RESIZE-02
@@ -68,7 +69,7 @@ Expectation Model::expect_call(const calls::ResizeCq& c) const {
     const auto& cq = std::get<CqState>(o->state);
     if (mode_ == Mode::simulate && c.depth < cq.entries.size()) {  // AMB-25
         if (readings_.resize_below_queued_rejected)
-            e.fail(STATUS_INVALID_PARAMETER, {"CQ-RESIZE-04", "AMB-25"}, Strength::model_choice,
+            e.fail(STATUS_INVALID_PARAMETER, {"AMB-25"}, Strength::reading,
                    "the CQ holds more entries than the new depth");
     }
     return e;

@@ -221,7 +221,9 @@ class Model {
     void abandon_connection(ObjectId connector);
     void tear_down_connection(ObjectId connector);  // its QP flushed and left in error
     void leave_in_error(ObjectId qp);               // MODEL-FLS-01: flushed, stays in error
-    void error_reaches_peer(ObjectId qp);           // check mode: what a QP error may cancel
+    // Check mode: an entry showed the reading not chosen; the QP's later outcomes are open.
+    void open_outcomes(ObjectId qp);
+    void error_reaches_peer(ObjectId qp);  // check mode: what a QP error may cancel
     uint64_t add_pending(const Call& call, const Expectation& e, ObjectId object, ObjectId created);
     void emit(Event event);
     // Indexes (AdapterState, CqState::qps, SrqState::qps), kept here only: a token value an MR
@@ -253,6 +255,10 @@ class Model {
     void check_data_request(Expectation& e, const QpState& q, const std::vector<Sge>& sgl,
                             uint32_t flags, bool read) const;
     void check_depth(Expectation& e, uint32_t outstanding, uint32_t depth, const char* rule) const;
+    // AMB-26: a limit the consumer keeps and whose violation has no documented status: a
+    // consumer error (inline STATUS_INVALID_PARAMETER expected; any outcome is a warning under
+    // invalid_parameter_required, another error passes silently under the advisory reading).
+    void limit_exceeded(Expectation& e, RuleIds rules, std::string why) const;
 
     // ---- Memory (rules_memory.cpp) ----
     // Resolves an SGE list to arena bytes with the needed local rights. Returns false and
@@ -270,6 +276,7 @@ class Model {
     // without judging (QpState::unjudged).
     void remember_unjudged(const Call& call);
     void invalidate_token_of(ObjectId object);
+    void initialization_failed(ObjectId mr);  // AMB-38
 
     // ---- Connections (rules_connection.cpp) ----
     struct ConnectArgs;

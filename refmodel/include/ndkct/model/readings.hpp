@@ -25,7 +25,8 @@ struct Readings {
     uint32_t callback_timeout_ms = 10000;
 
     // ---- policies.* (the AMB readings) ----
-    bool fr_read_sink_flag_listed = true;             // AMB-01 accept
+    bool fr_read_sink_flag_listed = true;  // AMB-01 accept
+    bool read_sink_flag_suffices = false;  // AMB-37 local_write_and_sink / sink_flag_suffices
     uint32_t read_local_invalidate_flag = 0x100;      // AMB-02 header_0x100 / doc_0x200
     bool lone_remote_write_bit_rejected = false;      // AMB-03 normalize / reject
     bool unknown_flags_rejected = false;              // AMB-04 ignore / reject
@@ -36,6 +37,7 @@ struct Readings {
     enum class FrReinitialize { allow_when_unregistered, reject, allow_always };
     FrReinitialize fr_reinitialize = FrReinitialize::allow_when_unregistered;  // AMB-10
     bool fr_usable_at_return = false;         // AMB-11 completion / return
+    bool fr_failed_init_unusable = false;     // AMB-38 keep_previous / unusable
     bool read_beyond_remote_inline = false;   // AMB-12 completion / inline
     bool inline_on_write_listed = true;       // AMB-13 accept / treat_as_unlisted
     bool build_lam_null_buffer_probe = true;  // AMB-14 size_probe / reject
@@ -51,6 +53,7 @@ struct Readings {
     bool resize_below_queued_rejected = true;                      // AMB-25
     bool limit_violation_status_required = false;                  // AMB-26
     bool zero_queue_depth_rejected = false;                        // AMB-27
+    bool receive_before_connect_rejected = false;                  // AMB-39
     bool foreign_objects_all_inline = false;                       // AMB-28
     bool fr_bad_request_inline = true;                             // AMB-29, AMB-08
     enum class FrOverValid { completion_error, inline_error, allow };

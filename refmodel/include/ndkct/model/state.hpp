@@ -46,6 +46,9 @@ enum Access : uint32_t {
     kRemoteRead = 1u << 1,
     kRemoteWrite = 1u << 2,
     kReadSink = 1u << 3,
+    // Only in what a request needs (resolve_local): local write, which the read-sink right also
+    // gives (AMB-37, sink_flag_suffices).
+    kWriteBySink = 1u << 4,
 };
 
 // An address span mapped onto arena pages: a registered region, a fast registration, a bound
@@ -101,10 +104,14 @@ struct MrState {
     Phase phase_before_init = Phase::uninitialized;
     uint32_t max_pages_before_init = 0;
     bool remote_access_before_init = false;
+    bool pending_init_valid = false;  // the pending one was a valid call (not a refused reading)
     std::optional<uint32_t> local_token;  // values the provider reported for this registration
     std::optional<uint32_t> remote_token;
     std::vector<ObjectId> bound_windows;
     bool indeterminate = false;  // a consumer duty was broken on it: its state is unknown
+    // AMB-38: an initialization failed after an earlier one had made the MR usable (what that
+    // leaves behind is the reading's).
+    bool reinit_failed = false;
 };
 
 struct MwState {
@@ -159,6 +166,11 @@ struct Completion {
     // MODEL-RD-01 (fail): a read beyond the OutboundReadLimit that the provider queued instead of
     // failing; its success is a warning.
     bool success_warns = false;
+    // Another outcome the docs allow but the profile's reading does not choose (DESIGN section
+    // 5): success, or an error, as other_reading_succeeds says. An entry that shows it is a
+    // warning naming these rules, and what the QP does afterwards is open (QpState::outcome_open).
+    RuleIds other_reading;
+    bool other_reading_succeeds = false;
     // Bytes that must be in place when the completion is seen (check mode).
     struct Landing {
         std::vector<std::pair<PFN_NUMBER, uint32_t>> at;  // page, offset of each piece
@@ -254,14 +266,19 @@ struct QpState {
         disconnected
     } connection = Connection::idle;
     ObjectId connector = 0;
-    ObjectId peer = 0;        // the QP at the other end
-    bool error = false;       // a request failed: the rest is flushed (STATUS_CANCELLED)
-    bool flushed = false;     // MODEL-FLS-01: NdkFlush left it in error (cancelled reading)
-    bool peer_error = false;  // the peer's request failed: what happens here is open
+    ObjectId peer = 0;            // the QP at the other end
+    bool error = false;           // a request failed: the rest is flushed (STATUS_CANCELLED)
+    bool flushed = false;         // MODEL-FLS-01: NdkFlush left it in error (cancelled reading)
+    bool flushed_usable = false;  // MODEL-FLS-01 (usable): NdkFlush came, the QP works on
+    bool peer_error = false;      // the peer's request failed: what happens here is open
     // Check mode: the QP went to error when a peer's message arrived (a receive it failed), a
     // moment the consumer cannot know until an entry shows it: requests posted meanwhile may
     // still run before the error (FLS-03). Cleared by the first error entry retrieved.
     bool error_timing_open = false;
+    // Check mode: an entry of this QP showed the reading the profile did not choose
+    // (Completion::other_reading); the model's prediction of what followed no longer holds, so
+    // every later outcome here is open.
+    bool outcome_open = false;
     // Its CQ or SRQ failed (CQ-STATUS-02/03, SRQ-15): the QP is unusable, and later posts
     // behave as MODEL-CQ-STATUS-01 reads.
     bool unusable = false;
