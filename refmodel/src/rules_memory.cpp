@@ -187,6 +187,11 @@ Expectation Model::expect_call(const calls::RegisterMr& c) const {
     const auto& mr = std::get<MrState>(o->state);
     e.may_pend = e.may_lack_resources = true;  // RMR-ST-02, RMR-ST-03
     e.success_rules = {"RMR-ST-01", "RMR-LEN-03"};
+    if (c.flags & NDK_MR_FLAG_RDMA_READ_SINK)  // RMR-SINK-02/03: the flag is never the reason
+        e.success_rules = {adapter_info(c.mr).AdapterFlags & NDK_ADAPTER_FLAG_RDMA_READ_SINK_NOT_REQUIRED
+                               ? "RMR-SINK-02"
+                               : "RMR-SINK-03",
+                           "RMR-ST-01", "RMR-LEN-03"};
     if (mr.indeterminate) {
         e.undefined = true;
         e.undefined_why = "the MR's state is unknown after an earlier consumer error";
@@ -372,6 +377,11 @@ Expectation Model::expect_call(const calls::InitializeFastRegisterMr& c) const {
     // adapter's and unadvertised (IFR-APC-02, AMB-08): STATUS_IMPLEMENTATION_LIMIT or success.
     uint32_t guaranteed = std::max<uint32_t>(16, adapter_info(c.mr).FRMRPageCount);
     if (c.adapter_page_count > guaranteed) {
+        // IFR-APC-02: a count beyond what the adapter can handle is refused with the status the
+        // page names for it; a shortage of resources does not explain the refusal of a count
+        // (the page lists no STATUS_INSUFFICIENT_RESOURCES), so the refusal names IFR-APC-02.
+        e.may_lack_resources = false;
+        e.success_rules = {"IFR-APC-02", "IFR-ST-01"};
         e.also_allowed.push_back({STATUS_IMPLEMENTATION_LIMIT,
                                   {"IFR-APC-02", "AMB-08"},
                                   Strength::documented,
@@ -761,6 +771,22 @@ Expectation Model::expect_call(const calls::FastRegister& c) const {
                                           : "the MR's initialization has not completed");
         if (mr.reinit_failed) e.failures.back().rules.push_back("AMB-38");
         return e;
+    }
+    // The rules a refusal of this valid request breaks first: the initialization's promise of
+    // every count up to the one initialized (IFR-APC-01) where only that promise covers the
+    // count, and the read-sink flag's (FR-SINK-02/03), which is never a reason to fail.
+    {
+        RuleList rules;
+        if (c.flags & NDK_OP_FLAG_RDMA_READ_SINK)
+            rules.push_back(adapter_info(c.mr).AdapterFlags &
+                                    NDK_ADAPTER_FLAG_RDMA_READ_SINK_NOT_REQUIRED
+                                ? "FR-SINK-02"
+                                : "FR-SINK-03");
+        if (c.adapter_pages.size() > std::max<uint32_t>(16, adapter_info(c.mr).FRMRPageCount))
+            rules.push_back("IFR-APC-01");
+        for (const char* rule : e.success_rules)
+            rules.push_back(rule);
+        e.success_rules = rules;
     }
     // Flags (FR-FLG-01): the documented set, 0x80 per AMB-01, DEFER from 1.2.
     uint32_t listed = NDK_OP_FLAG_SILENT_SUCCESS | NDK_OP_FLAG_READ_FENCE |

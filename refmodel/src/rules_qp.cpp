@@ -973,6 +973,11 @@ bool Model::execute(ObjectId qp, const WorkRequest& wr, Completion& done) {
     }
     Extent remote;
     ObjectId target = 0;
+    auto note_token = [&] {  // RMR-TOK-02, FR-TOK-01: a remote token that is the local one
+        if (const auto* mr = state_of<MrState>(target);
+            mr && mr->local_token && *mr->local_token == remote_token)
+            done.token_rule = mr->fast_register ? "FR-TOK-01" : "RMR-TOK-02";
+    };
     // TOK-03 for an empty transfer: the docs are silent on whether a Read or Write of zero bytes
     // checks its RemoteToken; InfiniBand and RoCE do not validate the R_Key of a zero-length
     // RDMA operation, so the model reads it as touching nothing remote (and succeeding).
@@ -986,6 +991,7 @@ bool Model::execute(ObjectId qp, const WorkRequest& wr, Completion& done) {
         q.error = true;
         return true;
     }
+    note_token();
     if (is_read) {
         std::vector<std::byte> data;
         determined = gather_expected(qp, remote, fenced, data);
@@ -1013,6 +1019,10 @@ bool Model::execute(ObjectId qp, const WorkRequest& wr, Completion& done) {
         else
             determined = gather_expected(qp, local, fenced, data);
         record_landing(done, remote, std::move(data));  // WRT-01
+        if (!done.landings.empty())
+            if (const auto* mr = state_of<MrState>(target); mr && mr->fast_register)
+                done.landings.back().fast_registered_pages =
+                    std::make_shared<const std::vector<PFN_NUMBER>>(mr->region.pages);
         if (!done.landings.empty()) {
             done.landings.back().unchecked |= !determined;
             // WRT-01: so may a local source overlapping the remote target.
@@ -1569,6 +1579,23 @@ Verdict Model::expect_nothing_outstanding(ObjectId qp) {
 
 namespace {
 
+// True when the landing sends piece `index` (its bytes from `offset` in the data) to `page` too,
+// byte for byte at the same place: then finding those bytes there proves nothing (page-periodic
+// data), so a misplaced page cannot be told from a short write.
+bool same_bytes_sent_to(const Completion::Landing& landing, PFN_NUMBER page, size_t index,
+                        size_t offset) {
+    size_t at = 0;
+    for (size_t j = 0; j < landing.at.size(); ++j) {
+        if (landing.at[j].first == page && landing.at[j].second == landing.at[index].second &&
+            landing.sizes[j] == landing.sizes[index] &&
+            std::memcmp(landing.bytes.data() + at, landing.bytes.data() + offset,
+                        landing.sizes[j]) == 0)
+            return true;
+        at += landing.sizes[j];
+    }
+    return false;
+}
+
 const char* outcome_rule(NDK_OPERATION_TYPE type) {
     switch (type) {
         case NdkOperationTypeReceive:
@@ -1658,10 +1685,17 @@ Verdict Model::observe_completion(ObjectId cq, const NDK_RESULT_EX& r, bool ex) 
             }
             switch (expected.outcome) {
                 case Out::success:
-                    if (r.Status != STATUS_SUCCESS)
-                        v.add({{rule, "CQ-CST-01"},
-                               what() + " should have succeeded, but its status is " +
-                                   std::to_string(r.Status)});
+                    if (r.Status != STATUS_SUCCESS) {
+                        RuleIds rules{rule, "CQ-CST-01"};
+                        std::string because;
+                        if (expected.token_rule) {  // the token it was given is the local one
+                            rules.insert(rules.begin(), expected.token_rule);
+                            because = " (its RemoteToken is the target MR's local token: the "
+                                      "remote token getter returned the local token)";
+                        }
+                        v.add({rules, what() + " should have succeeded, but its status is " +
+                                          std::to_string(r.Status) + because});
+                    }
                     landed = r.Status == STATUS_SUCCESS;
                     break;
                 case Out::success_or_cancelled:
@@ -1743,9 +1777,25 @@ Verdict Model::observe_completion(ObjectId cq, const NDK_RESULT_EX& r, bool ex) 
                         // memcmp: std::equal over std::byte compares byte by byte (the oracle's
                         // hottest loop).
                         if (std::memcmp(p, landing.bytes.data() + at, landing.sizes[i]) != 0) {
-                            v.add({{rule},
-                                   what() + " succeeded, but the bytes at the target are not "
-                                            "the ones sent"});
+                            // FR-PAGE-02, FR-MAP-01: the bytes sit on another page of the fast
+                            // registration, at the same offset: its pages are out of order.
+                            bool elsewhere = false;
+                            if (landing.fast_registered_pages)
+                                for (PFN_NUMBER other : *landing.fast_registered_pages)
+                                    if (other != landing.at[i].first &&
+                                        std::memcmp(memory_.page(other) + landing.at[i].second,
+                                                    landing.bytes.data() + at,
+                                                    landing.sizes[i]) == 0 &&
+                                        !same_bytes_sent_to(landing, other, i, at))
+                                        elsewhere = true;
+                            if (elsewhere)
+                                v.add({{"FR-PAGE-02", "FR-MAP-01", rule},
+                                       what() + " succeeded, but its bytes landed on another page "
+                                                "of the fast registration: the pages are not "
+                                                "mapped in AdapterPageArray order"});
+                            else
+                                v.add({{rule}, what() + " succeeded, but the bytes at the target "
+                                                        "are not the ones sent"});
                             break;
                         }
                         at += landing.sizes[i];

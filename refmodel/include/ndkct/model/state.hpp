@@ -178,10 +178,17 @@ struct Completion {
         std::vector<std::byte> bytes;
         bool from_read = false;  // a read's sink: bytes a later fenced request may depend on
         bool unchecked = false;  // the bytes depend on an order the docs do not fix
+        // The pages of the fast registration the bytes land in, in AdapterPageArray order: bytes
+        // found on another of its pages show the mapping's order broken (FR-PAGE-02).
+        std::shared_ptr<const std::vector<PFN_NUMBER>> fast_registered_pages;
     };
     std::vector<Landing> landings;
     bool silent = false;  // success makes no entry (SILENT_SUCCESS)
     ObjectId target = 0;  // the MR or MW a FastRegister, Invalidate or Bind acts on
+    // The rule a failure of this expected success breaks before the data-path rule: the remote
+    // token the consumer was given is the MR's local token (RMR-TOK-02, FR-TOK-01), so the
+    // failed access shows the token getter wrong, not the access.
+    const char* token_rule = nullptr;
 };
 
 // A request posted to a queue, waiting for the model to execute it.
