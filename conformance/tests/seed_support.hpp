@@ -81,7 +81,15 @@ inline Mapping map_buffer(Session& s, const platform::LockedBuffer& b, size_t of
                           size_t length = 0) {
     Mapping m;
     if (length == 0) length = b.size() - offset;
-    m.chain = platform::describe(b, offset, length);
+    // One MDL describes at most 4089 pages: longer ranges are a chain of 4000-page pieces.
+    constexpr size_t kPiece = 4000 * PAGE_SIZE;
+    if (offset % PAGE_SIZE + length <= 4089 * PAGE_SIZE) {
+        m.chain = platform::describe(b, offset, length);
+    } else {
+        std::vector<size_t> pieces(length / kPiece, kPiece);
+        if (length % kPiece) pieces.push_back(length % kPiece);
+        m.chain = platform::describe_split(b, offset, pieces);
+    }
     size_t pages = (offset % PAGE_SIZE + length + PAGE_SIZE - 1) / PAGE_SIZE;
     m.lam = s.build_lam(m.chain.head(), length,
                         static_cast<ULONG>(NDK_LOGICAL_ADDRESS_MAPPING_SIZE(pages)));
@@ -248,8 +256,11 @@ inline std::unique_ptr<Session> session_with(
 // Closes everything of a second session and fails the test on what its oracle found.
 inline void finish(Session& s) {
     s.close_all();
-    for (const auto& v : s.verdict().violations)
-        if (!v.warning) ADD_FAILURE() << "oracle (second session): " << v.describe();
+    for (const auto& v : s.verdict().violations) {
+        if (v.warning) continue;
+        RuleScope scope(v.rules);
+        ADD_FAILURE() << "oracle (second session): " << v.describe();
+    }
 }
 
 // For a second session whose reference provider fails calls for want of resources: repeats a
