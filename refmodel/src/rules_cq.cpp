@@ -110,7 +110,7 @@ void Model::commit(const calls::ArmCq& c, const Observed&, Applied&, Stage) {
     // CQ-NOT-02: only entries the CQ still holds make a new arm fire at once; ones already
     // retrieved owe it nothing (the reference provider's CQ is empty then and does not fire).
     if (mode_ == Mode::check && !entries_due(c.cq) && !cq->failed)
-        cq->new_since_notification = cq->solicited_since_notification =
+        cq->new_since_notification = cq->solicited_since_notification = cq->solicited_by_send =
             cq->uncertain_since_notification = false;
     if (cq->armed < 0 || arm_rank(type) > arm_rank(cq->armed)) cq->armed = type;  // CQ-NOT-04
     if (mode_ != Mode::simulate || !cq->has_notification) return;
@@ -118,14 +118,15 @@ void Model::commit(const calls::ArmCq& c, const Observed&, Applied&, Stage) {
     // CQ-NOT-08: entries already seen may (the profile decides whether the reference does).
     bool fire = false;
     if (!cq->entries.empty()) {
-        bool any_error =
+        // CQ-NOT-10/11: a solicited send's receive or an error entry satisfies SOLICITED.
+        bool solicited_or_error =
             std::any_of(cq->entries.begin(), cq->entries.end(), [](const Completion& e) {
-                return e.outcome == Completion::Outcome::error ||
+                return e.solicited || e.outcome == Completion::Outcome::error ||
                        e.outcome == Completion::Outcome::cancelled ||
                        e.outcome == Completion::Outcome::any_error;
             });
-        bool satisfied =
-            cq->armed == NDK_CQ_NOTIFY_ANY || (cq->armed == NDK_CQ_NOTIFY_SOLICITED && any_error);
+        bool satisfied = cq->armed == NDK_CQ_NOTIFY_ANY ||
+                         (cq->armed == NDK_CQ_NOTIFY_SOLICITED && solicited_or_error);
         fire = satisfied &&
                (cq->new_since_notification || readings_.reference.rearm_fires_on_old_entries);
     }
@@ -133,6 +134,7 @@ void Model::commit(const calls::ArmCq& c, const Observed&, Applied&, Stage) {
     if (fire) {
         cq->armed = -1;
         cq->new_since_notification = cq->solicited_since_notification = false;
+        cq->solicited_by_send = false;
         emit({Event::Kind::cq_notification, c.cq, 0, cq->failed ? cq->failure : STATUS_SUCCESS, 0});
     }
 }
@@ -143,6 +145,7 @@ void Model::notify_cq(ObjectId cq_id, bool error_entry, bool solicited) {
     // What satisfies which arm (both modes keep it: check mode judges notifications by it).
     if (!solicited) cq->new_since_notification = true;
     if (solicited || error_entry) cq->solicited_since_notification = true;
+    if (solicited) cq->solicited_by_send = true;
     bool satisfied =
         cq->armed == NDK_CQ_NOTIFY_ANY ||                                      // CQ-NOT-09
         (cq->armed == NDK_CQ_NOTIFY_SOLICITED && (solicited || error_entry));  // CQ-NOT-10/11
@@ -152,6 +155,7 @@ void Model::notify_cq(ObjectId cq_id, bool error_entry, bool solicited) {
     // CQ-STATUS-01: a CQ working normally notifies with STATUS_SUCCESS.
     cq->armed = -1;
     cq->new_since_notification = cq->solicited_since_notification = false;
+    cq->solicited_by_send = false;
     emit({Event::Kind::cq_notification, cq_id, 0, STATUS_SUCCESS, 0});
 }
 
@@ -175,6 +179,14 @@ bool Model::notification_owed(ObjectId cq_id) const {
     if (cq->armed == NDK_CQ_NOTIFY_ANY) return cq->new_since_notification;
     if (cq->armed == NDK_CQ_NOTIFY_SOLICITED) return cq->solicited_since_notification;
     return false;
+}
+
+RuleIds Model::owed_notification_rules(ObjectId cq_id) const {
+    const auto* cq = state_of<CqState>(cq_id);
+    if (!cq || cq->failed) return {"CQ-NOT-07", "CQ-STATUS-02"};
+    if (cq->armed == NDK_CQ_NOTIFY_ANY) return {"CQ-NOT-09", "CQ-NOT-07"};
+    if (cq->solicited_by_send) return {"SND-04", "CQ-NOT-10", "CQ-NOT-07"};
+    return {"CQ-NOT-11", "CQ-NOT-07"};
 }
 
 // Check mode: a CQ notification the provider delivered (CQ-NOT-*, CQ-STATUS-*).
@@ -236,6 +248,7 @@ void Model::observe_cq_notification(ObjectId cq_id, NTSTATUS status, Verdict& v)
     cq->armed = -1;
     cq->armed_with_entries = false;
     cq->new_since_notification = cq->solicited_since_notification = false;
+    cq->solicited_by_send = false;
     cq->uncertain_since_notification = false;
     // CQ-STATUS-02/03: an overrun or a fatal error; the CQ and its QPs are unusable from now on.
     if (status == STATUS_BUFFER_OVERFLOW || status == STATUS_INTERNAL_ERROR) fail_cq(cq_id, status);

@@ -188,10 +188,11 @@ Expectation Model::expect_call(const calls::RegisterMr& c) const {
     e.may_pend = e.may_lack_resources = true;  // RMR-ST-02, RMR-ST-03
     e.success_rules = {"RMR-ST-01", "RMR-LEN-03"};
     if (c.flags & NDK_MR_FLAG_RDMA_READ_SINK)  // RMR-SINK-02/03: the flag is never the reason
-        e.success_rules = {adapter_info(c.mr).AdapterFlags & NDK_ADAPTER_FLAG_RDMA_READ_SINK_NOT_REQUIRED
-                               ? "RMR-SINK-02"
-                               : "RMR-SINK-03",
-                           "RMR-ST-01", "RMR-LEN-03"};
+        e.success_rules = {
+            adapter_info(c.mr).AdapterFlags & NDK_ADAPTER_FLAG_RDMA_READ_SINK_NOT_REQUIRED
+                ? "RMR-SINK-02"
+                : "RMR-SINK-03",
+            "RMR-ST-01", "RMR-LEN-03"};
     if (mr.indeterminate) {
         e.undefined = true;
         e.undefined_why = "the MR's state is unknown after an earlier consumer error";
@@ -833,6 +834,12 @@ Expectation Model::expect_call(const calls::FastRegister& c) const {
         }
     }
     check_usable(e, *qp);  // MODEL-CQ-STATUS-01
+    // IFR-APC-01: where only the initialization's promise covers the count, a refusal with
+    // another status than the one expected may be the count refused, so it names that too.
+    const size_t pages = c.adapter_pages.size();
+    if (pages > std::max<uint32_t>(16, adapter_info(c.mr).FRMRPageCount) && pages <= mr.max_pages)
+        for (auto& failure : e.failures)
+            failure.rules.push_back("IFR-APC-01");
     // FR-PAGE-01: each entry is a page's aligned start; that is the caller's duty, and no page
     // gives the provider a check or a status: a consumer error (any outcome is a warning).
     for (size_t i = 0; i < c.adapter_pages.size(); ++i)

@@ -466,6 +466,7 @@ Expectation Model::expect_call(const calls::Flush& c) const {
 
 void Model::commit(const calls::Flush& c, const Observed&, Applied&, Stage) {
     flush_qp(c.qp);
+    if (auto* q = state_mut<QpState>(c.qp)) q->deferred_posted.clear();  // cancelled, not held
     // MODEL-FLS-01 (cancelled): the flush leaves the QP in the error state, so what is posted
     // later is flushed too (FLS-02) and does nothing; "usable" keeps the QP working.
     if (readings_.flush_leaves_error)
@@ -552,10 +553,15 @@ void Model::post(ObjectId qp, const Call& call, Context request_context, uint32_
     WorkRequest wr{q.next_sequence++,   call, request_context, flags, false, std::move(decided),
                    std::move(undo_info)};
     const bool is_read = std::holds_alternative<calls::Read>(call);
-    if (receive_queue)
+    if (receive_queue) {
         ++q.receive_outstanding;
-    else
+    } else {
         ++q.initiator_outstanding;
+        if (flags & NDK_OP_FLAG_DEFER)
+            q.deferred_posted.push_back(request_context);
+        else
+            q.deferred_posted.clear();  // DEFER-07: the chain's doorbell
+    }
     if (is_read) {
         // MODEL-RD-01 (fail): a read beyond the effective OutboundReadLimit that was accepted.
         wr.over_read_limit = readings_.outbound_read_overflow_fails && q.outbound_read_limit &&
@@ -612,7 +618,13 @@ void Model::post(ObjectId qp, const Call& call, Context request_context, uint32_
 }
 
 void Model::refuse_post(ObjectId qp, Context request_context) {
-    if (auto* q = state_mut<QpState>(qp)) remember(q->failed_inline, request_context);
+    if (auto* q = state_mut<QpState>(qp)) {
+        remember(q->failed_inline, request_context);
+        // DEFER-04: the refusal hands the chain so far to the hardware.
+        q->handed_over.insert(q->handed_over.end(), q->deferred_posted.begin(),
+                              q->deferred_posted.end());
+        q->deferred_posted.clear();
+    }
     release_deferred(qp);
 }
 
@@ -902,6 +914,7 @@ bool Model::execute(ObjectId qp, const WorkRequest& wr, Completion& done) {
             }
         }
         bool solicited = wr.flags & NDK_OP_FLAG_SEND_AND_SOLICIT_EVENT;  // SND-04
+        got.solicited = solicited;
         const bool receive_failed = got.outcome == Completion::Outcome::error;
         // Deliver the receive first: by the time the sender completes, the data is there.
         deliver(std::move(got));
@@ -1557,6 +1570,30 @@ size_t Model::outstanding_completions(ObjectId qp) const {
     return n;
 }
 
+Verdict Model::expect_handed_over_completed(ObjectId qp) const {
+    Verdict v;
+    const auto* q = state_of<QpState>(qp);
+    if (!q || q->handed_over.empty()) return v;
+    // Only requests that can end on their own: one that waits on a peer in error (a device
+    // retrying a request it gets no answer to) may take longer than any drain, and a flush
+    // then cancels it (FLS-02), held or not.
+    const auto* peer = q->peer ? state_of<QpState>(q->peer) : nullptr;
+    if (q->peer_error || q->error_timing_open || q->outcome_open ||
+        (peer && (peer->error || peer->flushed || peer->error_timing_open)) ||
+        q->connection != QpState::Connection::connected)
+        return v;
+    for (const auto& done : q->initiator_pending)
+        if (done.outcome != Completion::Outcome::any &&
+            std::find(q->handed_over.begin(), q->handed_over.end(), done.request_context) !=
+                q->handed_over.end())
+            v.add({{"DEFER-04", "FR-DEFER-02"},
+                   "no completion appeared for the request with RequestContext " +
+                       num(done.request_context) + " on QP " + num(qp) +
+                       ", posted with NDK_OP_FLAG_DEFER before a request the provider refused "
+                       "inline (the refusal had to hand it to the hardware)"});
+    return v;
+}
+
 Verdict Model::expect_nothing_outstanding(ObjectId qp) {
     Verdict v;
     auto* q = state_mut<QpState>(qp);
@@ -1564,10 +1601,20 @@ Verdict Model::expect_nothing_outstanding(ObjectId qp) {
     for (auto* list : {&q->initiator_pending, &q->receive_pending}) {
         for (const auto& done : *list) {
             // WR-10, DEFER-03: an accepted request ends in exactly one entry, deferred or not.
-            if (done.outcome != Completion::Outcome::any)
-                v.add({{"WR-10", "FLS-03"},
-                       "no completion appeared for the request with RequestContext " +
-                           num(done.request_context) + " on QP " + num(qp)});
+            if (done.outcome != Completion::Outcome::any) {
+                auto handed =
+                    std::find(q->handed_over.begin(), q->handed_over.end(), done.request_context);
+                if (!done.receive_queue && handed != q->handed_over.end())
+                    v.add({{"DEFER-04", "WR-10"},
+                           "no completion appeared for the request with RequestContext " +
+                               num(done.request_context) + " on QP " + num(qp) +
+                               ", posted with NDK_OP_FLAG_DEFER before a request the provider "
+                               "refused inline (the refusal had to hand it to the hardware)"});
+                else
+                    v.add({{"WR-10", "FLS-03"},
+                           "no completion appeared for the request with RequestContext " +
+                               num(done.request_context) + " on QP " + num(qp)});
+            }
             for (const auto& l : done.landings)
                 note_landing(l, -1);
             retrieved(done);  // given up on: its slot is free again
@@ -1643,8 +1690,13 @@ Verdict Model::observe_completion(ObjectId cq, const NDK_RESULT_EX& r, bool ex) 
                 return c.request_context == request && c.qp_context == qp_context;
             });
             if (it == list.end()) continue;
-            if (it != list.begin() && !readings_.completion_order_relaxed)  // AMB-35
-                v.add({{"AMB-35"}, what() + " arrived before earlier requests of the same queue"});
+            // AMB-35: no page promises posting order; the in_order reading not met is a
+            // warning (DESIGN section 5).
+            if (it != list.begin() && !readings_.completion_order_relaxed)
+                v.add({{"AMB-35"},
+                       what() + " arrived before earlier requests of the same queue",
+                       true});
+            if (!receive) std::erase(q.handed_over, request);
             Completion expected = std::move(*it);
             list.erase(it);
             retrieved(expected);  // CQ-GET-04: removed once; its queue slot is free again
@@ -1690,8 +1742,9 @@ Verdict Model::observe_completion(ObjectId cq, const NDK_RESULT_EX& r, bool ex) 
                         std::string because;
                         if (expected.token_rule) {  // the token it was given is the local one
                             rules.insert(rules.begin(), expected.token_rule);
-                            because = " (its RemoteToken is the target MR's local token: the "
-                                      "remote token getter returned the local token)";
+                            because =
+                                " (its RemoteToken is the target MR's local token: the "
+                                "remote token getter returned the local token)";
                         }
                         v.add({rules, what() + " should have succeeded, but its status is " +
                                           std::to_string(r.Status) + because});
@@ -1794,8 +1847,9 @@ Verdict Model::observe_completion(ObjectId cq, const NDK_RESULT_EX& r, bool ex) 
                                                 "of the fast registration: the pages are not "
                                                 "mapped in AdapterPageArray order"});
                             else
-                                v.add({{rule}, what() + " succeeded, but the bytes at the target "
-                                                        "are not the ones sent"});
+                                v.add({{rule},
+                                       what() + " succeeded, but the bytes at the target "
+                                                "are not the ones sent"});
                             break;
                         }
                         at += landing.sizes[i];

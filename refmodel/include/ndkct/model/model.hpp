@@ -111,11 +111,17 @@ class Model {
     // Check: the harness drained long enough; whatever the model still expects of this QP is
     // missing (WR-05), and whatever completions it can no longer expect are dropped.
     Verdict expect_nothing_outstanding(ObjectId qp);
+    // DEFER-04: the requests an inline refusal handed to the hardware, still without their
+    // entries once the harness has waited for them (before it flushes the QP).
+    Verdict expect_handed_over_completed(ObjectId qp) const;
     // Completions the model still expects on a QP (check) or that are queued (simulate).
     size_t outstanding_completions(ObjectId qp) const;
     // A notification the provider owes: an arm is outstanding and an event that satisfies it
     // has happened (CQ-NOT-07); a harness waits for it.
     bool notification_owed(ObjectId cq) const;
+    // The rules an owed notification that never came breaks (CQ-NOT-07 and the rule of what
+    // satisfied the arm: SND-04 and CQ-NOT-10 for a solicited send's receive).
+    RuleIds owed_notification_rules(ObjectId cq) const;
 
     // ---- Events ----
     // Simulate: events the provider now owes, in order; taking them clears them.

@@ -161,6 +161,7 @@ struct Completion {
     std::string why;
     uint32_t bytes_transferred = 0;  // receive completions (CQ-RES-01)
     bool invalidated = false;        // ReceiveAndInvalidate
+    bool solicited = false;          // a receive of a SEND_AND_SOLICIT_EVENT send (CQ-NOT-10)
     uint32_t invalidated_token = 0;
     ObjectId srq = 0;  // a receive taken from this SRQ
     // MODEL-RD-01 (fail): a read beyond the OutboundReadLimit that the provider queued instead of
@@ -235,6 +236,7 @@ struct CqState {
     bool failed = false;   // overrun or fatal (CQ-STATUS-02/03): no further completions
     NTSTATUS failure = STATUS_SUCCESS;          // the CqStatus it failed with
     bool solicited_since_notification = false;  // a solicited or error entry (CQ-NOT-10/11)
+    bool solicited_by_send = false;  // ...and a solicited send's receive among them (SND-04)
     uint32_t interrupt_interval = 0;
     uint32_t interrupt_count = 0;
     std::vector<ObjectId> qps;  // index: QPs that complete here, by id (model.cpp keeps it)
@@ -314,6 +316,11 @@ struct QpState {
     // Requests posted after the QP became unusable whose CQ failed: no entry may appear
     // (MODEL-CQ-STATUS-01).
     std::vector<Context> never;
+    // Initiator requests accepted with NDK_OP_FLAG_DEFER since the last one without it, and
+    // those an inline refusal then had to hand to the hardware (DEFER-04): a missing entry of
+    // one of the latter names DEFER-04 before WR-10.
+    std::vector<Context> deferred_posted;
+    std::vector<Context> handed_over;
     // Check mode: bytes a silent success moved, checked with the queue's next completion.
     std::vector<Completion::Landing> silent_landings;
 };
