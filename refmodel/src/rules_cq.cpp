@@ -111,7 +111,7 @@ void Model::commit(const calls::ArmCq& c, const Observed&, Applied&, Stage) {
     // retrieved owe it nothing (the reference provider's CQ is empty then and does not fire).
     if (mode_ == Mode::check && !entries_due(c.cq) && !cq->failed)
         cq->new_since_notification = cq->solicited_since_notification = cq->solicited_by_send =
-            cq->uncertain_since_notification = false;
+            cq->uncertain_since_notification = cq->owed_for_certain = false;
     if (cq->armed < 0 || arm_rank(type) > arm_rank(cq->armed)) cq->armed = type;  // CQ-NOT-04
     if (mode_ != Mode::simulate || !cq->has_notification) return;
     // CQ-NOT-02: entries that arrived since the last notification fire the new arm at once;
@@ -135,6 +135,7 @@ void Model::commit(const calls::ArmCq& c, const Observed&, Applied&, Stage) {
         cq->armed = -1;
         cq->new_since_notification = cq->solicited_since_notification = false;
         cq->solicited_by_send = false;
+        cq->owed_for_certain = false;
         emit({Event::Kind::cq_notification, c.cq, 0, cq->failed ? cq->failure : STATUS_SUCCESS, 0});
     }
 }
@@ -149,6 +150,7 @@ void Model::notify_cq(ObjectId cq_id, bool error_entry, bool solicited) {
     bool satisfied =
         cq->armed == NDK_CQ_NOTIFY_ANY ||                                      // CQ-NOT-09
         (cq->armed == NDK_CQ_NOTIFY_SOLICITED && (solicited || error_entry));  // CQ-NOT-10/11
+    if (solicited && satisfied) cq->owed_for_certain = true;
     // CQ-NOT-05: an ERRORS arm is not satisfied by entries, only by the CQ's own error.
     if (mode_ != Mode::simulate || !cq->has_notification || !satisfied) return;
     // CQ-NOT-07: a satisfied arm is never dropped. CQ-NOT-06: one notification per arm.
@@ -156,6 +158,7 @@ void Model::notify_cq(ObjectId cq_id, bool error_entry, bool solicited) {
     cq->armed = -1;
     cq->new_since_notification = cq->solicited_since_notification = false;
     cq->solicited_by_send = false;
+    cq->owed_for_certain = false;
     emit({Event::Kind::cq_notification, cq_id, 0, STATUS_SUCCESS, 0});
 }
 
@@ -179,6 +182,11 @@ bool Model::notification_owed(ObjectId cq_id) const {
     if (cq->armed == NDK_CQ_NOTIFY_ANY) return cq->new_since_notification;
     if (cq->armed == NDK_CQ_NOTIFY_SOLICITED) return cq->solicited_since_notification;
     return false;
+}
+
+bool Model::notification_certainly_owed(ObjectId cq_id) const {
+    const auto* cq = state_of<CqState>(cq_id);
+    return notification_owed(cq_id) && (cq->failed || cq->owed_for_certain);
 }
 
 RuleIds Model::owed_notification_rules(ObjectId cq_id) const {
@@ -249,6 +257,7 @@ void Model::observe_cq_notification(ObjectId cq_id, NTSTATUS status, Verdict& v)
     cq->armed_with_entries = false;
     cq->new_since_notification = cq->solicited_since_notification = false;
     cq->solicited_by_send = false;
+    cq->owed_for_certain = false;
     cq->uncertain_since_notification = false;
     // CQ-STATUS-02/03: an overrun or a fatal error; the CQ and its QPs are unusable from now on.
     if (status == STATUS_BUFFER_OVERFLOW || status == STATUS_INTERNAL_ERROR) fail_cq(cq_id, status);

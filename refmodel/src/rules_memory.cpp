@@ -180,6 +180,20 @@ void Model::commit(const calls::CreateMr& c, const Observed&, Applied& applied, 
 
 // ======================= NdkRegisterMr (RMR-*) =======================
 
+namespace {
+// MODEL-RMR-LEN-02: a Length of 0. The docs say neither that it fails nor that it works: reject
+// expects STATUS_INVALID_PARAMETER (an acceptance is a warning), accept expects success (a
+// refusal is a warning). DESIGN section 5.
+void zero_length_reading(Expectation& e, const Readings& r) {
+    if (r.zero_length_mapping_rejected) {
+        e.fail(STATUS_INVALID_PARAMETER, {"MODEL-RMR-LEN-02"}, Strength::reading, "Length is 0");
+    } else if (!e.may_fail_any) {
+        e.may_fail_any = e.any_failure_warns = true;
+        e.any_failure_rules = {"MODEL-RMR-LEN-02"};
+    }
+}
+}  // namespace
+
 Expectation Model::expect_call(const calls::RegisterMr& c) const {
     Expectation e;
     const Object* o = require(e, c.mr, Kind::mr, "pNdkMr");
@@ -215,9 +229,8 @@ Expectation Model::expect_call(const calls::RegisterMr& c) const {
         return e;
     }
     const NDK_ADAPTER_INFO& info = adapter_info(c.mr);
-    if (c.length == 0 && readings_.zero_length_mapping_rejected)  // MODEL-RMR-LEN-02
-        e.fail(STATUS_INVALID_PARAMETER, {"MODEL-RMR-LEN-02"}, Strength::reading, "Length is 0");
-    if (c.length > info.MaxRegistrationSize)  // RMR-LEN-02, MODEL-RMR-LEN-01
+    if (c.length == 0) zero_length_reading(e, readings_);  // MODEL-RMR-LEN-02
+    if (c.length > info.MaxRegistrationSize)               // RMR-LEN-02, MODEL-RMR-LEN-01
         e.fail(readings_.over_max_registration_status, {"RMR-LEN-02", "MODEL-RMR-LEN-01"},
                Strength::model_choice,
                "Length " + num(c.length) + " exceeds MaxRegistrationSize " +
@@ -369,9 +382,13 @@ Expectation Model::expect_call(const calls::InitializeFastRegisterMr& c) const {
                                       "a NdkFastRegister of the MR is still in flight"});
     }
     if (c.adapter_page_count == 0) {
-        if (readings_.zero_adapter_page_count_rejected)  // IFR-APC-03, AMB-09
+        if (readings_.zero_adapter_page_count_rejected) {  // IFR-APC-03, AMB-09
             e.fail(STATUS_INVALID_PARAMETER, {"IFR-APC-03", "AMB-09"}, Strength::reading,
                    "AdapterPageCount is 0");
+        } else if (!e.may_fail_any) {  // accept: a refusal is the reading not chosen
+            e.may_fail_any = e.any_failure_warns = true;
+            e.any_failure_rules = {"IFR-APC-03", "AMB-09"};
+        }
         return e;
     }
     // IFR-APC-04, AI-02: up to max(16, FRMRPageCount) must work. Above it the threshold is the
@@ -548,8 +565,7 @@ Expectation Model::expect_call(const calls::BuildLam& c) const {
         e.undefined_why = "Mdl is NULL";
         return e;
     }
-    if (c.length == 0 && readings_.zero_length_mapping_rejected)  // MODEL-RMR-LEN-02
-        e.fail(STATUS_INVALID_PARAMETER, {"MODEL-RMR-LEN-02"}, Strength::reading, "Length is 0");
+    if (c.length == 0) zero_length_reading(e, readings_);  // MODEL-RMR-LEN-02
     // LAM-LEN-01: the MDL chain alone bounds Length (MaxRegistrationSize bounds NdkRegisterMr,
     // not a mapping: RMR-LEN-02).
     if (c.length > c.mdl.chain_bytes) {  // LAM-LEN-01 (the caller's duty), AMB-26

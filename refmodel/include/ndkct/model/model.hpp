@@ -122,6 +122,9 @@ class Model {
     // The rules an owed notification that never came breaks (CQ-NOT-07 and the rule of what
     // satisfied the arm: SND-04 and CQ-NOT-10 for a solicited send's receive).
     RuleIds owed_notification_rules(ObjectId cq) const;
+    // Owed beyond doubt: the CQ failed, or a solicited send's receive came while the arm was
+    // outstanding (not an entry that may have come before the arm, or been retrieved already).
+    bool notification_certainly_owed(ObjectId cq) const;
 
     // ---- Events ----
     // Simulate: events the provider now owes, in order; taking them clears them.

@@ -237,6 +237,10 @@ struct CqState {
     NTSTATUS failure = STATUS_SUCCESS;          // the CqStatus it failed with
     bool solicited_since_notification = false;  // a solicited or error entry (CQ-NOT-10/11)
     bool solicited_by_send = false;  // ...and a solicited send's receive among them (SND-04)
+    // A solicited send's receive came while the SOLICITED (or ANY) arm was outstanding: the
+    // notification is owed for certain (CQ-NOT-07), with no doubt whether the entry came
+    // before the arm or was already retrieved (CQ-NOT-02).
+    bool owed_for_certain = false;
     uint32_t interrupt_interval = 0;
     uint32_t interrupt_count = 0;
     std::vector<ObjectId> qps;  // index: QPs that complete here, by id (model.cpp keeps it)
