@@ -175,6 +175,16 @@ class Session {
         return f(*oracle_);
     }
     model::ObjectId id(const void* object) const;
+    // Why a test could not go on (the cause of a failed setup step): the rules of the oracle's
+    // violations so far, else the success rules of the last call the model held valid that
+    // failed or gave no object, with what happened. Safe from any thread; empty when neither.
+    struct Blocker {
+        std::vector<std::string> rules;
+        std::string what;  // "NdkCreatePd returned STATUS_NOT_IMPLEMENTED"
+    };
+    Blocker blocker();
+    // Exceptions a hook threw on a provider thread (reported by the test, never thrown there).
+    std::vector<std::string> hook_errors();
 
     // ---- Host memory ----
     platform::Arena& arena() { return *arena_; }
@@ -343,13 +353,17 @@ class Session {
     bool wait_for_event(std::chrono::steady_clock::time_point until);
 
   private:
+    struct InFlight;  // one provider call: its record (in_flight.hpp), rules and outcome
+    friend struct InFlight;
     struct PendingAsync {
         Callback* callback = nullptr;
         uint64_t pending = 0;
         NTSTATUS status = STATUS_SUCCESS;
+        bool valid = false;  // the model expected success: a failed completion blocks the test
+        std::vector<std::string> rules;
     };
     template <typename Ndk, typename Invoke>
-    Made<Ndk> create(const model::Call& call, Invoke invoke, const char* name);
+    Made<Ndk> create(const model::Call& call, Invoke invoke, const char* name, const void* target);
     template <typename Invoke>
     Done request(const model::Call& call, Invoke invoke, const char* name,
                  const std::function<void(model::Observed&)>& outputs = {},
@@ -431,6 +445,12 @@ class Session {
     std::vector<DeferredCall> deferred_;
     std::unordered_map<const void*, std::vector<uint8_t>> sent_private_data_;  // by connector
     std::unordered_map<const void*, std::vector<const void*>> close_antecedents_;
+    std::mutex blocker_mutex_;
+    Blocker unexpected_failure_;  // the last valid call that failed (InFlight::outcome)
+    std::vector<std::string> hook_errors_;
+
+  public:  // for run_hook (session.cpp)
+    void hook_error(std::string what);
 };
 
 }  // namespace ndkct::conformance
