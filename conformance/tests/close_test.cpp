@@ -27,8 +27,11 @@ bool wait_until(const std::atomic<bool>& flag, std::chrono::milliseconds limit =
 }
 
 void expect_clean(Session& s) {
-    for (const auto& v : s.verdict().violations)
-        if (!v.warning) ADD_FAILURE() << "oracle: " << v.describe();
+    for (const auto& v : s.verdict().violations) {
+        if (v.warning) continue;
+        RuleScope scope(v.rules, FailureKind::oracle);
+        ADD_FAILURE() << "oracle: " << v.describe();
+    }
 }
 
 // A CQ's close while its notification callback runs completes only after the callback returned
@@ -170,8 +173,11 @@ NDKCT_TEST(Close, AdapterCloseWaitsForRunningCallbacks, "ndk.close.adapter.block
     EXPECT_STATUS(STATUS_SUCCESS, inner->close(pd.object).final_status);
     model::Verdict verdict = inner->close_adapter();
     EXPECT_TRUE(returned) << "CLOSE-ADP-01: CloseNdkAdapter returned while a callback ran";
-    for (const auto& v : verdict.violations)
-        if (!v.warning) ADD_FAILURE() << "oracle (inner session): " << v.describe();
+    for (const auto& v : verdict.violations) {
+        if (v.warning) continue;
+        RuleScope scope(v.rules, FailureKind::oracle);
+        ADD_FAILURE() << "oracle (inner session): " << v.describe();
+    }
     inner.reset();
     expect_clean(session());
 }

@@ -248,8 +248,11 @@ inline std::unique_ptr<Session> session_with(
 // Closes everything of a second session and fails the test on what its oracle found.
 inline void finish(Session& s) {
     s.close_all();
-    for (const auto& v : s.verdict().violations)
-        if (!v.warning) ADD_FAILURE() << "oracle (second session): " << v.describe();
+    for (const auto& v : s.verdict().violations) {
+        if (v.warning) continue;
+        RuleScope scope(v.rules, FailureKind::oracle);
+        ADD_FAILURE() << "oracle (second session): " << v.describe();
+    }
 }
 
 // For a second session whose reference provider fails calls for want of resources: repeats a

@@ -151,8 +151,10 @@ void on_crash(int sig, siginfo_t* info, void* context) {
     w.number(static_cast<unsigned>(sig));
     w.text("\nsignal_name=");
     w.text(sigabbrev_np(sig));
-    w.text("\ncode=");
-    w.number(static_cast<unsigned>(info ? info->si_code : 0));
+    w.text("\ncode=");  // > 0: the kernel's (a fault); <= 0: sent (raise, kill, abort)
+    int code = info ? info->si_code : 0;
+    if (code < 0) w.text("-");
+    w.number(static_cast<unsigned>(code < 0 ? -code : code));
     w.text("\naddress=");
     w.number(reinterpret_cast<uintptr_t>(info ? info->si_addr : nullptr), 16);
     w.text("\nthread=");

@@ -503,6 +503,22 @@ Session::Blocker Session::blocker() {
     return unexpected_failure_;
 }
 
+Session::Blocker Session::any_blocker(Session* preferred) {
+    if (preferred) {
+        Blocker b = preferred->blocker();
+        if (!b.rules.empty()) return b;
+    }
+    // Under the lock that keeps a session from being destroyed meanwhile (blocker() takes only
+    // the session's own leaf locks, and the oracle's without waiting).
+    std::lock_guard lock(g_live_mutex);
+    for (Session* s : g_sessions) {
+        if (s == preferred) continue;
+        Blocker b = s->blocker();
+        if (!b.rules.empty()) return b;
+    }
+    return {};
+}
+
 void Session::hook_error(std::string what) {
     std::lock_guard lock(blocker_mutex_);
     hook_errors_.push_back(std::move(what));

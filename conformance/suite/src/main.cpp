@@ -265,8 +265,10 @@ class EventStream : public ::testing::EmptyTestEventListener {
         if (const auto* scope = ndkct::conformance::current_scope()) {
             f.kind = scope->kind();
             f.rules = scope->rules();
-        } else if (auto* session = ndkct::conformance::current_session();
-                   session && !(f.rules = session->blocker().rules).empty()) {
+        } else if (!(f.rules = ndkct::conformance::Session::any_blocker(
+                                   ndkct::conformance::current_session())
+                                   .rules)
+                        .empty()) {
             f.kind = FailureKind::setup;
         } else {
             f.kind = FailureKind::rule;

@@ -183,6 +183,9 @@ class Session {
         std::string what;  // "NdkCreatePd returned STATUS_NOT_IMPLEMENTED"
     };
     Blocker blocker();
+    // The blocker of `preferred` if it has one, else of any other open session (a test may open
+    // a second session with an edited profile).
+    static Blocker any_blocker(Session* preferred);
     // Exceptions a hook threw on a provider thread (reported by the test, never thrown there).
     std::vector<std::string> hook_errors();
 
