@@ -42,8 +42,11 @@ def now():
 
 
 def has_device():
-    return subprocess.run([os.path.join(ROOT, "adapters", "rxe", "has-device")],
-                          capture_output=True).returncode == 0
+    tool = os.path.join(ROOT, "adapters", "rxe", "has-device")
+    if not os.path.exists(tool):  # an install without the Soft-RoCE guest
+        raise InputError("the verbs provider needs an RDMA device here: this install of ndkct "
+                         "has no Soft-RoCE guest (adapters/rxe is in the source tree)")
+    return subprocess.run([tool], capture_output=True).returncode == 0
 
 
 def run_in_guest(args, argv):
@@ -308,6 +311,8 @@ def run(argv):
 
 
 def tool_version():
+    if os.environ.get("NDKCT_VERSION"):  # an install (packaging/ndkct.in)
+        return os.environ["NDKCT_VERSION"]
     try:
         with open(os.path.join(ROOT, "CMakeLists.txt"), encoding="utf-8") as f:
             for line in f:
@@ -315,4 +320,4 @@ def tool_version():
                     return line.split("VERSION")[1].split()[0]
     except OSError:
         pass
-    return os.environ.get("NDKCT_VERSION", "unknown")
+    return "unknown"

@@ -175,10 +175,8 @@ class Runner:
             slot = mine[0]
             lines.append(("The NDK call in flight: " if slot.get("state") == "call"
                           else "The harness was ") + flight.describe_slot(slot, record))
-            if not ndkct_bug:
+            if not ndkct_bug:  # the call's rules, or what owes the awaited callback or entry
                 rules = [r for r in (slot.get("rules") or "").split(",") if r in self.known_rules]
-                if slot.get("state") == "wait" and "GEN-ASYNC-01" in self.known_rules:
-                    rules = ["GEN-ASYNC-01"]
             details["in_flight"] = {k: slot.get(k, "") for k in
                                     ("state", "function", "object", "call", "rules", "thread")}
             for other in mine[1:3]:

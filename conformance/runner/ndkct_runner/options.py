@@ -91,8 +91,8 @@ def parse(argv, root):
                    help="a stale waiver (its test now passes) fails the run (for CI)")
     p.add_argument("--must-pass", metavar="FILE", help="must-pass list (default: "
                    "conformance/must-pass/<profile>.txt; without one, every test)")
-    p.add_argument("--out", default=os.path.join(root, "out"), metavar="DIR",
-                   help="output folder (default: out/)")
+    p.add_argument("--out", default=os.environ.get("NDKCT_OUT") or os.path.join(root, "out"),
+                   metavar="DIR", help="output folder (default: out/)")
     p.add_argument("--list", action="store_true", help="list the selected tests, run nothing")
     p.add_argument("--suites", default="directed,property", metavar="KINDS",
                    help="which tests: directed, property or both (default: both, when built)")
