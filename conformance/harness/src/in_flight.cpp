@@ -239,9 +239,9 @@ Call::~Call() {
     if (!pop()) set_state("idle");
 }
 
-Wait::Wait(const char* function, const std::string& object) {
+Wait::Wait(const char* function, const std::string& object, const char* rules, const char* what) {
     push();
-    write_slot("wait", function, object.c_str(), "", "(waiting for its completion callback)");
+    write_slot("wait", function, object.c_str(), rules, what);
 }
 
 Wait::~Wait() {

@@ -28,7 +28,7 @@ MODES = ("not_implemented", "error", "null", "late")
 
 
 def run(opts, out, env_value, tests):
-    env = dict(os.environ)
+    env = dict(os.environ, NDKCT_PATIENCE=str(opts.patience))
     env.pop("NDKCT_SWEEP", None)
     if env_value:
         env["NDKCT_SWEEP"] = env_value
@@ -86,6 +86,9 @@ def main():
                    "the clean run calls)")
     p.add_argument("--timeout", type=float, default=60)
     p.add_argument("--jobs", type=int, default=2)
+    p.add_argument("--patience", type=float, default=0.05, help="NDKCT_PATIENCE: how much of "
+                   "the harness's waits for what a provider owes (default 0.05: 250 ms for a "
+                   "completion, 500 ms for a callback)")
     opts = p.parse_args()
     os.makedirs(opts.work, exist_ok=True)
     started = time.monotonic()

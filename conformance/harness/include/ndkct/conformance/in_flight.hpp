@@ -51,10 +51,12 @@ class Call {
     Call& operator=(const Call&) = delete;
 };
 
-// The harness on this thread waits for a callback of `function` (the call has returned).
+// The harness on this thread waits for what `function` owes: a completion callback (the call
+// has returned), completions on a CQ, a connect event; `rules` say what owes it.
 class Wait {
   public:
-    Wait(const char* function, const std::string& object);
+    Wait(const char* function, const std::string& object, const char* rules,
+         const char* what = "(waiting for its completion callback)");
     ~Wait();
     Wait(const Wait&) = delete;
     Wait& operator=(const Wait&) = delete;

@@ -450,6 +450,12 @@ class Session {
     std::unordered_map<const void*, std::vector<const void*>> close_antecedents_;
     std::mutex blocker_mutex_;
     Blocker unexpected_failure_;  // the last valid call that failed (InFlight::outcome)
+    // Once something owed never came within the full wait (a completion callback, completions,
+    // a connect event), the test has failed: later waits in this session are short, so that a
+    // provider that loses what it owes costs one wait, not one per step of the test.
+    std::atomic<bool> patience_lost_{false};
+    milliseconds patience(milliseconds full) const;
+    void owed_but_missing(std::vector<std::string> rules, std::string what);
     std::vector<std::string> hook_errors_;
 
   public:  // for run_hook (session.cpp)
