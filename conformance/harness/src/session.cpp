@@ -69,7 +69,7 @@ thread_local int t_hook_depth = 0;  // > 0 on a provider thread running a hook
 
 // A hook's exception must not unwind through the provider's frames: it is kept for the test.
 void run_hook(Session* session, const std::function<void()>& hook) {
-    if (!hook) return;
+    if (!hook || !session->hook_starts()) return;
     ++t_hook_depth;
     try {
         hook();
@@ -79,6 +79,7 @@ void run_hook(Session* session, const std::function<void()>& hook) {
         session->hook_error("a hook threw an exception that is not a std::exception");
     }
     --t_hook_depth;
+    session->hook_ends();
 }
 
 std::mutex g_live_mutex;
@@ -494,9 +495,10 @@ Session::Blocker Session::blocker() {
             for (const auto& v : verdict_.violations) {
                 if (v.warning) continue;
                 if (b.what.empty()) b.what = v.describe();
-                for (const auto& r : v.rules)
-                    if (std::find(b.rules.begin(), b.rules.end(), r) == b.rules.end())
-                        b.rules.push_back(r);
+                // The rule the oracle judged (the rest of its list follows from it).
+                if (!v.rules.empty() &&
+                    std::find(b.rules.begin(), b.rules.end(), v.rules.front()) == b.rules.end())
+                    b.rules.push_back(v.rules.front());
             }
     }
     if (!b.rules.empty()) return b;
@@ -532,10 +534,14 @@ static double patience_factor() {
     return factor;
 }
 
+milliseconds Session::scaled(milliseconds full) {
+    return milliseconds(std::max<int64_t>(
+        1, static_cast<int64_t>(static_cast<double>(full.count()) * patience_factor())));
+}
+
 milliseconds Session::patience(milliseconds full) const {
     if (patience_lost_) return std::min(full, milliseconds(200));
-    return milliseconds(
-        std::max<int64_t>(1, static_cast<int64_t>(full.count() * patience_factor())));
+    return scaled(full);
 }
 
 void Session::owed_but_missing(std::vector<std::string> rules, std::string what) {
@@ -639,6 +645,7 @@ model::Verdict Session::close_adapter() {
 }
 
 Session::~Session() {
+    drop_hooks();
     close_adapter();
     std::lock_guard lock(g_live_mutex);
     g_sessions.erase(this);
@@ -738,6 +745,25 @@ void Session::hook_events(const void* object, std::function<void()> fn) {
         event_hooks_[object] = std::move(fn);
     else
         event_hooks_.erase(object);
+}
+
+bool Session::hook_starts() {
+    ++hooks_running_;  // before the flag is read: drop_hooks sees it or it sees the flag
+    if (!hooks_dropped_) return true;
+    --hooks_running_;
+    return false;
+}
+
+void Session::drop_hooks() {
+    {
+        std::lock_guard lock(hooks_mutex_);
+        hooks_dropped_ = true;
+        next_hook_ = nullptr;
+        event_hooks_.clear();
+    }
+    if (in_hook()) return;  // (never from a hook; a hook waiting for itself would not end)
+    while (hooks_running_ > 0)
+        std::this_thread::sleep_for(milliseconds(1));
 }
 
 std::function<void()> Session::event_hook(const void* object) {

@@ -138,6 +138,7 @@ void ProviderTest::expect_clean_so_far() {
 
 void ProviderTest::TearDown() {
     if (!session_) return;
+    session_->drop_hooks();  // the body's hooks end with the body (its frame is gone)
     for (const auto& error : session_->hook_errors())
         ADD_FAILURE() << "a call made inside a provider callback could not go on: " << error;
     try {

@@ -186,6 +186,10 @@ class Session {
     // The blocker of `preferred` if it has one, else of any other open session (a test may open
     // a second session with an edited profile).
     static Blocker any_blocker(Session* preferred);
+    // How long to wait for something a provider owes, `full` as a test would wait: scaled by
+    // NDKCT_PATIENCE (sweeps of providers that lose what they owe set it below 1). Tests' own
+    // waiting loops use it like the harness's waits do.
+    static milliseconds scaled(milliseconds full);
     // Exceptions a hook threw on a provider thread (reported by the test, never thrown there).
     std::vector<std::string> hook_errors();
 
@@ -328,6 +332,11 @@ class Session {
     // Every event callback of the object (CQ or SRQ notification, connect event, disconnect)
     // runs fn inside it, after the event is recorded. An empty fn removes the hook.
     void hook_events(const void* object, std::function<void()> fn);
+    // Ends every hook: none runs after this returns (one running on a provider thread is waited
+    // for). Hooks capture the test body's locals, so the body's end ends them: ProviderTest's
+    // TearDown and the destructor call it before closing what the test left open, whose
+    // flushes and notifications would otherwise run a hook on a dead frame.
+    void drop_hooks();
     std::vector<Deferred> finish_deferred();
     static bool in_hook();  // true on a provider thread running a hook
     // Closes every object, then the adapter (CloseNdkAdapter), and returns the verdict with what
@@ -458,8 +467,14 @@ class Session {
     void owed_but_missing(std::vector<std::string> rules, std::string what);
     std::vector<std::string> hook_errors_;
 
+    std::atomic<bool> hooks_dropped_{false};
+    std::atomic<int> hooks_running_{0};
+
   public:  // for run_hook (session.cpp)
     void hook_error(std::string what);
+    // Counts the hook as running unless hooks were dropped (then it must not run).
+    bool hook_starts();
+    void hook_ends() { --hooks_running_; }
 };
 
 }  // namespace ndkct::conformance
