@@ -20,7 +20,7 @@ NDKCT_SUITE(Close);
 using namespace std::chrono_literals;
 
 bool wait_until(const std::atomic<bool>& flag, std::chrono::milliseconds limit = 5000ms) {
-    auto deadline = std::chrono::steady_clock::now() + limit;
+    auto deadline = std::chrono::steady_clock::now() + Session::scaled(limit);
     while (!flag && std::chrono::steady_clock::now() < deadline)
         std::this_thread::sleep_for(1ms);
     return flag;
@@ -57,7 +57,11 @@ NDKCT_TEST(Close, CqCloseWaitsForARunningNotification, "ndk.close.cq.waits_for_n
     ASSERT_STATUS(STATUS_SUCCESS, session().receive(qp.object, nullptr, {&sge, 1}));
     session().arm_cq(cq.object, NDK_CQ_NOTIFY_ANY);
     session().flush(qp.object);  // a cancelled receive completes: the notification comes
-    ASSERT_TRUE(wait_until(inside)) << "no notification for the flushed receive";
+    {
+        NDKCT_RULE("CQ-NOT-07", "FLS-02");  // the flushed receive completes, the armed CQ notifies
+        ASSERT_TRUE(wait_until(inside)) << "no notification for the flushed receive";
+    }
+    NDKCT_RULE("CLOSE-07", "CLOSE-CQ-01");  // what the rest of the test checks
     NTSTATUS qp_close = session().close_async(qp.object);
     NTSTATUS cq_close = session().close_async(cq.object);
     bool early = cq_close == STATUS_SUCCESS && !returned;
@@ -106,7 +110,12 @@ NDKCT_TEST(Close, CloseFromInsideTheObjectsCompletionCallback, "ndk.close.from_c
         hook_done = true;
     });
     NTSTATUS s = session().connect_async(active.object, a.object, sa, sizeof address);
-    ASSERT_STATUS(STATUS_PENDING, s) << "a connect pends until the peer accepts";
+    {
+        // A connect's success means the peer accepted (CONN-15): the listener has not even
+        // heard of this one yet.
+        NDKCT_RULE("CONN-15");
+        ASSERT_STATUS(STATUS_PENDING, s) << "a connect pends until the peer accepts";
+    }
     NDK_CONNECTOR* passive = session().wait_connect_event(listener.object);
     ASSERT_TRUE(passive);
     s = session().accept_async(passive, b.object);

@@ -28,6 +28,7 @@ NDKCT_TEST(DataPath, WriteLandsInTheRemoteRegion, "ndk.qp.write.bytes_land", "WR
     ASSERT_STATUS(STATUS_SUCCESS, session().write(pair.a, &context, {&sge, 1},
                                                   reinterpret_cast<uint64_t>(target.data() + 50),
                                                   dst.remote_token));
+    NDKCT_RULE("WRT-01", "CQ-RES-05");
     auto results = session().drain(pair.cq, 1);
     ASSERT_EQ(results.size(), 1u);
     EXPECT_STATUS(STATUS_SUCCESS, results[0].Status);
@@ -50,6 +51,7 @@ NDKCT_TEST(DataPath, ReadBringsTheRemoteBytes, "ndk.qp.read.bytes_land", "RD-01"
     ASSERT_STATUS(STATUS_SUCCESS,
                   session().read(pair.a, nullptr, {&sge, 1},
                                  reinterpret_cast<uint64_t>(remote.data() + 10), r.remote_token));
+    NDKCT_RULE("RD-01", "RMR-ACC-01");
     auto results = session().drain(pair.cq, 1);
     ASSERT_EQ(results.size(), 1u);
     EXPECT_STATUS(STATUS_SUCCESS, results[0].Status);

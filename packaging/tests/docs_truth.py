@@ -147,7 +147,10 @@ def check_options(f):
             problem(readme, text[:start + m.start()].count("\n") + 1,
                     f"names the option {m.group(1)}, which ./ndkct run does not have")
     runner_readme = os.path.join(ROOT, "conformance", "runner", "README.md")
-    named = set(re.findall(r"(--[a-z][a-z_-]*[a-z])", read(runner_readme)))
+    # Options in prose and in `ndkct run` command lines (other tools' blocks are theirs).
+    prose = re.sub(r"```sh\n(.*?)```", lambda m: m.group(0) if "ndkct run" in m.group(1) else "",
+                   read(runner_readme), flags=re.S)
+    named = set(re.findall(r"(--[a-z][a-z_-]*[a-z])", prose))
     for option in sorted(f["options"] - named):
         problem(runner_readme, 1, f"does not describe the option {option} (./ndkct run --help "
                 f"has it)")
@@ -235,6 +238,23 @@ def check_files_named():
                     problem(readme, number, f"names {token}, which does not exist")
 
 
+def check_rule_scopes():
+    """Every rule ID an NDKCT_RULE scope or a test helper's rule list names is in the catalog
+    (a typo would make a failure name no rule)."""
+    known = {r["id"] for r in catalog.load()}
+    files = (glob.glob(os.path.join(ROOT, "conformance", "tests", "*.[ch]pp"))
+             + glob.glob(os.path.join(ROOT, "conformance", "properties", "*.[ch]pp")))
+    for path in files:
+        for number, line in enumerate(read(path).splitlines(), 1):
+            if "NDKCT_RULE(" not in line and "every_combination(" not in line and \
+                    '{"' not in line:
+                continue
+            for rule in re.findall(r'"([A-Z][A-Z0-9]*(?:-[A-Z0-9]+)+)"', line):
+                if rule not in known:
+                    problem(path, number, f"names the rule {rule}, which the catalog does not "
+                            f"have")
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--build", required=True)
@@ -244,6 +264,7 @@ def main():
     check_options(f)
     check_provider_page(f)
     check_files_named()
+    check_rule_scopes()
     print("docs_truth: " + json.dumps({k: v for k, v in f.items() if k != "options"})
           + f"; {len(f['options'])} runner options")
     for text in PROBLEMS:
