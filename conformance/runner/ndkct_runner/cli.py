@@ -190,10 +190,13 @@ def run(argv):
                               selection.split_patterns(args.rules),
                               selection.split_patterns(args.exclude_rules), known_rules,
                               args.allow_empty)
+    selected = len(chosen)
     chosen = selection.shard(chosen, shard)
     if not chosen and not args.allow_empty:
-        raise InputError(f"--shard {args.shard}: this shard of the {len(tests)} tests selected "
-                         f"holds none (fewer tests than shards; --allow-empty accepts that)")
+        plural = "s" if selected != 1 else ""
+        raise InputError(f"--shard {args.shard}: this shard of the {selected} test{plural} "
+                         f"selected holds none (fewer tests than shards; --allow-empty accepts "
+                         f"that)")
     if args.list:
         for t in chosen:
             print(f"{t['id'] or '-':<60} {t['test']:<90} {','.join(t['rules'])}")
