@@ -649,6 +649,7 @@ void Model::record_landing(Completion& done, const Extent& target, std::vector<s
         landing.sizes.push_back(target.sizes[i]);
     }
     landing.bytes = std::move(bytes);
+    landing.unchecked = !landings_observable_;
     // RD-01, RCV-03: pieces of one target that overlap (two sink SGEs naming the same bytes)
     // get whichever piece the device wrote last, an order no page fixes.
     std::vector<std::tuple<PFN_NUMBER, uint32_t, uint32_t>> pieces;
@@ -1520,7 +1521,7 @@ const char* outcome_rule(NDK_OPERATION_TYPE type) {
 
 }  // namespace
 
-Verdict Model::observe_completion(ObjectId cq, const NDK_RESULT_EX& r, bool ex) {
+Verdict Model::observe_completion(ObjectId cq, const NDK_RESULT_EX& r, bool ex, bool landing_seen) {
     Verdict v;
     Context qp_context = reinterpret_cast<uintptr_t>(r.QPContext);
     Context request = reinterpret_cast<uintptr_t>(r.RequestContext);
@@ -1630,7 +1631,7 @@ Verdict Model::observe_completion(ObjectId cq, const NDK_RESULT_EX& r, bool ex) 
                            num(expected.bytes_transferred) + " were sent"});
             for (const auto& landing : expected.landings)
                 note_landing(landing, -1);
-            if (landed) {
+            if (landed && landing_seen) {
                 for (const auto& landing : expected.landings) {
                     if (landing.unchecked) continue;  // WR-FENCE-01: the order is open
                     size_t at = 0;

@@ -1,6 +1,8 @@
 // The harness: real NDK calls through dispatch tables, the callback contract, and the oracle.
 #include "ndkct/conformance/session.hpp"
 
+#include "ndkct/conformance/observation.hpp"
+
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -94,20 +96,9 @@ void watch_hook_call(Session& session, milliseconds watchdog, const char* name,
     auto took = std::chrono::steady_clock::now() - started;
     if (took < watchdog) return;
     model::Verdict v;
-    v.add(violation({"GEN-IRQL-01"},
-                    std::string(name) + " took " +
-                        std::to_string(std::chrono::duration_cast<milliseconds>(took).count()) +
-                        " ms inside a provider callback (it may not block there; the watchdog "
-                        "is " +
-                        std::to_string(watchdog.count()) + " ms)"));
+    v.add(blocked_in_callback(name, std::chrono::duration_cast<milliseconds>(took).count(),
+                              watchdog.count()));
     session.report(std::move(v));
-}
-
-template <typename Ndk>
-const void* const* dispatch_members(const Ndk* object, size_t& count) {
-    using Table = std::remove_cv_t<std::remove_pointer_t<decltype(object->Dispatch)>>;
-    count = sizeof(Table) / sizeof(void*);
-    return reinterpret_cast<const void* const*>(object->Dispatch);
 }
 
 NDK_OBJECT_TYPE type_of(const NDK_PD*) {
@@ -138,38 +129,13 @@ NDK_OBJECT_TYPE type_of(const NDK_SHARED_ENDPOINT*) {
     return NdkObjectTypeSharedEndpoint;
 }
 
-// GEN-CREATE-03/06, GEN-MAND-01, VER-03: a handed-out object is well formed.
+// GEN-CREATE-03/06, GEN-MAND-01, VER-03: a handed-out object is well formed (observation.hpp,
+// the same check the trace checker makes).
 template <typename Ndk>
 void check_object(const Ndk* object, NDK_VERSION version, model::Verdict& v, const char* call) {
-    if (!object) {
-        v.add(violation({"GEN-CREATE-01"}, std::string(call) + " succeeded without an object"));
-        return;
-    }
-    if (object->Header.ObjectType != type_of(object))
-        v.add(violation({"GEN-CREATE-06"}, std::string(call) + ": Header.ObjectType is " +
-                                               std::to_string(object->Header.ObjectType)));
-    if (object->Header.Version.Major != version.Major ||
-        object->Header.Version.Minor != version.Minor)
-        v.add(violation({"VER-03"}, std::string(call) + ": Header.Version differs from the "
-                                                        "negotiated version"));
-    // GEN-CREATE-07: NdkReserved is zeroed when the object is made.
-    const auto* reserved = reinterpret_cast<const std::byte*>(&object->Header.NdkReserved);
-    if (std::any_of(reserved, reserved + sizeof object->Header.NdkReserved,
-                    [](std::byte b) { return b != std::byte{0}; }))
-        v.add(
-            violation({"GEN-CREATE-07"}, std::string(call) + ": Header.NdkReserved is not zeroed"));
-    if (!object->Dispatch) {
-        v.add(violation({"GEN-CREATE-03"}, std::string(call) + ": the object has no Dispatch"));
-        return;
-    }
-    size_t count = 0;
-    const void* const* members = dispatch_members(object, count);
-    for (size_t i = 0; i < count; ++i)
-        if (!members[i]) {
-            v.add(violation({"GEN-MAND-01"}, std::string(call) + ": dispatch member " +
-                                                 std::to_string(i) + " is NULL"));
-            break;
-        }
+    using Table = std::remove_cv_t<std::remove_pointer_t<decltype(object->Dispatch)>>;
+    v.merge(check_handed_out(view_handed_out(object, sizeof(Table) / sizeof(void*)),
+                             type_of(object), version, call));
 }
 
 // Every NDK object has its dispatch table right after the 40-byte header.
@@ -243,13 +209,8 @@ static void arrive(Session::Callback* cb, NTSTATUS status, NDK_OBJECT_HEADER* ob
     cb->finished = true;
     --session->running_callbacks_;
     model::Verdict v;
-    if (calls > 1)
-        v.add(
-            violation({"GEN-ASYNC-01"}, std::string(cb->name) + ": a second completion callback"));
-    if (inline_result)
-        v.add(violation({"GEN-ASYNC-03", "GEN-ASYNC-01"},
-                        std::string(cb->name) + ": a completion callback after the call returned " +
-                            "a final status"));
+    if (calls > 1) v.add(second_callback(cb->name));
+    if (inline_result) v.add(callback_after_final_status(cb->name));
     if (!v.clean()) cb->session->report(std::move(v));
 }
 
@@ -428,6 +389,24 @@ Session::Session(const ProviderSpec& spec, SessionOptions options)
         throw SessionError("provider " + spec.text + ": NdkQueryAdapterInfo failed with " +
                            spec::status_name(status) + " on a full-size buffer");
     }
+    // --capture: the capture library between this Session and the provider from here on.
+    if (CaptureSettings capture = options_.capture.value_or(CaptureSettings::from_environment());
+        !capture.directory.empty()) {
+        try {
+            capture_ = std::make_unique<CaptureHost>(
+                capture,
+                CaptureHost::Description{
+                    identity_->Name ? identity_->Name : "",
+                    identity_->Version ? identity_->Version : "",
+                    identity_->Description ? identity_->Description : "", spec.text,
+                    options_.profile_override.empty() ? spec.profile : options_.profile_override,
+                    capture_label(), spec.seed, &arena_->host_memory()});
+            capture_->attach(adapter_);
+        } catch (const std::exception& error) {
+            entry_->CloseAdapter(adapter_);
+            throw SessionError(std::string("cannot capture a trace: ") + error.what());
+        }
+    }
     model::Readings readings = parsed->readings;
     readings.version = info_.Version;
     readings.adapter_info = info_;
@@ -449,7 +428,12 @@ Session::Session(const ProviderSpec& spec, SessionOptions options)
 model::Verdict Session::close_adapter() {
     close_all();
     if (adapter_) {
+        if (capture_) capture_->adapter_closing();
         entry_->CloseAdapter(adapter_);
+        if (capture_) {
+            capture_->adapter_closed();
+            capture_->close();
+        }
         // CLOSE-ADP-01, CLOSE-05: closing the adapter blocks until every callback the provider
         // made for it, or for any object of it, has returned.
         if (int running = running_callbacks_.load(); running > 0) {
@@ -485,7 +469,7 @@ void Session::report_stray(const std::string& what) {
     std::lock_guard lock(g_live_mutex);
     for (Session* s : g_sessions) {
         model::Verdict v;
-        v.add(violation({"GEN-CB-03"}, what));
+        v.add(stray_callback(what));
         s->report(std::move(v));
     }
 }
@@ -664,10 +648,7 @@ void Session::returned(Callback* cb, NTSTATUS status) {
     }
     if (early) {
         model::Verdict v;
-        v.add(violation({"GEN-ASYNC-03", "GEN-ASYNC-01"},
-                        std::string(cb->name) +
-                            " called its completion callback and then returned " +
-                            spec::status_name(status) + " instead of STATUS_PENDING"));
+        v.add(callback_before_final_status(cb->name, status));
         report(std::move(v));
     }
 }
@@ -994,12 +975,7 @@ LamResult Session::build_lam(MDL* mdl, SIZE_T length, ULONG buffer_size, bool wi
     if (lam.done.ok()) {
         // The oracle made a LAM object; remember it by the mapping's address.
         std::lock_guard lock(oracle_mutex_);
-        model::ObjectId newest = 0;
-        for (model::ObjectId i = 1; i <= oracle_->object_count(); ++i)
-            if (const auto* o = oracle_->find(i);
-                o && o->kind == model::Kind::lam && o->life == model::Life::ready)
-                newest = i;
-        if (newest) ids_[lam.mapping()] = newest;
+        if (model::ObjectId newest = newest_lam(*oracle_)) ids_[lam.mapping()] = newest;
     }
     return lam;
 }

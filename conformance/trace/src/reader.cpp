@@ -1,0 +1,615 @@
+// The trace reader: header, frames (CRC-checked), records; typed reads of record bodies.
+#include "ndkct/trace/reader.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+
+namespace ndkct::trace {
+
+namespace {
+
+template <typename T>
+T load(const uint8_t* p) {
+    T v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+}
+
+constexpr uint64_t align8(uint64_t n) {
+    return (n + 7) & ~uint64_t{7};
+}
+
+const std::array<uint32_t, 256>& crc_table() {
+    static const auto table = [] {
+        std::array<uint32_t, 256> t{};
+        for (uint32_t i = 0; i < 256; ++i) {
+            uint32_t r = i;
+            for (int k = 0; k < 8; ++k)
+                r = (r >> 1) ^ (0xEDB88320u & (0u - (r & 1u)));
+            t[i] = r;
+        }
+        return t;
+    }();
+    return table;
+}
+
+std::string text(std::span<const uint8_t> v) {
+    return std::string(reinterpret_cast<const char*>(v.data()), v.size());
+}
+
+}  // namespace
+
+uint32_t crc32(std::span<const uint8_t> bytes, uint32_t crc) {
+    const auto& t = crc_table();
+    crc = ~crc;
+    for (uint8_t b : bytes)
+        crc = t[(crc ^ b) & 0xFF] ^ (crc >> 8);
+    return ~crc;
+}
+
+uint64_t digest(std::span<const uint8_t> bytes) {
+    uint64_t h = static_cast<uint64_t>(bytes.size()) * NDKT_DIGEST_K1;
+    size_t i = 0;
+    for (; i + 8 <= bytes.size(); i += 8) {
+        h = (h ^ load<uint64_t>(bytes.data() + i)) * NDKT_DIGEST_K2;
+        h ^= h >> 31;
+    }
+    if (i < bytes.size()) {
+        uint64_t w = 0;
+        std::memcpy(&w, bytes.data() + i, bytes.size() - i);
+        h = (h ^ w) * NDKT_DIGEST_K2;
+        h ^= h >> 31;
+    }
+    h ^= h >> 33;
+    h *= NDKT_DIGEST_K1;
+    h ^= h >> 29;
+    return h;
+}
+
+std::string Problem::describe() const {
+    const char* kinds[] = {"not an ndkct trace", "unsupported version", "truncated", "corrupt",
+                           "cannot read"};
+    return "offset " + std::to_string(offset) + ": " + kinds[static_cast<int>(kind)] + ": " + what;
+}
+
+void Reader::feed(const void* data, size_t size) {
+    if (problem_ || size == 0) return;
+    // Drop what was consumed when it is most of the buffer (bodies handed out are then stale).
+    if (position_ > 0 && position_ >= buffer_.size() / 2 && !in_frame_) {
+        buffer_.erase(buffer_.begin(), buffer_.begin() + static_cast<ptrdiff_t>(position_));
+        base_ += position_;
+        position_ = 0;
+    }
+    const auto* p = static_cast<const uint8_t*>(data);
+    buffer_.insert(buffer_.end(), p, p + size);
+}
+
+void Reader::finish() {
+    finished_ = true;
+}
+
+Reader::Next Reader::fail(Problem::Kind kind, uint64_t offset, std::string what) {
+    problem_ = Problem{kind, offset, std::move(what)};
+    return Next::error;
+}
+
+bool Reader::parse_header() {
+    size_t have = buffer_.size() - position_;
+    const uint8_t* p = buffer_.data() + position_;
+    if (have < NDKT_HEADER_FIXED_BYTES) return false;
+    if (std::memcmp(p, NDKT_MAGIC, 8) != 0) {
+        fail(Problem::Kind::not_a_trace, base_ + position_,
+             "the file does not start with \"NDKTRACE\"");
+        return false;
+    }
+    header_.major = load<uint16_t>(p + 8);
+    header_.minor = load<uint16_t>(p + 10);
+    header_.bytes = load<uint32_t>(p + 12);
+    if (header_.major != NDKT_VERSION_MAJOR) {
+        fail(Problem::Kind::version, base_ + position_ + 8,
+             "trace format " + std::to_string(header_.major) + "." + std::to_string(header_.minor) +
+                 " (this reader reads " + std::to_string(NDKT_VERSION_MAJOR) +
+                 ".x; a newer ndkct may read it)");
+        return false;
+    }
+    if (header_.bytes < NDKT_HEADER_FIXED_BYTES + 8 || header_.bytes > kMaxHeaderBytes ||
+        header_.bytes % 8) {
+        fail(Problem::Kind::corrupt, base_ + position_ + 12,
+             "the header says it is " + std::to_string(header_.bytes) +
+                 " bytes long (at least 24, at most 1 MiB, a multiple of 8)");
+        return false;
+    }
+    if (have < header_.bytes) return false;
+    uint32_t stored = load<uint32_t>(p + header_.bytes - 8);
+    if (crc32({p, header_.bytes - 8}) != stored) {
+        fail(Problem::Kind::corrupt, base_ + position_,
+             "the header's CRC does not match its bytes");
+        return false;
+    }
+    size_t at = NDKT_HEADER_FIXED_BYTES, end = header_.bytes - 8;
+    while (at < end) {
+        if (end - at < 8) {
+            fail(Problem::Kind::corrupt, base_ + position_ + at, "a header field is cut short");
+            return false;
+        }
+        uint16_t tag = load<uint16_t>(p + at);
+        uint32_t length = load<uint32_t>(p + at + 4);
+        if (length > end - at - 8) {
+            fail(Problem::Kind::corrupt, base_ + position_ + at,
+                 "header field " + std::to_string(tag) + " claims " + std::to_string(length) +
+                     " bytes, more than the header holds");
+            return false;
+        }
+        std::span<const uint8_t> v{p + at + 8, length};
+        auto u32 = [&] { return length >= 4 ? load<uint32_t>(v.data()) : 0u; };
+        auto u64 = [&] { return length >= 8 ? load<uint64_t>(v.data()) : uint64_t{0}; };
+        switch (tag) {
+            case NDKT_TAG_NDK_VERSION:
+                if (length >= 4)
+                    header_.ndk_version = {load<uint16_t>(v.data()), load<uint16_t>(v.data() + 2)};
+                break;
+            case NDKT_TAG_PROVIDER_NAME:
+                header_.provider_name = text(v);
+                break;
+            case NDKT_TAG_PROVIDER_VERSION:
+                header_.provider_version = text(v);
+                break;
+            case NDKT_TAG_PROVIDER_DESCRIPTION:
+                header_.provider_description = text(v);
+                break;
+            case NDKT_TAG_ADAPTER_INFO: {
+                NDK_ADAPTER_INFO info{};
+                std::memcpy(&info, v.data(), std::min<size_t>(length, sizeof info));
+                header_.adapter_info = info;
+                header_.adapter_info_size = length;
+                break;
+            }
+            case NDKT_TAG_PAGE_SIZE:
+                header_.page_size = u32();
+                break;
+            case NDKT_TAG_PFN_SPACE:
+                header_.pfn_space = u64();
+                break;
+            case NDKT_TAG_PROFILE:
+                header_.profile = text(v);
+                break;
+            case NDKT_TAG_TICKS_PER_SECOND:
+                header_.ticks_per_second = u64();
+                break;
+            case NDKT_TAG_CAPTURE_FLAGS:
+                header_.capture_flags = u32();
+                break;
+            case NDKT_TAG_WRITER:
+                header_.writer = text(v);
+                break;
+            case NDKT_TAG_ADAPTER:
+                header_.adapter = u64();
+                break;
+            case NDKT_TAG_LABEL:
+                header_.label = text(v);
+                break;
+            case NDKT_TAG_ADDRESS_FAMILIES:
+                if (length >= 4) {
+                    header_.af_inet = load<uint16_t>(v.data());
+                    header_.af_inet6 = load<uint16_t>(v.data() + 2);
+                }
+                break;
+            case NDKT_TAG_PLATFORM:
+                header_.platform = text(v);
+                break;
+            case NDKT_TAG_SEED:
+                header_.seed = u64();
+                break;
+            case NDKT_TAG_PROVIDER_SPEC:
+                header_.provider_spec = text(v);
+                break;
+            default:
+                ++header_.unknown_tags;  // a later minor version's: skipped
+        }
+        at += 8 + align8(length);
+    }
+    if (header_.page_size != PAGE_SIZE) {
+        fail(Problem::Kind::corrupt, base_ + position_,
+             "the trace's page size is " + std::to_string(header_.page_size) +
+                 " bytes; ndkct judges 4096-byte pages");
+        return false;
+    }
+    position_ += header_.bytes;
+    has_header_ = true;
+    return true;
+}
+
+bool Reader::parse_frame() {
+    size_t have = buffer_.size() - position_;
+    const uint8_t* p = buffer_.data() + position_;
+    if (have < NDKT_FRAME_HEADER_BYTES) return false;
+    uint64_t offset = base_ + position_;
+    uint32_t magic = load<uint32_t>(p);
+    uint32_t payload = load<uint32_t>(p + 4);
+    uint32_t count = load<uint32_t>(p + 8);
+    uint32_t stored = load<uint32_t>(p + 12);
+    if (magic != NDKT_FRAME_MAGIC) {
+        fail(Problem::Kind::corrupt, offset, "no frame starts here (bad frame magic)");
+        return false;
+    }
+    if (payload > kMaxFrameBytes || payload % 8 || (payload == 0) != (count == 0)) {
+        fail(Problem::Kind::corrupt, offset + 4,
+             "a frame of " + std::to_string(payload) + " bytes holding " + std::to_string(count) +
+                 " records is not possible");
+        return false;
+    }
+    if (have < NDKT_FRAME_HEADER_BYTES + payload) return false;
+    if (crc32({p + NDKT_FRAME_HEADER_BYTES, payload}) != stored) {
+        fail(Problem::Kind::corrupt, offset, "the frame's CRC does not match its bytes");
+        return false;
+    }
+    in_frame_ = true;
+    frame_offset_ = offset;
+    frame_records_ = count;
+    frame_seen_ = 0;
+    position_ += NDKT_FRAME_HEADER_BYTES;
+    frame_end_ = position_ + payload;
+    return true;
+}
+
+Reader::Next Reader::next(Record& out) {
+    if (problem_) return Next::error;
+    for (;;) {
+        if (!has_header_) {
+            if (!parse_header()) {
+                if (problem_) return Next::error;
+                if (!finished_) return Next::more;
+                return fail(Problem::Kind::truncated, base_ + position_,
+                            buffer_.size() == position_ ? "the file is empty: no trace header"
+                                                        : "the file ends inside the trace header");
+            }
+            continue;
+        }
+        if (in_frame_) {
+            if (position_ == frame_end_) {
+                in_frame_ = false;
+                if (frame_seen_ != frame_records_)
+                    return fail(Problem::Kind::corrupt, frame_offset_ + 8,
+                                "the frame says it holds " + std::to_string(frame_records_) +
+                                    " records, it holds " + std::to_string(frame_seen_));
+                continue;
+            }
+            const uint8_t* p = buffer_.data() + position_;
+            uint64_t offset = base_ + position_;
+            size_t left = frame_end_ - position_;
+            if (left < NDKT_RECORD_HEADER_BYTES)
+                return fail(Problem::Kind::corrupt, offset,
+                            "a record header is cut by the end of its frame");
+            RecordHeader h;
+            h.kind = load<uint16_t>(p);
+            h.flags = p[2];
+            h.size = load<uint32_t>(p + 4);
+            h.thread = load<uint32_t>(p + 8);
+            h.irql = p[12];
+            h.parent = load<uint16_t>(p + 14);
+            h.seq = load<uint64_t>(p + 16);
+            h.time = load<uint64_t>(p + 24);
+            h.return_delta = load<uint32_t>(p + 32);
+            h.duration = load<uint32_t>(p + 36);
+            if (h.size < NDKT_RECORD_HEADER_BYTES || h.size % 8 || h.size > left)
+                return fail(Problem::Kind::corrupt, offset + 4,
+                            "a record (kind " + std::to_string(h.kind) + ") of " +
+                                std::to_string(h.size) + " bytes does not fit its frame");
+            if (ended_)
+                return fail(Problem::Kind::corrupt, offset, "a record follows the END record");
+            out.head = h;
+            out.body = p + NDKT_RECORD_HEADER_BYTES;
+            out.body_size = h.size - NDKT_RECORD_HEADER_BYTES;
+            out.offset = offset;
+            out.index = records_++;
+            position_ += h.size;
+            ++frame_seen_;
+            if (h.kind == NDKT_META_END) ended_ = true;
+            return Next::record;
+        }
+        if (!parse_frame()) {
+            if (problem_) return Next::error;
+            if (!finished_) return Next::more;
+            if (buffer_.size() == position_) return Next::end;
+            return fail(Problem::Kind::truncated, base_ + position_,
+                        "the file ends inside a frame (" +
+                            std::to_string(buffer_.size() - position_) + " bytes of it)");
+        }
+    }
+}
+
+// ---- Bodies ----
+
+bool Body::take(size_t n) {
+    if (!ok_ || static_cast<size_t>(end_ - p_) < n) {
+        ok_ = false;
+        p_ = end_;
+        return false;
+    }
+    return true;
+}
+
+uint8_t Body::u8() {
+    if (!take(1)) return 0;
+    return *p_++;
+}
+uint16_t Body::u16() {
+    if (!take(2)) return 0;
+    uint16_t v = load<uint16_t>(p_);
+    p_ += 2;
+    return v;
+}
+uint32_t Body::u32() {
+    if (!take(4)) return 0;
+    uint32_t v = load<uint32_t>(p_);
+    p_ += 4;
+    return v;
+}
+uint64_t Body::u64() {
+    if (!take(8)) return 0;
+    uint64_t v = load<uint64_t>(p_);
+    p_ += 8;
+    return v;
+}
+std::span<const uint8_t> Body::bytes(size_t n) {
+    size_t padded = align8(n);
+    if (padded < n || !take(padded)) return {};
+    std::span<const uint8_t> v{p_, n};
+    p_ += padded;
+    return v;
+}
+void Body::skip(size_t n) {
+    if (take(n)) p_ += n;
+}
+
+Blob read_blob(Body& b) {
+    Blob v;
+    v.length = b.u32();
+    v.present = b.u32() != 0;
+    v.bytes = b.bytes(v.length);
+    return v;
+}
+
+Address read_address(Body& b) {
+    Address a;
+    a.length = b.u32();
+    a.present = b.u16() != 0;
+    uint16_t captured = b.u16();
+    a.bytes = b.bytes(captured);
+    return a;
+}
+
+Data read_data(Body& b) {
+    Data d;
+    d.role = b.u8();
+    d.flags = b.u8();
+    uint16_t count = b.u16();
+    d.length = b.u32();
+    d.digest = b.u64();
+    if (static_cast<size_t>(count) * 16 > b.left()) {
+        b.skip(b.left() + 1);  // cannot hold them: the body is short
+        return d;
+    }
+    d.pieces.resize(count);
+    for (auto& p : d.pieces) {
+        p.pfn = b.u64();
+        p.offset = b.u32();
+        p.size = b.u32();
+    }
+    if (d.flags & NDKT_DATA_BYTES) d.bytes = b.bytes(d.length);
+    return d;
+}
+
+std::optional<Data> read_dataopt(Body& b) {
+    uint32_t count = b.u32();
+    b.u32();
+    if (count == 0) return std::nullopt;
+    if (count != 1) {
+        b.skip(b.left() + 1);
+        return std::nullopt;
+    }
+    return read_data(b);
+}
+
+MdlChainRecord read_mdl_chain(Body& b) {
+    MdlChainRecord chain;
+    uint32_t count = b.u32();
+    chain.flags = b.u32();
+    if (static_cast<size_t>(count) * 32 > b.left()) {
+        b.skip(b.left() + 1);
+        return chain;
+    }
+    chain.mdls.resize(count);
+    for (auto& m : chain.mdls) {
+        m.start_va = b.u64();
+        m.mapped_system_va = b.u64();
+        m.byte_count = b.u32();
+        m.byte_offset = b.u32();
+        m.mdl_flags = b.u16();
+        m.size = b.u16();
+        uint32_t runs = b.u32();
+        if (static_cast<size_t>(runs) * 16 > b.left()) {
+            b.skip(b.left() + 1);
+            return chain;
+        }
+        m.runs.resize(runs);
+        for (auto& r : m.runs) {
+            r.first = b.u64();
+            r.second = b.u64();
+        }
+    }
+    return chain;
+}
+
+ObjRecord read_obj(Body& b) {
+    ObjRecord o;
+    o.handle = b.u64();
+    o.version.Major = b.u16();
+    o.version.Minor = b.u16();
+    o.object_type = b.u32();
+    o.null_member = b.u16();
+    o.reserved_nonzero = b.u8() != 0;
+    o.dispatch_null = b.u8() != 0;
+    b.u32();
+    return o;
+}
+
+LamOut read_lamout(Body& b) {
+    LamOut l;
+    l.size_out = b.u32();
+    l.fbo_out = b.u32();
+    l.chain_changed = b.u32();
+    uint32_t pages = b.u32();
+    if (static_cast<size_t>(pages) * 8 > b.left()) {
+        b.skip(b.left() + 1);
+        return l;
+    }
+    l.pages.resize(pages);
+    for (auto& p : l.pages)
+        p = b.u64();
+    return l;
+}
+
+std::vector<Sge> read_sgl(Body& b, uint32_t count) {
+    std::vector<Sge> out;
+    if (static_cast<size_t>(count) * 16 > b.left()) {
+        b.skip(b.left() + 1);
+        return out;
+    }
+    out.resize(count);
+    for (auto& s : out) {
+        s.address = b.u64();
+        s.length = b.u32();
+        s.token = b.u32();
+    }
+    return out;
+}
+
+// ---- Names ----
+
+const char* function_name(uint32_t f) {
+    static const char* const names[NDKT_FN_COUNT] = {
+        "?",
+        "NdkQueryExtensionInterface",
+        "NdkQueryAdapterInfo",
+        "NdkCreateCq",
+        "NdkCreatePd",
+        "NdkCreateSharedEndpoint",
+        "NdkCreateConnector",
+        "NdkCreateListener",
+        "NdkBuildLam",
+        "NdkReleaseLam",
+        "NdkCloseObject",
+        "NdkResizeCq",
+        "NdkArmCq",
+        "NdkGetCqResults",
+        "NdkControlCqInterruptModeration",
+        "NdkGetCqResultsEx",
+        "NdkRegisterMr",
+        "NdkDeregisterMr",
+        "NdkInitializeFastRegisterMr",
+        "NdkGetRemoteTokenFromMr",
+        "NdkGetLocalTokenFromMr",
+        "NdkGetRemoteTokenFromMw",
+        "NdkModifySrq",
+        "NdkSrqReceive",
+        "NdkFlush",
+        "NdkSend",
+        "NdkReceive",
+        "NdkBind",
+        "NdkFastRegister",
+        "NdkInvalidate",
+        "NdkRead",
+        "NdkWrite",
+        "NdkSendAndInvalidate",
+        "NdkCreateMr",
+        "NdkCreateMw",
+        "NdkCreateSrq",
+        "NdkCreateQp",
+        "NdkCreateQpWithSrq",
+        "NdkGetPrivilegedMemoryRegionToken",
+        "NdkGetLocalAddress",
+        "NdkConnect",
+        "NdkConnectWithSharedEndpoint",
+        "NdkCompleteConnect",
+        "NdkAccept",
+        "NdkReject",
+        "NdkGetConnectionData",
+        "NdkGetPeerAddress",
+        "NdkDisconnect",
+        "NdkCompleteConnectEx",
+        "NdkAcceptEx",
+        "NdkListen",
+        "NdkControlConnectEvents",
+    };
+    return f > 0 && f < NDKT_FN_COUNT ? names[f] : "an unknown function";
+}
+
+const char* kind_name(uint16_t kind) {
+    switch (NDKT_KIND_CLASS(kind)) {
+        case NDKT_KIND_CALL:
+            return function_name(kind & 0xFF);
+        case NDKT_KIND_CALLBACK: {
+            static const char* const names[NDKT_CB_COUNT] = {"?",
+                                                             "RequestCompletion",
+                                                             "CreateCompletion",
+                                                             "CloseCompletion",
+                                                             "CqNotification",
+                                                             "SrqNotification",
+                                                             "ConnectEvent",
+                                                             "DisconnectEvent",
+                                                             "DisconnectEventEx",
+                                                             "StrayCallback"};
+            uint32_t n = kind & 0xFF;
+            return n > 0 && n < NDKT_CB_COUNT ? names[n] : "an unknown callback";
+        }
+        case 0:
+            switch (kind) {
+                case NDKT_META_LOSS:
+                    return "Loss";
+                case NDKT_META_MARK:
+                    return "Mark";
+                case NDKT_META_ADAPTER_CLOSE:
+                    return "AdapterClose";
+                case NDKT_META_RETURN:
+                    return "Return";
+                case NDKT_META_END:
+                    return "End";
+            }
+    }
+    return "an unknown record";
+}
+
+bool recorded_at_entry(uint32_t f) {
+    switch (f) {
+        case NDKT_FN_CLOSE:
+        case NDKT_FN_ARM_CQ:
+        case NDKT_FN_MODIFY_SRQ:
+        case NDKT_FN_SRQ_RECEIVE:
+        case NDKT_FN_FLUSH:
+        case NDKT_FN_SEND:
+        case NDKT_FN_RECEIVE:
+        case NDKT_FN_BIND:
+        case NDKT_FN_FAST_REGISTER:
+        case NDKT_FN_INVALIDATE:
+        case NDKT_FN_READ:
+        case NDKT_FN_WRITE:
+        case NDKT_FN_SEND_AND_INVALIDATE:
+        case NDKT_FN_CONNECT:
+        case NDKT_FN_CONNECT_WITH_SHARED_ENDPOINT:
+        case NDKT_FN_COMPLETE_CONNECT:
+        case NDKT_FN_ACCEPT:
+        case NDKT_FN_REJECT:
+        case NDKT_FN_DISCONNECT:
+        case NDKT_FN_COMPLETE_CONNECT_EX:
+        case NDKT_FN_ACCEPT_EX:
+        case NDKT_FN_LISTEN:
+        case NDKT_FN_CONTROL_CONNECT_EVENTS:
+            return true;
+        default:
+            return false;
+    }
+}
+
+}  // namespace ndkct::trace
