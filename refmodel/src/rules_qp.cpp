@@ -1521,6 +1521,28 @@ const char* outcome_rule(NDK_OPERATION_TYPE type) {
 
 }  // namespace
 
+uint64_t Model::expected_landing_bytes(ObjectId cq, const NDK_RESULT_EX& r) const {
+    const auto* cq_state = state_of<CqState>(cq);
+    if (!cq_state) return 0;
+    Context qp_context = reinterpret_cast<uintptr_t>(r.QPContext);
+    Context request = reinterpret_cast<uintptr_t>(r.RequestContext);
+    for (ObjectId qp_id : cq_state->qps) {
+        const auto* q = state_of<QpState>(qp_id);
+        if (!q) continue;
+        for (bool receive : {false, true}) {
+            if ((receive ? q->receive_cq : q->initiator_cq) != cq) continue;
+            for (const Completion& c : receive ? q->receive_pending : q->initiator_pending)
+                if (c.request_context == request && c.qp_context == qp_context) {
+                    uint64_t bytes = 0;
+                    for (const auto& l : c.landings)
+                        bytes += l.bytes.size();
+                    return bytes;
+                }
+        }
+    }
+    return 0;
+}
+
 Verdict Model::observe_completion(ObjectId cq, const NDK_RESULT_EX& r, bool ex, bool landing_seen) {
     Verdict v;
     Context qp_context = reinterpret_cast<uintptr_t>(r.QPContext);

@@ -219,7 +219,9 @@ struct Judge::Impl {
         ObjectId created = 0;
         int callbacks = 0;
         uint64_t callback_end = 0;  // the seq its (first) callback returned at
-        bool callback_running_unknown = false;
+        uint64_t time = 0;          // when the call was entered (ticks)
+        bool abandoned = false;     // its callback came too late (the live harness gave up)
+        bool object_busy = false;   // a close: requests of the object were pending at the call
     };
     std::unordered_map<uint64_t, Request> requests;
     // Callbacks that came before their call's record (NDKT_FLAG_CALL_PENDING), by request id.
@@ -235,6 +237,7 @@ struct Judge::Impl {
     };
     std::vector<Running> running;
     std::unordered_map<uint64_t, uint64_t> closed;  // handle -> seq its close completed at
+    std::unordered_map<uint64_t, uint64_t> close_called;  // handle -> time its close was called
     std::unordered_map<uint64_t, std::vector<uint64_t>> close_antecedents;
     std::unordered_map<uint64_t, std::vector<uint8_t>> sent_private_data;  // by connector
 
@@ -293,6 +296,7 @@ struct Judge::Impl {
         handles[oid] = handle;
         types[handle] = type;
         closed.erase(handle);  // a new object at an address a closed one had
+        close_called.erase(handle);
     }
     void report(model::Violation v) {
         out.findings.push_back(
@@ -438,7 +442,9 @@ struct Judge::Impl {
     }
 
     void remember(uint64_t request, Request r) {
-        if (request) requests[request] = r;
+        if (!request) return;
+        r.time = current ? current->head.time : 0;
+        requests[request] = r;
     }
 
     // A request that may complete through a callback: judged, remembered, early callbacks
@@ -813,12 +819,17 @@ struct Judge::Impl {
                 if (auto it = handles.find(up); it != handles.end())
                     antecedents.push_back(it->second);
         close_antecedents[d.object] = std::move(antecedents);
+        close_called.try_emplace(d.object, current->head.time);
         model::Applied a = apply(calls::CloseObject{id(d.object), d.request != 0}, o);
         Request r;
         r.function = NDKT_FN_CLOSE;
         r.object = d.object;
         r.status = d.status;
         r.pending = a.pending;
+        for (const auto& [other, p] : requests)
+            if (p.object == d.object && p.function != NDKT_FN_CLOSE &&
+                p.status == STATUS_PENDING && p.callbacks == 0)
+                r.object_busy = true;
         uint64_t request = d.request;
         uint64_t object = d.object;
         if (d.status == STATUS_SUCCESS)
@@ -885,6 +896,15 @@ struct Judge::Impl {
             seen[l.result_index] = true;
             fill(l.data);
         }
+        // A landing the trace shows over another length than the request moved (a completion
+        // that misreports BytesTransferred, say) cannot be compared: the oracle judges the count.
+        std::vector<uint64_t> shown(d.results.size(), 0);
+        for (const auto& l : d.landings)
+            if (l.result_index < d.results.size()) shown[l.result_index] += l.data.length;
+        for (uint32_t i = 0; i < d.results.size(); ++i)
+            if (seen[i] && !broken[i] &&
+                shown[i] != oracle->expected_landing_bytes(id(d.object), o.results[i]))
+                broken[i] = true;
         for (uint32_t i = 0; i < d.results.size(); ++i)
             if (!digests || broken[i] || !seen[i]) {
                 o.landings_unseen.push_back(i);
@@ -966,6 +986,17 @@ struct Judge::Impl {
                 name + ": a completion callback came after the object's close had completed"));
         if (first) q.callback_end = r.head.seq + r.head.return_delta;
         if (!first || q.status != STATUS_PENDING) return;
+        // GEN-ASYNC-01 as the live harness sees it: a callback later than its wait gives up on.
+        if (header.ticks_per_second && r.head.time > q.time) {
+            long long ms = static_cast<long long>(
+                static_cast<double>(r.head.time - q.time) * 1000.0 /
+                static_cast<double>(header.ticks_per_second));
+            if (ms > options.callback_timeout_ms) {
+                q.abandoned = true;
+                report_late(q, ms);
+                return;
+            }
+        }
         Observed later;
         later.status = d.status;
         if (q.function == NDKT_FN_BUILD_LAM && d.has_lam_out) {
@@ -982,6 +1013,49 @@ struct Judge::Impl {
         if (q.function == NDKT_FN_BUILD_LAM && d.status == STATUS_SUCCESS)
             if (ObjectId lam = conformance::newest_lam(*oracle)) adopt(q.lam, lam, 0);
         if (q.function == NDKT_FN_CLOSE) close_completed(q.object, r.head.seq);
+    }
+
+    // The live harness's words for a callback that did not come in time (Session::wait), and
+    // CLOSE-08 for a close that waited on a request of its object instead of cancelling it.
+    // Whether the object's close had been asked for by the time the live harness gave up
+    // waiting for the request (CLOSE-08: the close would have cancelled it).
+    bool close_requested_in_time(const Request& q) const {
+        auto it = close_called.find(q.object);
+        if (q.function == NDKT_FN_CLOSE || it == close_called.end()) return false;
+        if (!header.ticks_per_second) return true;
+        double timeout = static_cast<double>(options.callback_timeout_ms) / 1000.0 *
+                         static_cast<double>(header.ticks_per_second);
+        return static_cast<double>(it->second) <= static_cast<double>(q.time) + timeout;
+    }
+
+    std::string object_of(const Request& q) const {
+        if (const model::Object* o = oracle->find(id(q.object)))
+            return std::string(" (") + model::kind_name(o->kind) + " " + std::to_string(o->id) +
+                   ")";
+        return "";
+    }
+
+    void report_late(const Request& q, long long ms) {
+        std::string of = object_of(q);
+        bool close_requested = close_requested_in_time(q);
+        report(violation(close_requested ? model::RuleIds{"GEN-ASYNC-01", "CLOSE-08"}
+                                         : model::RuleIds{"GEN-ASYNC-01"},
+                         name_of(q.function) + of +
+                             " returned STATUS_PENDING but its completion callback did not come "
+                             "within " +
+                             std::to_string(options.callback_timeout_ms) + " ms (it came after " +
+                             std::to_string(ms) + " ms)" +
+                             (close_requested ? ", though its object's close was requested (the "
+                                                "close cancels it)"
+                                              : "")));
+        if (q.function == NDKT_FN_CLOSE && q.object_busy) {
+            auto t = types.find(q.object);
+            report(violation({"CLOSE-08"},
+                             std::string("the close of ") +
+                                 type_phrase(t == types.end() ? 0u : t->second) +
+                                 " did not complete in time: it waits for a pending request of "
+                                 "the object instead of cancelling it"));
+        }
     }
 
     bool running_at(const Running& x, uint64_t at) const { return x.start < at && at < x.end; }
@@ -1193,14 +1267,9 @@ struct Judge::Impl {
         }
         // GEN-ASYNC-01: every STATUS_PENDING request completes through its callback.
         for (const auto& [request, q] : requests)
-            if (q.status == STATUS_PENDING && q.callbacks == 0) {
-                bool close_requested = false;
-                std::string of;
-                if (const model::Object* o = oracle->find(id(q.object))) {
-                    close_requested = q.function != NDKT_FN_CLOSE && o->close_requested;
-                    of = std::string(" (") + model::kind_name(o->kind) + " " +
-                         std::to_string(o->id) + ")";
-                }
+            if (q.status == STATUS_PENDING && q.callbacks == 0 && !q.abandoned) {
+                bool close_requested = close_requested_in_time(q);
+                std::string of = object_of(q);
                 report(violation(close_requested ? model::RuleIds{"GEN-ASYNC-01", "CLOSE-08"}
                                                  : model::RuleIds{"GEN-ASYNC-01"},
                                  name_of(q.function) + of +

@@ -116,6 +116,10 @@ class Model {
     // Check: while false, bytes that requests place are not checked where they land (an offline
     // observer that cannot reconstruct what the requests read: conformance/trace).
     void set_landings_observable(bool observable) { landings_observable_ = observable; }
+    // Check: how many bytes the completion the provider returned is expected to have landed (its
+    // own and, for an initiator entry, those of the silent requests before it); 0 when it is
+    // not one the model expects.
+    uint64_t expected_landing_bytes(ObjectId cq, const NDK_RESULT_EX& result) const;
     // Check: bytes are expected to land on this page and have not been checked yet.
     bool landing_expected_on(PFN_NUMBER pfn) const { return landing_pages_.contains(pfn); }
     // Check: the harness drained long enough; whatever the model still expects of this QP is

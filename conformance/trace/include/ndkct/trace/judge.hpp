@@ -31,6 +31,9 @@ namespace ndkct::trace {
 struct JudgeOptions {
     std::string profile;           // empty: the trace's (NDKT_TAG_PROFILE), else "default"
     long long watchdog_ms = 1000;  // GEN-IRQL-01: as the live harness's hook watchdog
+    // GEN-ASYNC-01: a completion later than this is one the live harness gave up waiting for
+    // (SessionOptions::callback_timeout); it is not applied, as it was not live.
+    long long callback_timeout_ms = 10000;
 };
 
 // One violation, and the record that shows it.
