@@ -89,11 +89,10 @@ CAP_INLINE int cas64(volatile uint64_t* p, uint64_t expect, uint64_t want) {
 #define CAP_TABLE_SLOTS 16  /* the longest dispatch table (the connector's has 13) */
 #define CAP_QUEUE_SGES 4    /* SGEs of a posted request kept for its landing */
 #define CAP_PLAN 16 /* landings one NdkGetCqResults call digests (a kernel stack is small) */
-#define CAP_MAX_PIECES 4096  /* pages one DATA block lists */
-#define CAP_MAX_BYTES 65536u /* bytes one DATA block carries (NDKCAP_SOURCE/LANDED_BYTES) */
-#define CAP_SILENT_SCAN 64   /* entries before a completion searched for its request */
-#define CAP_MDL_LIMIT 4096   /* MDLs of one chain recorded */
-#define CAP_RING_PREFIX 16u  /* ring-only words before each record: commit, size */
+#define CAP_MAX_PIECES 4096 /* pages one DATA block lists */
+#define CAP_SILENT_SCAN 64  /* entries before a completion searched for its request */
+#define CAP_MDL_LIMIT 4096  /* MDLs of one chain recorded */
+#define CAP_RING_PREFIX 16u /* ring-only words before each record: commit, size */
 
 /* A ring record's commit word: (seq << 8) | state. */
 enum { RING_EMPTY = 0, RING_ENTERED = 1, RING_COMPLETE = 2, RING_EXPIRED = 3, RING_PAD = 4 };
@@ -222,6 +221,8 @@ struct _NDKCAP {
     /* the ring */
     uint8_t* ring;
     uint32_t blocks, block_bytes;
+    uint32_t
+        max_bytes; /* bytes one DATA block carries (NDKCAP_SOURCE/LANDED_BYTES): a quarter block */
     volatile uint64_t* reserved; /* per block: (block seq << 32) | sealed << 31 | offset */
     volatile uint64_t current;   /* the block seq producers fill */
     uint64_t drain_seq;
@@ -412,7 +413,7 @@ static void tlv(struct cap_out* o, uint16_t tag, const void* value, uint32_t n) 
 }
 
 static void tlv_text(struct cap_out* o, uint16_t tag, const char* s) {
-    if (s) tlv(o, tag, s, text_length(s, 4096));
+    if (s) tlv(o, tag, s, text_length(s, 1u << 20));
 }
 
 NTSTATUS NdkCaptureOpen(const NDKCAP_HOST* Host, const NDKCAP_OPTIONS* Options,
@@ -443,9 +444,9 @@ NTSTATUS NdkCaptureOpen(const NDKCAP_HOST* Host, const NDKCAP_OPTIONS* Options,
     /* The header: fixed part, TLVs, CRC. Strings are copied now. */
     uint32_t header_room = 1024;
     const char* texts[] = {o.ProviderName, o.ProviderVersion, o.ProviderDescription, o.Profile,
-                           o.Label,        o.Platform,        o.ProviderSpec};
+                           o.Label,        o.Platform,        o.ProviderSpec,        o.ProfileJson};
     for (unsigned i = 0; i < sizeof texts / sizeof texts[0]; ++i)
-        header_room += 16 + (uint32_t)CAP_ALIGN8(text_length(texts[i], 4096));
+        header_room += 16 + (uint32_t)CAP_ALIGN8(text_length(texts[i], 1u << 20));
     header_room += 16 + (uint32_t)CAP_ALIGN8(sizeof(NDK_ADAPTER_INFO));
 
     SIZE_T total = 0;
@@ -473,6 +474,7 @@ NTSTATUS NdkCaptureOpen(const NDKCAP_HOST* Host, const NDKCAP_OPTIONS* Options,
     c->ring = (uint8_t*)carve(&at, (SIZE_T)blocks * block_bytes);
     c->blocks = blocks;
     c->block_bytes = block_bytes;
+    c->max_bytes = block_bytes / 4;
     c->reserved = (volatile uint64_t*)carve(&at, (SIZE_T)blocks * sizeof(uint64_t));
     c->staging = (uint8_t*)carve(&at, (SIZE_T)block_bytes + NDKT_FRAME_HEADER_BYTES);
     c->header = (uint8_t*)carve(&at, header_room);
@@ -526,6 +528,7 @@ NTSTATUS NdkCaptureOpen(const NDKCAP_HOST* Host, const NDKCAP_OPTIONS* Options,
     tlv_text(&out, NDKT_TAG_PROVIDER_DESCRIPTION, o.ProviderDescription);
     tlv_text(&out, NDKT_TAG_PROVIDER_SPEC, o.ProviderSpec);
     tlv_text(&out, NDKT_TAG_PROFILE, o.Profile);
+    tlv_text(&out, NDKT_TAG_PROFILE_JSON, o.ProfileJson);
     tlv_text(&out, NDKT_TAG_LABEL, o.Label);
     tlv_text(&out, NDKT_TAG_PLATFORM, o.Platform);
     uint32_t page_size = PAGE_SIZE;
@@ -968,12 +971,6 @@ static struct cap_request* request_from_context(PVOID ctx, NDKCAP** capture) {
     return q;
 }
 
-/* The call returned: a final status frees the slot unless a callback came anyway. */
-static void request_returned(struct cap_request* q, NTSTATUS status) {
-    st32(&q->returned, 1);
-    if (status != STATUS_PENDING) st32(&q->busy, 0);
-}
-
 /* ---- Tokens ---- */
 
 static void token_set(NDKCAP* c, volatile uint64_t* table, uint32_t token, struct cap_object* o) {
@@ -1249,7 +1246,7 @@ static uint32_t plan_data(NDKCAP* c, struct cap_plan* pl, int with_bytes) {
     pl->ok = (c->flags & NDKT_CAPTURE_DIGESTS) && span_resolve(c, &pl->span, &p);
     pl->count = p.count;
     pl->length = p.length;
-    pl->with_bytes = pl->ok && with_bytes && p.length <= CAP_MAX_BYTES;
+    pl->with_bytes = pl->ok && with_bytes && p.length <= c->max_bytes;
     if (!pl->ok) return 16;
     return 16u + pl->count * 16u + (uint32_t)(pl->with_bytes ? CAP_ALIGN8(pl->length) : 0);
 }
@@ -1442,7 +1439,25 @@ struct cap_call {
     uint16_t kind;
     uint32_t outcome_at; /* entry-recorded: where the outcome goes in the body */
     uint32_t outcome_bytes;
+    int has_back; /* the return was counted (call_back) */
+    uint64_t back, back_time;
 };
+
+/* The moment the provider's function returned: counted before anything else sees the return,
+ * so that a callback that sees it has a later count (ndkct orders by the count). */
+static void call_back(struct cap_call* k) {
+    if (k->has_back) return;
+    k->back = add64(&k->c->clock, 1);
+    k->back_time = now(k->c);
+    k->has_back = 1;
+}
+
+/* The call returned: a final status frees the slot unless a callback came anyway. */
+static void request_returned(struct cap_call* k, struct cap_request* q, NTSTATUS status) {
+    call_back(k);
+    st32(&q->returned, 1);
+    if (status != STATUS_PENDING) st32(&q->busy, 0);
+}
 
 /* The object's entry and capture; NULL when no capture knows the object (the provider copied
  * a table pointer to an object it never handed out through a create). */
@@ -1451,6 +1466,7 @@ static int call_begin(struct cap_call* k, const void* handle, uint16_t function)
     k->r.ring = 0;
     if (!k->o) return 0;
     k->kind = (uint16_t)(NDKT_KIND_CALL | function);
+    k->has_back = 0;
     frame_enter(k->c, &k->f, k->kind, 0);
     k->r.seq = add64(&k->c->clock, 1);
     k->r.time = now(k->c);
@@ -1476,8 +1492,9 @@ CAP_INLINE void call_publish(struct cap_call* k) {
  * the drain already wrote it (expired), goes into a RETURN record. */
 static void call_finish(struct cap_call* k, const void* outcome) {
     NDKCAP* c = k->c;
-    uint64_t back = add64(&c->clock, 1);
-    uint64_t t = now(c);
+    call_back(k);
+    uint64_t back = k->back;
+    uint64_t t = k->back_time;
     frame_leave(&k->f);
     if (!k->r.ring) return;
     if (k->outcome_bytes) cap_copy(k->r.body + k->outcome_at, outcome, k->outcome_bytes);
@@ -1500,8 +1517,9 @@ static void call_finish(struct cap_call* k, const void* outcome) {
 /* Return-recorded calls: everything is known; reserve, write, commit. */
 static struct cap_out call_reserve_return(struct cap_call* k, uint32_t body, uint64_t* back) {
     struct cap_out o = {0};
-    *back = add64(&k->c->clock, 1);
-    uint64_t t = now(k->c);
+    call_back(k);
+    *back = k->back;
+    uint64_t t = k->back_time;
     frame_leave(&k->f);
     if (!record_reserve(k->c, &k->r, body)) return o;
     record_header(&k->r, k->kind, &k->f);
@@ -1549,7 +1567,7 @@ static void create_done(struct cap_call* k, struct cap_create* cr, NTSTATUS stat
                         uint32_t args, void (*put_args)(struct cap_out*, const void*),
                         const void* args_of) {
     const void* out_after = pp ? *pp : 0;
-    if (cr->q) request_returned(cr->q, status);
+    if (cr->q) request_returned(k, cr->q, status);
     if (cr->made) {
         if (status == STATUS_SUCCESS && out_after) {
             if (ld32(&cr->made->state) == OBJ_CREATING)
@@ -1624,7 +1642,7 @@ static NTSTATUS cap_close(NDK_OBJECT_HEADER* object, NDK_FN_CLOSE_COMPLETION* fn
     NDK_FN_CLOSE_OBJECT* close = *(NDK_FN_CLOSE_OBJECT* const*)k.o->original;
     NTSTATUS status =
         close(object, q ? cap_close_completion : fn, q ? (PVOID)(ULONG_PTR)q->id : ctx);
-    if (q) request_returned(q, status);
+    if (q) request_returned(&k, q, status);
     if (status == STATUS_SUCCESS) object_closed(k.c, k.o);
     int32_t out[2] = {status, 0};
     call_finish(&k, out);
@@ -1926,7 +1944,7 @@ static NTSTATUS cap_build_lam(NDK_ADAPTER* adapter, MDL* mdl, SIZE_T length,
     NTSTATUS status = ORIGINAL(k, NDK_ADAPTER_DISPATCH)
                           ->NdkBuildLAM(adapter, mdl, length, q ? cap_request_completion : fn,
                                         q ? (PVOID)(ULONG_PTR)q->id : ctx, lam, lam_size, fbo);
-    if (q) request_returned(q, status);
+    if (q) request_returned(&k, q, status);
     uint32_t pages = lam_pages_of(lam, size_in, status);
     if (status == STATUS_SUCCESS && (k.c->flags & NDKT_CAPTURE_DIGESTS))
         lam_learn(k.c, lam, pages, mdl, length);
@@ -2102,7 +2120,7 @@ static NTSTATUS cap_resize_cq(NDK_CQ* cq, ULONG depth, NDK_FN_REQUEST_COMPLETION
     NTSTATUS status = ORIGINAL(k, NDK_CQ_DISPATCH)
                           ->NdkResizeCq(cq, depth, q ? cap_request_completion : fn,
                                         q ? (PVOID)(ULONG_PTR)q->id : ctx);
-    if (q) request_returned(q, status);
+    if (q) request_returned(&k, q, status);
     uint64_t back;
     struct cap_out o = call_reserve_return(&k, 32, &back);
     if (o.p) {
@@ -2360,7 +2378,7 @@ static NTSTATUS cap_register_mr(NDK_MR* mr, MDL* mdl, SIZE_T length, ULONG flags
                           ->NdkRegisterMr(mr, mdl, length, flags, q ? cap_request_completion : fn,
                                           q ? (PVOID)(ULONG_PTR)q->id : ctx);
     if (status == STATUS_SUCCESS) mr_request_succeeded(k.c, NDKT_FN_REGISTER_MR, k.o);
-    if (q) request_returned(q, status);
+    if (q) request_returned(&k, q, status);
     uint64_t back;
     struct cap_out o = call_reserve_return(&k, 32 + chain_bytes + 8, &back);
     if (o.p) {
@@ -2399,7 +2417,7 @@ static struct cap_request* simple_begin(struct cap_call* k, const void* handle, 
 static void simple_end(struct cap_call* k, struct cap_request* q, const void* handle,
                        uint16_t function, NTSTATUS status, int entry) {
     if (status == STATUS_SUCCESS) mr_request_succeeded(k->c, function, k->o);
-    if (q) request_returned(q, status);
+    if (q) request_returned(k, q, status);
     if (entry) {
         int32_t out[2] = {status, 0};
         call_finish(k, out);
@@ -2459,7 +2477,7 @@ static NTSTATUS cap_initialize_fast_register_mr(NDK_MR* mr, ULONG pages, BOOLEAN
     NTSTATUS status = ORIGINAL(k, NDK_MR_DISPATCH)
                           ->NdkInitializeFastRegisterMr(mr, pages, remote, REQUEST_ROUTINE(q, fn),
                                                         REQUEST_CONTEXT(q, ctx));
-    if (q) request_returned(q, status);
+    if (q) request_returned(&k, q, status);
     uint64_t back;
     struct cap_out o = call_reserve_return(&k, 32, &back);
     if (o.p) {
@@ -2598,7 +2616,7 @@ static NTSTATUS cap_modify_srq(NDK_SRQ* srq, ULONG depth, ULONG threshold,
     NTSTATUS status =
         ORIGINAL(k, NDK_SRQ_DISPATCH)
             ->NdkModifySrq(srq, depth, threshold, REQUEST_ROUTINE(q, fn), REQUEST_CONTEXT(q, ctx));
-    if (q) request_returned(q, status);
+    if (q) request_returned(&k, q, status);
     int32_t out[2] = {status, 0};
     call_finish(&k, out);
     return status;
@@ -3259,7 +3277,7 @@ static NTSTATUS cap_connect(NDK_CONNECTOR* conn, NDK_QP* qp, const PSOCKADDR sou
         ORIGINAL(k, NDK_CONNECTOR_DISPATCH)
             ->NdkConnect(conn, qp, source, source_length, destination, destination_length, ird, ord,
                          data, data_length, REQUEST_ROUTINE(q, fn), REQUEST_CONTEXT(q, ctx));
-    if (q) request_returned(q, status);
+    if (q) request_returned(&k, q, status);
     int32_t out[2] = {status, 0};
     call_finish(&k, out);
     return status;
@@ -3301,7 +3319,7 @@ static NTSTATUS cap_connect_with_shared_endpoint(NDK_CONNECTOR* conn, NDK_QP* qp
                           ->NdkConnectWithSharedEndpoint(
                               conn, qp, endpoint, destination, length, ird, ord, data, data_length,
                               REQUEST_ROUTINE(q, fn), REQUEST_CONTEXT(q, ctx));
-    if (q) request_returned(q, status);
+    if (q) request_returned(&k, q, status);
     int32_t out[2] = {status, 0};
     call_finish(&k, out);
     return status;
@@ -3335,7 +3353,7 @@ static NTSTATUS cap_complete_connect(NDK_CONNECTOR* conn, NDK_FN_DISCONNECT_EVEN
                           ->NdkCompleteConnect(conn, event ? cap_disconnect_event : event,
                                                event ? object_context(k.c, k.o) : event_ctx,
                                                REQUEST_ROUTINE(q, fn), REQUEST_CONTEXT(q, ctx));
-    if (q) request_returned(q, status);
+    if (q) request_returned(&k, q, status);
     int32_t out[2] = {status, 0};
     call_finish(&k, out);
     return status;
@@ -3369,7 +3387,7 @@ static NTSTATUS cap_complete_connect_ex(NDK_CONNECTOR* conn,
                           ->NdkCompleteConnectEx(conn, event ? cap_disconnect_event_ex : event,
                                                  event ? object_context(k.c, k.o) : event_ctx,
                                                  REQUEST_ROUTINE(q, fn), REQUEST_CONTEXT(q, ctx));
-    if (q) request_returned(q, status);
+    if (q) request_returned(&k, q, status);
     int32_t out[2] = {status, 0};
     call_finish(&k, out);
     return status;
@@ -3419,7 +3437,7 @@ static NTSTATUS cap_accept(NDK_CONNECTOR* conn, NDK_QP* qp, ULONG ird, ULONG ord
             ->NdkAccept(conn, qp, ird, ord, data, data_length, event ? cap_disconnect_event : event,
                         event ? object_context(k.c, k.o) : event_ctx, REQUEST_ROUTINE(q, fn),
                         REQUEST_CONTEXT(q, ctx));
-    if (q) request_returned(q, status);
+    if (q) request_returned(&k, q, status);
     int32_t out[2] = {status, 0};
     call_finish(&k, out);
     return status;
@@ -3445,7 +3463,7 @@ static NTSTATUS cap_accept_ex(NDK_CONNECTOR* conn, NDK_QP* qp, ULONG ird, ULONG 
                                         event ? cap_disconnect_event_ex : event,
                                         event ? object_context(k.c, k.o) : event_ctx,
                                         REQUEST_ROUTINE(q, fn), REQUEST_CONTEXT(q, ctx));
-    if (q) request_returned(q, status);
+    if (q) request_returned(&k, q, status);
     int32_t out[2] = {status, 0};
     call_finish(&k, out);
     return status;
@@ -3535,7 +3553,7 @@ static NTSTATUS cap_listen(NDK_LISTENER* listener, const PSOCKADDR address, ULON
     NTSTATUS status =
         ORIGINAL(k, NDK_LISTENER_DISPATCH)
             ->NdkListen(listener, address, length, REQUEST_ROUTINE(q, fn), REQUEST_CONTEXT(q, ctx));
-    if (q) request_returned(q, status);
+    if (q) request_returned(&k, q, status);
     int32_t out[2] = {status, 0};
     call_finish(&k, out);
     return status;
@@ -3568,6 +3586,7 @@ static int callback_begin(NDKCAP* c, struct cap_call* k, uint16_t callback, uint
     k->c = c;
     k->o = 0;
     k->kind = (uint16_t)(NDKT_KIND_CALLBACK | callback);
+    k->has_back = 0;
     frame_enter(c, &k->f, k->kind, 1);
     k->r.seq = add64(&c->clock, 1);
     k->r.time = now(c);

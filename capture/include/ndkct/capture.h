@@ -51,7 +51,8 @@ typedef struct _NDKCAP_HOST {
 } NDKCAP_HOST;
 
 /* NDKCAP_OPTIONS.Flags */
-#define NDKCAP_SOURCE_BYTES 0x01u /* source DATA blocks carry the bytes (replay restores memory) \
+#define NDKCAP_SOURCE_BYTES                                                                      \
+    0x01u                         /* source DATA blocks carry the bytes (replay restores memory) \
                                    */
 #define NDKCAP_LANDED_BYTES 0x02u /* landing DATA blocks carry the bytes */
 #define NDKCAP_NO_DIGESTS 0x04u   /* no DATA blocks at all (smallest, fastest trace) */
@@ -61,7 +62,8 @@ typedef struct _NDKCAP_OPTIONS {
     ULONG Size; /* sizeof(NDKCAP_OPTIONS) */
     ULONG Flags;
     ULONG RingBlocks;     /* default 16 */
-    ULONG BlockBytes;     /* default 256 KiB; the largest record must fit in one block */
+    ULONG BlockBytes;     /* default 256 KiB; the largest record must fit in one block, and
+                           * a DATA block carries bytes up to a quarter of it */
     ULONG MaxObjects;     /* NDK objects tracked at once; default 4096 */
     ULONG MaxRequests;    /* asynchronous requests in flight; default 16384 */
     ULONG MaxLamPages;    /* logical pages of live LAMs; default 65536 */
@@ -76,6 +78,7 @@ typedef struct _NDKCAP_OPTIONS {
     const char* ProviderDescription;
     const char* ProviderSpec;
     const char* Profile;
+    const char* ProfileJson; /* the profile's JSON, when Profile names no shipped one */
     const char* Label;
     const char* Platform;
 } NDKCAP_OPTIONS;

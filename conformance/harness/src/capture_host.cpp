@@ -68,6 +68,8 @@ CaptureSettings CaptureSettings::from_environment() {
     if (const char* dir = std::getenv("NDKCT_CAPTURE_DIR")) s.directory = dir;
     if (const char* bytes = std::getenv("NDKCT_CAPTURE_BYTES"); bytes && *bytes == '1')
         s.flags |= NDKCAP_SOURCE_BYTES | NDKCAP_LANDED_BYTES;
+    if (const char* kb = std::getenv("NDKCT_CAPTURE_BLOCK_KB"))
+        s.block_bytes = static_cast<uint32_t>(std::strtoul(kb, nullptr, 10)) * 1024u;
     return s;
 }
 
@@ -146,6 +148,7 @@ CaptureHost::CaptureHost(const CaptureSettings& settings, const Description& d) 
     NDKCAP_OPTIONS o{};
     o.Size = sizeof o;
     o.Flags = settings.flags;
+    o.BlockBytes = settings.block_bytes;
     o.TicksPerSecond = ticks_per_second();
     o.PfnSpace = d.memory ? d.memory->PageCount : 0;
     o.Seed = d.seed;
@@ -156,6 +159,7 @@ CaptureHost::CaptureHost(const CaptureSettings& settings, const Description& d) 
     o.ProviderDescription = d.provider_description.c_str();
     o.ProviderSpec = d.provider_spec.c_str();
     o.Profile = d.profile.c_str();
+    o.ProfileJson = d.profile_json.empty() ? nullptr : d.profile_json.c_str();
     o.Label = d.label.c_str();
     o.Platform = "linux-user";
     NTSTATUS status = NdkCaptureOpen(&h, &o, &capture_);

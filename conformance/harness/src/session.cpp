@@ -392,14 +392,19 @@ Session::Session(const ProviderSpec& spec, SessionOptions options)
     // --capture: the capture library between this Session and the provider from here on.
     if (CaptureSettings capture = options_.capture.value_or(CaptureSettings::from_environment());
         !capture.directory.empty()) {
+        const std::string profile_name =
+            options_.profile_override.empty() ? spec.profile : options_.profile_override;
         try {
             capture_ = std::make_unique<CaptureHost>(
                 capture,
                 CaptureHost::Description{
                     identity_->Name ? identity_->Name : "",
                     identity_->Version ? identity_->Version : "",
-                    identity_->Description ? identity_->Description : "", spec.text,
-                    options_.profile_override.empty() ? spec.profile : options_.profile_override,
+                    identity_->Description ? identity_->Description : "", spec.text, profile_name,
+                    // A profile file may be gone when the trace is judged: it travels with it.
+                    profile_name.find('/') != std::string::npos || profile_name.ends_with(".json")
+                        ? profile.json
+                        : std::string(),
                     capture_label(), spec.seed, &arena_->host_memory()});
             capture_->attach(adapter_);
         } catch (const std::exception& error) {

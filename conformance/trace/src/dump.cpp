@@ -507,10 +507,9 @@ std::string check_definition() {
                                                recorded_at_entry(r.at("function").get<uint32_t>()))
                 problems +=
                     r.at("name").get<std::string>() + ": 'recorded' differs from the code's\n";
-        if (def.tags.size() != NDKT_TAG_PROVIDER_SPEC)
+        if (def.tags.size() != NDKT_TAG_COUNT - 1)
             problems += "the definition has " + std::to_string(def.tags.size()) +
-                        " header tags, trace_format.h " + std::to_string(NDKT_TAG_PROVIDER_SPEC) +
-                        "\n";
+                        " header tags, trace_format.h " + std::to_string(NDKT_TAG_COUNT - 1) + "\n";
         return problems;
     } catch (const std::exception& error) {
         return error.what();

@@ -220,6 +220,7 @@ struct Judge::Impl {
         int callbacks = 0;
         uint64_t callback_end = 0;  // the seq its (first) callback returned at
         uint64_t time = 0;          // when the call was entered (ticks)
+        uint64_t end_seq = 0;       // the writer's count when the call returned
         bool abandoned = false;     // its callback came too late (the live harness gave up)
         bool object_busy = false;   // a close: requests of the object were pending at the call
     };
@@ -236,7 +237,7 @@ struct Judge::Impl {
         uint64_t object;
     };
     std::vector<Running> running;
-    std::unordered_map<uint64_t, uint64_t> closed;  // handle -> seq its close completed at
+    std::unordered_map<uint64_t, uint64_t> closed;        // handle -> seq its close completed at
     std::unordered_map<uint64_t, uint64_t> close_called;  // handle -> time its close was called
     std::unordered_map<uint64_t, std::vector<uint64_t>> close_antecedents;
     std::unordered_map<uint64_t, std::vector<uint8_t>> sent_private_data;  // by connector
@@ -260,7 +261,12 @@ struct Judge::Impl {
                                        : (!h.profile.empty() ? h.profile : std::string("default"));
         spec::Profile profile;
         try {
-            profile = spec::resolve_profile(profile_name);
+            // The profile the capture ran under travels in the header when it was a file.
+            if (options.profile.empty() && !h.profile_json.empty())
+                profile =
+                    spec::load_profile(h.profile_json, "the trace header (" + h.profile + ")");
+            else
+                profile = spec::resolve_profile(profile_name);
         } catch (const std::exception& error) {
             throw std::runtime_error("cannot load the profile '" + profile_name +
                                      "': " + error.what());
@@ -444,6 +450,7 @@ struct Judge::Impl {
     void remember(uint64_t request, Request r) {
         if (!request) return;
         r.time = current ? current->head.time : 0;
+        r.end_seq = current ? current->head.seq + current->head.return_delta : 0;
         requests[request] = r;
     }
 
@@ -827,8 +834,8 @@ struct Judge::Impl {
         r.status = d.status;
         r.pending = a.pending;
         for (const auto& [other, p] : requests)
-            if (p.object == d.object && p.function != NDKT_FN_CLOSE &&
-                p.status == STATUS_PENDING && p.callbacks == 0)
+            if (p.object == d.object && p.function != NDKT_FN_CLOSE && p.status == STATUS_PENDING &&
+                p.callbacks == 0)
                 r.object_busy = true;
         uint64_t request = d.request;
         uint64_t object = d.object;
@@ -923,14 +930,11 @@ struct Judge::Impl {
             case NDKT_CB_CLOSE_COMPLETION: {
                 auto it = requests.find(d.request);
                 if (it == requests.end()) {
-                    if (r.head.flags & NDKT_FLAG_CALL_PENDING) {  // its call's record follows
-                        std::vector<uint8_t> copy(NDKT_RECORD_HEADER_BYTES + r.body_size);
-                        std::memcpy(copy.data(), r.body - NDKT_RECORD_HEADER_BYTES, copy.size());
-                        early[d.request].push_back(std::move(copy));
-                        return;
-                    }
-                    report(conformance::stray_callback(
-                        "a completion callback came for a request the trace does not show"));
+                    // Its call is recorded when it returns and that record follows (the writer
+                    // gives completions only for requests it saw): held until then.
+                    std::vector<uint8_t> copy(NDKT_RECORD_HEADER_BYTES + r.body_size);
+                    std::memcpy(copy.data(), r.body - NDKT_RECORD_HEADER_BYTES, copy.size());
+                    early[d.request].push_back(std::move(copy));
                     return;
                 }
                 uint64_t target = it->second.target                        ? it->second.target
@@ -975,7 +979,7 @@ struct Judge::Impl {
         if (!first) {
             report(conformance::second_callback(name));
         } else if (q.status != STATUS_PENDING) {
-            if (r.head.flags & NDKT_FLAG_CALL_PENDING)
+            if (r.head.seq < q.end_seq)  // it came before its call returned
                 report(conformance::callback_before_final_status(name, q.status));
             else
                 report(conformance::callback_after_final_status(name));
@@ -988,12 +992,11 @@ struct Judge::Impl {
         if (!first || q.status != STATUS_PENDING) return;
         // GEN-ASYNC-01 as the live harness sees it: a callback later than its wait gives up on.
         if (header.ticks_per_second && r.head.time > q.time) {
-            long long ms = static_cast<long long>(
-                static_cast<double>(r.head.time - q.time) * 1000.0 /
-                static_cast<double>(header.ticks_per_second));
-            if (ms > options.callback_timeout_ms) {
+            double ms = static_cast<double>(r.head.time - q.time) * 1000.0 /
+                        static_cast<double>(header.ticks_per_second);
+            if (ms >= static_cast<double>(options.callback_timeout_ms)) {
                 q.abandoned = true;
-                report_late(q, ms);
+                report_late(q, static_cast<long long>(ms));
                 return;
             }
         }
@@ -1282,6 +1285,10 @@ struct Judge::Impl {
         if (!expired.empty())
             out.notes.push_back(std::to_string(expired.size()) +
                                 " call(s) never returned before the trace ended");
+        for (const auto& [request, records] : early)
+            report(conformance::stray_callback(
+                std::to_string(records.size()) +
+                " completion callback(s) came for a request the trace does not show"));
     }
 };
 

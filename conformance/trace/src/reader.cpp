@@ -204,6 +204,9 @@ bool Reader::parse_header() {
             case NDKT_TAG_PROVIDER_SPEC:
                 header_.provider_spec = text(v);
                 break;
+            case NDKT_TAG_PROFILE_JSON:
+                header_.profile_json = text(v);
+                break;
             default:
                 ++header_.unknown_tags;  // a later minor version's: skipped
         }

@@ -20,6 +20,7 @@
 
 #include "ndkct/trace/dump.hpp"
 #include "ndkct/trace/judge.hpp"
+#include "ndkct/trace/replay.hpp"
 
 namespace {
 
@@ -288,6 +289,7 @@ int main(int argc, char** argv) {
     try {
         if (command == "check") return check(argc - 2, argv + 2);
         if (command == "dump") return dump(argc - 2, argv + 2);
+        if (command == "replay") return replay_main(argc - 2, argv + 2);
 
         if (command == "check-definition") return check_definition(argc - 2, argv + 2);
     } catch (const std::exception& error) {

@@ -50,6 +50,8 @@ enum {
     NDKT_TAG_PLATFORM = 15,      /* UTF-8: "linux-user", "windows-kernel", ... */
     NDKT_TAG_SEED = 16,          /* u64: the provider's seed, when it has one */
     NDKT_TAG_PROVIDER_SPEC = 17, /* UTF-8: how the host opened the provider */
+    NDKT_TAG_PROFILE_JSON = 18,  /* UTF-8: the profile itself, when it is no shipped one */
+    NDKT_TAG_COUNT = 19          /* one past the last */
 };
 
 /* ---- NDKT_TAG_CAPTURE_FLAGS ---- */

@@ -20,8 +20,9 @@
 namespace ndkct::conformance {
 
 struct CaptureSettings {
-    std::string directory;  // empty: no capture
-    uint32_t flags = 0;     // NDKCAP_* (NDKCT_CAPTURE_BYTES=1: source and landed bytes)
+    std::string directory;     // empty: no capture
+    uint32_t flags = 0;        // NDKCAP_* (NDKCT_CAPTURE_BYTES=1: source and landed bytes)
+    uint32_t block_bytes = 0;  // NDKCT_CAPTURE_BLOCK_KB: ring blocks (0: the library's 256 KiB)
     static CaptureSettings from_environment();
 };
 
@@ -33,7 +34,7 @@ class CaptureHost {
   public:
     struct Description {
         std::string provider_name, provider_version, provider_description, provider_spec;
-        std::string profile, label;
+        std::string profile, profile_json, label;
         uint64_t seed = 0;
         const NDKCT_HOST_MEMORY* memory = nullptr;
     };

@@ -26,6 +26,7 @@ struct Header {
     NDK_VERSION ndk_version{0, 0};
     std::string provider_name, provider_version, provider_description, provider_spec;
     std::string profile, writer, label, platform;
+    std::string profile_json;  // the profile itself, when the writer included it
     std::optional<NDK_ADAPTER_INFO> adapter_info;  // padded with zeros when shorter
     uint32_t adapter_info_size = 0;
     uint32_t page_size = 4096;
