@@ -257,7 +257,7 @@ struct _NDKCAP {
     uint32_t max_requests;
     volatile uint64_t request_cursor;
     struct cap_thread threads[CAP_THREADS];
-    uint32_t crc_table[256];
+    uint32_t crc_table[8][256]; /* slicing by 8 (the drain's CRC of every frame) */
     NDK_ADAPTER* adapter;
     struct cap_object* adapter_entry;
     /* Where callbacks with contexts the capture never gave go (GEN-CB-03): the consumer's latest.
@@ -344,10 +344,18 @@ ULONG64 NdkCaptureDigest(const VOID* Bytes, SIZE_T Length) {
     return digest_end(&d);
 }
 
-static uint32_t crc32_update(const uint32_t* table, uint32_t crc, const uint8_t* p, SIZE_T n) {
+static uint32_t crc32_update(uint32_t (*t)[256], uint32_t crc, const uint8_t* p, SIZE_T n) {
     crc = ~crc;
+    for (; n >= 8; p += 8, n -= 8) {
+        uint32_t lo, hi;
+        cap_copy(&lo, p, 4); /* little-endian hosts */
+        cap_copy(&hi, p + 4, 4);
+        lo ^= crc;
+        crc = t[7][lo & 0xFF] ^ t[6][(lo >> 8) & 0xFF] ^ t[5][(lo >> 16) & 0xFF] ^ t[4][lo >> 24] ^
+              t[3][hi & 0xFF] ^ t[2][(hi >> 8) & 0xFF] ^ t[1][(hi >> 16) & 0xFF] ^ t[0][hi >> 24];
+    }
     while (n--)
-        crc = table[(crc ^ *p++) & 0xFF] ^ (crc >> 8);
+        crc = t[0][(crc ^ *p++) & 0xFF] ^ (crc >> 8);
     return ~crc;
 }
 
@@ -504,9 +512,13 @@ NTSTATUS NdkCaptureOpen(const NDKCAP_HOST* Host, const NDKCAP_OPTIONS* Options,
     for (uint32_t i = 0; i < 256; ++i) {
         uint32_t r = i;
         for (int k = 0; k < 8; ++k)
-            r = (r >> 1) ^ (0xEDB88320u & (0u - (r & 1u)));
-        c->crc_table[i] = r;
+            r = (r >> 1) ^ (0x82F63B78u & (0u - (r & 1u))); /* CRC-32C */
+        c->crc_table[0][i] = r;
     }
+    for (uint32_t i = 0; i < 256; ++i)
+        for (int t = 1; t < 8; ++t)
+            c->crc_table[t][i] =
+                (c->crc_table[t - 1][i] >> 8) ^ c->crc_table[0][c->crc_table[t - 1][i] & 0xFF];
     c->flags =
         (Host->Timestamp ? NDKT_CAPTURE_TIMES : 0u) | (Host->CurrentIrql ? NDKT_CAPTURE_IRQL : 0u);
     if (Host->MapPage && !(o.Flags & NDKCAP_NO_DIGESTS)) {

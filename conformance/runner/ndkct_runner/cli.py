@@ -19,7 +19,8 @@ import subprocess
 import sys
 import time
 
-from . import InputError, execute, mustpass, provider as providers, selection, waivers as waiver_files
+from . import InputError, execute, mustpass, provider as providers, selection, trace, \
+    waivers as waiver_files
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", "..", ".."))
@@ -81,6 +82,8 @@ def parse_arguments(argv):
     p.add_argument("--build", default=os.environ.get("NDKCT_BUILD_DIR", os.path.join(ROOT, "build")),
                    metavar="DIR", help="the build folder (default: build/)")
     p.add_argument("--no-html", action="store_true", help="write no HTML report")
+    p.add_argument("--capture", metavar="DIR", help="record a trace of every test into DIR "
+                   "(spec/TRACE.md); judge it offline with ./ndkct check-trace DIR")
     p.add_argument("--guest-timeout", type=int, default=3600, metavar="SECONDS",
                    help="time limit of the Soft-RoCE guest for verbs runs (default 3600)")
     p.add_argument("--in-guest", action="store_true", help=argparse.SUPPRESS)
@@ -175,8 +178,10 @@ def run_in_guest(args, argv):
     os.makedirs(out, exist_ok=True)
     inner = [sys.executable, os.path.join(ROOT, "conformance", "runner", "ndkct-run")] + argv + [
         "--in-guest", "--out", out, "--build", os.path.abspath(args.build)]
+    capture = ["--rw", trace.capture_environment(args.capture)["NDKCT_CAPTURE_DIR"]] \
+        if args.capture else []
     command = [os.path.join(ROOT, "adapters", "rxe", "device-run"), "--timeout",
-               str(args.guest_timeout), "--rw", out, "--cwd", os.getcwd(), "--"] + inner
+               str(args.guest_timeout), "--rw", out] + capture + ["--cwd", os.getcwd(), "--"] + inner
     say("no RDMA device here: running inside the Soft-RoCE guest (adapters/rxe, ~5 s to start)")
     started = time.time()
     status = subprocess.call(command)
@@ -298,6 +303,7 @@ def run(argv):
     must = mustpass.load(args.must_pass, profile_name,
                          os.path.join(ROOT, "conformance", "must-pass"), known_rules)
 
+    capture_env = trace.capture_environment(args.capture) if args.capture else {}
     in_guest = args.in_guest or os.environ.get("NDKCT_IN_GUEST") == "1"
     if provider.kind == "verbs" and not in_guest and not has_device():
         return run_in_guest(args, argv)
@@ -374,6 +380,7 @@ def run(argv):
 
     signal.signal(signal.SIGINT, stop)
     signal.signal(signal.SIGTERM, stop)
+    os.environ.update(capture_env)  # --capture: every test process writes its traces there
     for kind, exe in present:
         mine = [t for t in chosen if t["executable"] == exe]
         if not mine or interrupted:

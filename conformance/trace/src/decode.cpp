@@ -295,14 +295,14 @@ bool decode(const Record& r, Decoded& d, std::string& why) {
             d.context = b.u64();
             uint32_t count = b.u32();
             b.u32();
-            d.sgl = read_sgl(b, count);
+            read_sgl(b, count, d.sgl);
             break;
         }
         case NDKT_FN_SEND: {
             d.context = b.u64();
             uint32_t count = b.u32();
             d.op_flags = b.u32();
-            d.sgl = read_sgl(b, count);
+            read_sgl(b, count, d.sgl);
             d.inline_payload = read_blob(b);
             d.source = read_dataopt(b);
             break;
@@ -348,7 +348,7 @@ bool decode(const Record& r, Decoded& d, std::string& why) {
             d.op_flags = b.u32();
             uint32_t count = b.u32();
             b.u32();
-            d.sgl = read_sgl(b, count);
+            read_sgl(b, count, d.sgl);
             if (n == NDKT_FN_WRITE) d.inline_payload = read_blob(b);
             d.source = read_dataopt(b);
             break;
@@ -359,7 +359,7 @@ bool decode(const Record& r, Decoded& d, std::string& why) {
             d.remote_token = b.u32();
             uint32_t count = b.u32();
             b.u32();
-            d.sgl = read_sgl(b, count);
+            read_sgl(b, count, d.sgl);
             d.inline_payload = read_blob(b);
             d.source = read_dataopt(b);
             break;

@@ -5,6 +5,8 @@
 #include <sys/socket.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -99,13 +101,6 @@ class Shadow {
     bool full_ = false;
     std::unordered_map<uint64_t, uint64_t> map_;
 };
-
-uint64_t splitmix(uint64_t& state) {
-    uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
 
 uint32_t expected_type(uint32_t function) {
     switch (function) {
@@ -242,7 +237,12 @@ struct Judge::Impl {
     std::unordered_map<uint64_t, std::vector<uint64_t>> close_antecedents;
     std::unordered_map<uint64_t, std::vector<uint8_t>> sent_private_data;  // by connector
 
-    Decoded d;  // reused
+    Decoded d;                       // reused
+    std::vector<bool> seen, broken;  // get_results's, reused
+    std::vector<uint64_t> shown;
+    // The last stand-in expanded (a workload that moves the same bytes again reuses it).
+    uint64_t last_digest = 0;
+    std::vector<std::byte> last_stand_in;
     std::vector<uint64_t> mdl_storage;
     // Bytes the trace shows outright (inline payloads, DATA blocks with their bytes), by digest:
     // a landing whose digest matches gets those bytes in the shadow, not a stand-in.
@@ -358,18 +358,15 @@ struct Judge::Impl {
         return head;
     }
 
-    std::vector<NDK_SGE> sges_of(const std::vector<Sge>& sgl) const {
-        std::vector<NDK_SGE> out_sges(sgl.size());
+    std::vector<NDK_SGE> raw_sges;  // reused
+    std::vector<model::Sge> sgl_of(const std::vector<Sge>& sgl) {
+        raw_sges.resize(sgl.size());
         for (size_t i = 0; i < sgl.size(); ++i) {
-            out_sges[i].LogicalAddress.QuadPart = static_cast<LONG64>(sgl[i].address);
-            out_sges[i].Length = sgl[i].length;
-            out_sges[i].MemoryRegionToken = sgl[i].token;
+            raw_sges[i].LogicalAddress.QuadPart = static_cast<LONG64>(sgl[i].address);
+            raw_sges[i].Length = sgl[i].length;
+            raw_sges[i].MemoryRegionToken = sgl[i].token;
         }
-        return out_sges;
-    }
-    std::vector<model::Sge> sgl_of(const std::vector<Sge>& sgl) const {
-        auto raw = sges_of(sgl);
-        return model::view_sgl(raw.data(), static_cast<ULONG>(raw.size()));
+        return model::view_sgl(raw_sges.data(), static_cast<ULONG>(raw_sges.size()));
     }
 
     // The socket address as the writer's platform numbered its families, on this one's.
@@ -399,32 +396,29 @@ struct Judge::Impl {
             if (auto it = known_bytes.find(data.digest);
                 it != known_bytes.end() && it->second.size() == data.length)
                 real = it->second;
-        if (real.size() == data.length) know(real);
-        bool exact = real.size() == data.length;
-        uint64_t state = data.digest;
-        uint64_t word = 0;
-        unsigned left = 0;  // bytes of `word` not used yet
-        size_t at = 0;
-        for (const auto& p : data.pieces) {
-            if (p.offset >= PAGE_SIZE || p.size > PAGE_SIZE - p.offset) continue;
-            std::byte* to = shadow.at(p.pfn, p.offset);
-            if (exact) {
-                size_t n = std::min<size_t>(p.size, real.size() - std::min(at, real.size()));
-                std::memcpy(to, real.data() + at, n);
-                at += p.size;
-                continue;
-            }
-            // A stand-in for the bytes: a stream expanded from the digest (equal digests, equal
-            // streams), continued across the pieces in order.
-            for (uint32_t i = 0; i < p.size; ++i) {
-                if (!left) {
-                    word = splitmix(state);
-                    left = 8;
+        if (real.size() == data.length) {
+            know(real);
+        } else {
+            // A stand-in for the bytes, expanded from the digest (equal digests, equal bytes):
+            // word i is a mix of (digest, i).
+            if (last_digest != data.digest || last_stand_in.size() != data.length) {
+                last_digest = data.digest;
+                last_stand_in.resize(data.length);
+                for (size_t i = 0; i < data.length; i += 8) {
+                    uint64_t w = (data.digest ^ ((i / 8 + 1) * 0x9E3779B97F4A7C15ull)) *
+                                 0xBF58476D1CE4E5B9ull;
+                    w ^= w >> 31;
+                    std::memcpy(last_stand_in.data() + i, &w, std::min<size_t>(8, data.length - i));
                 }
-                to[i] = static_cast<std::byte>(word & 0xFF);
-                word >>= 8;
-                --left;
             }
+            real = {reinterpret_cast<const uint8_t*>(last_stand_in.data()), last_stand_in.size()};
+        }
+        size_t at = 0;
+        for (const Piece p : data.pieces) {
+            if (p.offset >= PAGE_SIZE || p.size > PAGE_SIZE - p.offset) continue;
+            size_t n = std::min<size_t>(p.size, real.size() - std::min(at, real.size()));
+            std::memcpy(shadow.at(p.pfn, p.offset), real.data() + at, n);
+            at += p.size;
         }
     }
 
@@ -434,7 +428,7 @@ struct Judge::Impl {
         if (auto it = known_bytes.find(source.digest);
             it != known_bytes.end() && it->second.size() == source.length)
             return true;
-        for (const auto& p : source.pieces)
+        for (const Piece p : source.pieces)
             if (oracle->landing_expected_on(shadow.page(p.pfn))) return false;
         return true;
     }
@@ -893,7 +887,8 @@ struct Judge::Impl {
         }
         out.completions += d.results.size();
         // What landed, into the shadow; results the trace shows no landing for go unjudged.
-        std::vector<bool> seen(d.results.size(), false), broken(d.results.size(), false);
+        seen.assign(d.results.size(), false);
+        broken.assign(d.results.size(), false);
         for (const auto& l : d.landings) {
             if (l.result_index >= d.results.size()) continue;
             if (!l.data.resolved()) {
@@ -905,7 +900,7 @@ struct Judge::Impl {
         }
         // A landing the trace shows over another length than the request moved (a completion
         // that misreports BytesTransferred, say) cannot be compared: the oracle judges the count.
-        std::vector<uint64_t> shown(d.results.size(), 0);
+        shown.assign(d.results.size(), 0);
         for (const auto& l : d.landings)
             if (l.result_index < d.results.size()) shown[l.result_index] += l.data.length;
         for (uint32_t i = 0; i < d.results.size(); ++i)
@@ -1308,56 +1303,88 @@ const Verdicts& Judge::verdicts() const {
     return impl_->out;
 }
 
-Verdicts check(std::span<const uint8_t> bytes, const JudgeOptions& options, Header* header) {
+namespace {
+
+// Reads and judges as the bytes come: `pump(reader)` feeds the next piece or finishes.
+template <typename Pump>
+Verdicts judge_stream(Pump pump, const JudgeOptions& options, Header* header) {
     Reader reader;
-    reader.feed(bytes.data(), bytes.size());
-    reader.finish();
     Record r;
-    Reader::Next next = reader.next(r);
-    if (next == Reader::Next::error || !reader.has_header()) {
-        Verdicts v;
-        v.stopped = reader.problem() ? reader.problem()->describe() : "no trace header";
-        v.stopped_offset = reader.problem() ? reader.problem()->offset : 0;
-        if (header && reader.has_header()) *header = reader.header();
-        return v;
-    }
-    if (header) *header = reader.header();
     std::unique_ptr<Judge> judge;
+    bool judging = true;
     try {
-        judge = std::make_unique<Judge>(reader.header(), options);
-    } catch (const std::exception& error) {
-        Verdicts v;
-        v.stopped = error.what();
-        return v;
-    }
-    try {
-        while (next == Reader::Next::record) {
-            if (!judge->record(r)) break;
-            next = reader.next(r);
-        }
-        if (next == Reader::Next::record) {  // stopped early: read on for the reader's verdict
-            while (reader.next(r) == Reader::Next::record) {
+        for (;;) {
+            Reader::Next next = reader.next(r);
+            if (next == Reader::Next::more) {
+                pump(reader);
+                continue;
             }
+            if (!judge && reader.has_header()) {
+                if (header) *header = reader.header();
+                try {
+                    judge = std::make_unique<Judge>(reader.header(), options);
+                } catch (const std::exception& error) {
+                    Verdicts v;
+                    v.stopped = error.what();
+                    return v;
+                }
+            }
+            if (next != Reader::Next::record) break;
+            // Once judging stopped, read on for what the reader would say of the rest.
+            if (judging) judging = judge->record(r);
         }
-        judge->finish(reader);
     } catch (const std::exception& error) {
-        Verdicts v = judge->verdicts();
+        Verdicts v = judge ? judge->verdicts() : Verdicts{};
         v.stopped = std::string("the checker failed: ") + error.what();
         return v;
     }
+    if (!judge) {
+        Verdicts v;
+        v.stopped = reader.problem() ? reader.problem()->describe() : "no trace header";
+        v.stopped_offset = reader.problem() ? reader.problem()->offset : 0;
+        return v;
+    }
+    judge->finish(reader);
     return judge->verdicts();
 }
 
+constexpr size_t kChunk = size_t{1} << 20;
+
+}  // namespace
+
+Verdicts check(std::span<const uint8_t> bytes, const JudgeOptions& options, Header* header) {
+    size_t at = 0;
+    return judge_stream(
+        [&](Reader& reader) {
+            if (at < bytes.size()) {
+                size_t n = std::min(kChunk, bytes.size() - at);
+                reader.feed(bytes.data() + at, n);
+                at += n;
+            } else {
+                reader.finish();
+            }
+        },
+        options, header);
+}
+
 Verdicts check_file(const std::string& path, const JudgeOptions& options, Header* header) {
-    std::ifstream file(path, std::ios::binary);
+    std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::fopen(path.c_str(), "rb"),
+                                                         &std::fclose);
     if (!file) {
         Verdicts v;
-        v.stopped = "cannot read " + path;
+        v.stopped = "cannot read " + path + ": " + std::strerror(errno);
         return v;
     }
-    std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(file)),
-                               std::istreambuf_iterator<char>());
-    return check(bytes, options, header);
+    std::vector<uint8_t> chunk(kChunk);
+    return judge_stream(
+        [&](Reader& reader) {
+            size_t n = std::fread(chunk.data(), 1, chunk.size(), file.get());
+            if (n > 0)
+                reader.feed(chunk.data(), n);
+            else
+                reader.finish();
+        },
+        options, header);
 }
 
 }  // namespace ndkct::trace

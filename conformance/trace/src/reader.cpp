@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <array>
+#include <cerrno>
+#include <cstdio>
 #include <cstring>
 
 namespace ndkct::trace {
@@ -20,18 +22,22 @@ constexpr uint64_t align8(uint64_t n) {
     return (n + 7) & ~uint64_t{7};
 }
 
-const std::array<uint32_t, 256>& crc_table() {
-    static const auto table = [] {
-        std::array<uint32_t, 256> t{};
+// CRC-32C (Castagnoli) by slicing 8 bytes at a time (tables[0] is the byte-wise table).
+const std::array<std::array<uint32_t, 256>, 8>& crc_tables() {
+    static const auto tables = [] {
+        std::array<std::array<uint32_t, 256>, 8> t{};
         for (uint32_t i = 0; i < 256; ++i) {
             uint32_t r = i;
             for (int k = 0; k < 8; ++k)
-                r = (r >> 1) ^ (0xEDB88320u & (0u - (r & 1u)));
-            t[i] = r;
+                r = (r >> 1) ^ (0x82F63B78u & (0u - (r & 1u)));
+            t[0][i] = r;
         }
+        for (uint32_t i = 0; i < 256; ++i)
+            for (int k = 1; k < 8; ++k)
+                t[k][i] = (t[k - 1][i] >> 8) ^ t[0][t[k - 1][i] & 0xFF];
         return t;
     }();
-    return table;
+    return tables;
 }
 
 std::string text(std::span<const uint8_t> v) {
@@ -40,11 +46,36 @@ std::string text(std::span<const uint8_t> v) {
 
 }  // namespace
 
+#if defined(__x86_64__)
+// SSE4.2's crc32 instruction computes CRC-32C: 8 bytes a step.
+__attribute__((target("sse4.2"))) uint32_t crc32c_hardware(const uint8_t* p, size_t n,
+                                                           uint32_t crc) {
+    uint64_t c = ~crc;
+    for (; n >= 8; p += 8, n -= 8)
+        c = __builtin_ia32_crc32di(c, load<uint64_t>(p));
+    uint32_t c32 = static_cast<uint32_t>(c);
+    for (; n; ++p, --n)
+        c32 = __builtin_ia32_crc32qi(c32, *p);
+    return ~c32;
+}
+#endif
+
 uint32_t crc32(std::span<const uint8_t> bytes, uint32_t crc) {
-    const auto& t = crc_table();
+#if defined(__x86_64__)
+    static const bool hardware = __builtin_cpu_supports("sse4.2");
+    if (hardware) return crc32c_hardware(bytes.data(), bytes.size(), crc);
+#endif
+    const auto& t = crc_tables();
+    const uint8_t* p = bytes.data();
+    size_t n = bytes.size();
     crc = ~crc;
-    for (uint8_t b : bytes)
-        crc = t[(crc ^ b) & 0xFF] ^ (crc >> 8);
+    for (; n >= 8; p += 8, n -= 8) {
+        uint32_t lo = load<uint32_t>(p) ^ crc, hi = load<uint32_t>(p + 4);
+        crc = t[7][lo & 0xFF] ^ t[6][(lo >> 8) & 0xFF] ^ t[5][(lo >> 16) & 0xFF] ^ t[4][lo >> 24] ^
+              t[3][hi & 0xFF] ^ t[2][(hi >> 8) & 0xFF] ^ t[1][(hi >> 16) & 0xFF] ^ t[0][hi >> 24];
+    }
+    while (n--)
+        crc = t[0][(crc ^ *p++) & 0xFF] ^ (crc >> 8);
     return ~crc;
 }
 
@@ -65,6 +96,23 @@ uint64_t digest(std::span<const uint8_t> bytes) {
     h *= NDKT_DIGEST_K1;
     h ^= h >> 29;
     return h;
+}
+
+bool read_file(const std::string& path, std::vector<uint8_t>& bytes, std::string& why) {
+    std::FILE* f = std::fopen(path.c_str(), "rb");
+    if (!f) {
+        why = "cannot read " + path + ": " + std::strerror(errno);
+        return false;
+    }
+    bytes.clear();
+    uint8_t chunk[1 << 16];
+    size_t n;
+    while ((n = std::fread(chunk, 1, sizeof chunk, f)) > 0)
+        bytes.insert(bytes.end(), chunk, chunk + n);
+    bool failed = std::ferror(f);
+    std::fclose(f);
+    if (failed) why = "cannot read " + path;
+    return !failed;
 }
 
 std::string Problem::describe() const {
@@ -324,37 +372,6 @@ Reader::Next Reader::next(Record& out) {
 
 // ---- Bodies ----
 
-bool Body::take(size_t n) {
-    if (!ok_ || static_cast<size_t>(end_ - p_) < n) {
-        ok_ = false;
-        p_ = end_;
-        return false;
-    }
-    return true;
-}
-
-uint8_t Body::u8() {
-    if (!take(1)) return 0;
-    return *p_++;
-}
-uint16_t Body::u16() {
-    if (!take(2)) return 0;
-    uint16_t v = load<uint16_t>(p_);
-    p_ += 2;
-    return v;
-}
-uint32_t Body::u32() {
-    if (!take(4)) return 0;
-    uint32_t v = load<uint32_t>(p_);
-    p_ += 4;
-    return v;
-}
-uint64_t Body::u64() {
-    if (!take(8)) return 0;
-    uint64_t v = load<uint64_t>(p_);
-    p_ += 8;
-    return v;
-}
 std::span<const uint8_t> Body::bytes(size_t n) {
     size_t padded = align8(n);
     if (padded < n || !take(padded)) return {};
@@ -394,12 +411,8 @@ Data read_data(Body& b) {
         b.skip(b.left() + 1);  // cannot hold them: the body is short
         return d;
     }
-    d.pieces.resize(count);
-    for (auto& p : d.pieces) {
-        p.pfn = b.u64();
-        p.offset = b.u32();
-        p.size = b.u32();
-    }
+    d.pieces = Pieces({b.position(), static_cast<size_t>(count) * 16});
+    b.skip(static_cast<size_t>(count) * 16);
     if (d.flags & NDKT_DATA_BYTES) d.bytes = b.bytes(d.length);
     return d;
 }
@@ -474,11 +487,16 @@ LamOut read_lamout(Body& b) {
     return l;
 }
 
-std::vector<Sge> read_sgl(Body& b, uint32_t count) {
-    std::vector<Sge> out;
+Piece Pieces::operator[](size_t i) const {
+    const uint8_t* p = raw_.data() + 16 * i;
+    return {load<uint64_t>(p), load<uint32_t>(p + 8), load<uint32_t>(p + 12)};
+}
+
+void read_sgl(Body& b, uint32_t count, std::vector<Sge>& out) {
+    out.clear();
     if (static_cast<size_t>(count) * 16 > b.left()) {
         b.skip(b.left() + 1);
-        return out;
+        return;
     }
     out.resize(count);
     for (auto& s : out) {
@@ -486,6 +504,11 @@ std::vector<Sge> read_sgl(Body& b, uint32_t count) {
         s.length = b.u32();
         s.token = b.u32();
     }
+}
+
+std::vector<Sge> read_sgl(Body& b, uint32_t count) {
+    std::vector<Sge> out;
+    read_sgl(b, count, out);
     return out;
 }
 

@@ -35,16 +35,6 @@ int usage() {
     return 2;
 }
 
-bool read_file(const std::string& path, std::vector<uint8_t>& bytes, std::string& error) {
-    std::ifstream file(path, std::ios::binary);
-    if (!file) {
-        error = "cannot read " + path;
-        return false;
-    }
-    bytes.assign(std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>());
-    return true;
-}
-
 // The dump lines of the records a finding points at, and the two before it.
 std::map<uint64_t, std::string> lines_for(const std::vector<uint8_t>& bytes,
                                           const std::set<uint64_t>& wanted) {
@@ -129,18 +119,15 @@ int check(int argc, char** argv) {
     }
     bool failed = false, damaged = false;
     for (const auto& path : files) {
-        std::vector<uint8_t> bytes;
-        std::string error;
         Header header;
-        Verdicts v;
-        if (!read_file(path, bytes, error))
-            v.stopped = error;
-        else
-            v = ndkct::trace::check(bytes, options, &header);
+        Verdicts v = ndkct::trace::check_file(path, options, &header);
         std::set<uint64_t> wanted;
         for (const auto& f : v.findings)
             for (uint64_t k = f.record >= 3 ? f.record - 3 : 0; k <= f.record + 1; ++k)
                 wanted.insert(k);
+        std::vector<uint8_t> bytes;
+        std::string error;
+        if (!wanted.empty()) read_file(path, bytes, error);  // for the records around findings
         auto lines = lines_for(bytes, wanted);
         bool bad = v.failed();
         bool broken = !v.stopped.empty();

@@ -13,6 +13,7 @@
  *   TLV    = u16 tag u16 0 u32 length  value  (padded to 8 bytes)
  *   frame  = u32 NDKT_FRAME_MAGIC u32 payload_bytes u32 record_count u32 crc32(payload)  record*
  *   record = 40-byte NDKT_RECORD_HEADER  body  (size a multiple of 8)
+ *   crc32  = CRC-32C (Castagnoli, reflected polynomial 0x82F63B78)
  *
  * C11 / C++20, freestanding: needs only <stdint.h>.
  */

@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <optional>
 #include <span>
 #include <string>
@@ -113,10 +114,10 @@ class Body {
   public:
     explicit Body(const Record& r) : p_(r.body), end_(r.body + r.body_size) {}
     Body(const uint8_t* p, size_t n) : p_(p), end_(p + n) {}
-    uint8_t u8();
-    uint16_t u16();
-    uint32_t u32();
-    uint64_t u64();
+    uint8_t u8() { return get<uint8_t>(); }
+    uint16_t u16() { return get<uint16_t>(); }
+    uint32_t u32() { return get<uint32_t>(); }
+    uint64_t u64() { return get<uint64_t>(); }
     int32_t i32() { return static_cast<int32_t>(u32()); }
     // n bytes, then the padding to 8.
     std::span<const uint8_t> bytes(size_t n);
@@ -126,7 +127,20 @@ class Body {
     const uint8_t* position() const { return p_; }
 
   private:
-    bool take(size_t n);
+    bool take(size_t n) {
+        if (ok_ && static_cast<size_t>(end_ - p_) >= n) return true;
+        ok_ = false;
+        p_ = end_;
+        return false;
+    }
+    template <typename T>
+    T get() {
+        if (!take(sizeof(T))) return 0;
+        T v;
+        std::memcpy(&v, p_, sizeof v);
+        p_ += sizeof v;
+        return v;
+    }
     const uint8_t* p_;
     const uint8_t* end_;
     bool ok_ = true;
@@ -152,11 +166,36 @@ struct Piece {
     uint32_t offset = 0, size = 0;
 };
 
+// A DATA block's pieces, read in place from the record (no copy).
+class Pieces {
+  public:
+    Pieces() = default;
+    explicit Pieces(std::span<const uint8_t> raw) : raw_(raw) {}
+    size_t size() const { return raw_.size() / 16; }
+    bool empty() const { return raw_.empty(); }
+    Piece operator[](size_t i) const;
+    struct iterator {
+        const Pieces* of;
+        size_t i;
+        Piece operator*() const { return (*of)[i]; }
+        iterator& operator++() {
+            ++i;
+            return *this;
+        }
+        bool operator!=(const iterator& o) const { return i != o.i; }
+    };
+    iterator begin() const { return {this, 0}; }
+    iterator end() const { return {this, size()}; }
+
+  private:
+    std::span<const uint8_t> raw_;
+};
+
 struct Data {
     uint8_t role = 0, flags = 0;
     uint32_t length = 0;
     uint64_t digest = 0;
-    std::vector<Piece> pieces;
+    Pieces pieces;
     std::span<const uint8_t> bytes;  // with NDKT_DATA_BYTES
     bool resolved() const { return !(flags & NDKT_DATA_UNRESOLVED); }
 };
@@ -196,6 +235,7 @@ struct Sge {
     uint32_t length = 0, token = 0;
 };
 std::vector<Sge> read_sgl(Body& b, uint32_t count);
+void read_sgl(Body& b, uint32_t count, std::vector<Sge>& out);  // into `out` (its capacity kept)
 
 // ---- Names ----
 const char* kind_name(uint16_t kind);          // "NdkWrite", "CqNotification", "Loss", ...
@@ -203,8 +243,12 @@ const char* function_name(uint32_t function);  // NDKT_FN_* -> "NdkWrite"
 // "entry" or "return": where a call's record stands in the order (spec/TRACE.md).
 bool recorded_at_entry(uint32_t function);
 
+// A whole file's bytes (false, with why, when it cannot be read).
+bool read_file(const std::string& path, std::vector<uint8_t>& bytes, std::string& why);
+
 // The NDKT64 digest (spec/TRACE.md).
 uint64_t digest(std::span<const uint8_t> bytes);
+// CRC-32C (Castagnoli), as frames and the header carry it.
 uint32_t crc32(std::span<const uint8_t> bytes, uint32_t crc = 0);
 
 }  // namespace ndkct::trace
