@@ -39,7 +39,12 @@ typedef struct _NDKCAP_HOST {
     VOID (*Free)(PVOID Context, PVOID Memory, SIZE_T Bytes);
     /* Appends Length bytes to the trace; returns 0 when written, anything else on failure. */
     LONG (*Write)(PVOID Context, const VOID* Bytes, SIZE_T Length);
-    /* A monotonic time in ticks of NDKCAP_OPTIONS.TicksPerSecond; NULL: records carry no times. */
+    /* A monotonic time in ticks of NDKCAP_OPTIONS.TicksPerSecond; NULL: records carry no times.
+     * ndkct's timing rules count in hundreds of milliseconds and the judge compares times with
+     * the live harness's limits, so the clock must resolve well under a millisecond (a clock
+     * that moves in interrupt ticks reads a callback that came just after a limit as just
+     * before it): Windows KeQueryInterruptTimePrecise or KeQueryPerformanceCounter, Linux
+     * CLOCK_MONOTONIC (not _COARSE). It runs twice per NDK call. */
     ULONG64 (*Timestamp)(PVOID Context);
     /* A small non-zero number naming the calling thread, stable while the thread lives. */
     ULONG (*CurrentThread)(PVOID Context);
@@ -61,7 +66,7 @@ typedef struct _NDKCAP_HOST {
 typedef struct _NDKCAP_OPTIONS {
     ULONG Size; /* sizeof(NDKCAP_OPTIONS) */
     ULONG Flags;
-    ULONG RingBlocks;     /* default 16 */
+    ULONG RingBlocks;     /* default 16; rounded up to a power of two */
     ULONG BlockBytes;     /* default 256 KiB; the largest record must fit in one block, and
                            * a DATA block carries bytes up to a quarter of it */
     ULONG MaxObjects;     /* NDK objects tracked at once; default 4096 */

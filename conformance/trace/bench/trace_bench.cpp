@@ -7,11 +7,12 @@
 //   latency           --latency: NdkWrite then NdkGetCqResultsEx until its completion, the
 //                     median post->completion time with and without the capture (the verbs
 //                     provider on rxe: adapters/rxe/device-run)
-//   bytes per call    the loop's trace file size over its calls
+//   bytes per call    the loop's trace file size over the calls recorded in it
 //   offline checking  the loop's trace judged by the oracle on one core (check()): calls/s
 //                     and records/s; --traces DIR judges every trace of a folder too
 //
 //   trace_bench [--provider SPEC] [--iterations N] [--rounds R] [--latency] [--traces DIR]
+//               [--keep FILE] [--only plain|captured|bare]   (the last two: for profiling)
 #include <time.h>
 
 #include <algorithm>
@@ -41,6 +42,7 @@ struct Args {
     bool latency = false;
     std::string traces;
     std::string keep;  // where to copy the loop's trace (for profiling the checker)
+    std::string only;  // --only plain|captured|bare: that loop alone (for profiling)
 };
 
 double seconds_since(Clock::time_point t0) {
@@ -135,53 +137,117 @@ int run(const Args& a) {
     std::string dir =
         (fs::temp_directory_path() / ("ndkct-trace-bench-" + std::to_string(::getpid()))).string();
     fs::remove_all(dir);
-    conformance::CaptureSettings to_file{dir, 0, 0};  // a file in the temporary folder
-    Rig plain(a.provider, std::nullopt, a.latency ? 64 : 512);
-    Rig captured(a.provider, to_file, a.latency ? 64 : 512);
+    // The capture as ndkct runs it (data digests: the data-path rules judged offline), and the
+    // capture without digests (NDKCAP_NO_DIGESTS: the calls and callbacks alone), each writing
+    // its trace to a file in the temporary folder.
+    conformance::CaptureSettings to_file{dir, 0, 0};
+    conformance::CaptureSettings without_digests{dir + "-nodigests", NDKCAP_NO_DIGESTS, 0};
+    ULONG payload = a.latency ? 64 : 512;
+    if (!a.only.empty()) {
+        std::optional<conformance::CaptureSettings> how;
+        if (a.only == "captured") how = to_file;
+        if (a.only == "bare") how = without_digests;
+        Rig rig(a.provider, how, payload);
+        for (int r = 0; r < a.rounds; ++r)
+            std::printf("%s: %.3f M calls/s\n", a.only.c_str(), rig.loop(a.iterations) / 1e6);
+        rig.s->close_adapter();
+        fs::remove_all(dir);
+        fs::remove_all(without_digests.directory);
+        return 0;
+    }
+    Rig plain(a.provider, std::nullopt, payload);
+    Rig captured(a.provider, to_file, payload);
+    Rig bare(a.provider, without_digests, payload);
     std::printf("provider %s, %s, %zu iterations x %d rounds\n", a.provider.c_str(),
                 a.latency ? "post->completion latency of 64-byte writes"
                           : "NdkWrite (512 bytes) + NdkGetCqResults loop",
                 a.iterations, a.rounds);
-    std::vector<double> ratios, cpu_ratios, with, without;
+    // Ratios > 1: slower with the capture. [0] with digests, [1] without.
+    std::vector<double> ratios[2], cpu_ratios[2];
     for (int r = 0; r < a.rounds; ++r) {
-        double p, c;
+        double p, c, b;
         if (a.latency) {
             p = plain.latency(a.iterations);
             c = captured.latency(a.iterations);
-            ratios.push_back(c / p);  // >1: slower with the capture
+            b = bare.latency(a.iterations);
+            ratios[0].push_back(c / p);
+            ratios[1].push_back(b / p);
         } else {
             p = plain.loop(a.iterations);
             c = captured.loop(a.iterations);
-            ratios.push_back(p / c);  // >1: slower with the capture
-            cpu_ratios.push_back(captured.cpu / plain.cpu);
+            b = bare.loop(a.iterations);
+            ratios[0].push_back(p / c);
+            ratios[1].push_back(p / b);
+            cpu_ratios[0].push_back(captured.cpu / plain.cpu);
+            cpu_ratios[1].push_back(bare.cpu / plain.cpu);
         }
-        without.push_back(p);
-        with.push_back(c);
-        std::printf("  round %d: %s %.3f with / %.3f without -> overhead %+.1f %%", r + 1,
-                    a.latency ? "median us" : "M calls/s", a.latency ? c : c / 1e6,
-                    a.latency ? p : p / 1e6, (ratios.back() - 1) * 100);
-        if (!a.latency)
-            std::printf(" (CPU of the calling thread %+.1f %%)", (cpu_ratios.back() - 1) * 100);
-        std::printf("\n");
+        if (a.latency)
+            std::printf(
+                "  round %d: median us %.3f without, %.3f captured (%+.1f %%), %.3f "
+                "captured without digests (%+.1f %%)\n",
+                r + 1, p, c, (ratios[0].back() - 1) * 100, b, (ratios[1].back() - 1) * 100);
+        else
+            std::printf(
+                "  round %d: M calls/s %.3f without, %.3f captured (%+.1f %%; CPU of the "
+                "calling thread %+.1f %%), %.3f without digests (%+.1f %%; CPU %+.1f "
+                "%%)\n",
+                r + 1, p / 1e6, c / 1e6, (ratios[0].back() - 1) * 100,
+                (cpu_ratios[0].back() - 1) * 100, b / 1e6, (ratios[1].back() - 1) * 100,
+                (cpu_ratios[1].back() - 1) * 100);
     }
-    double m = median(ratios);
-    if (!a.latency)
-        std::printf(
-            "capture overhead in CPU time of the calling thread (the NDK call path): "
-            "median %+.1f %%\n",
-            (median(cpu_ratios) - 1) * 100);
-    std::printf("capture overhead (%s): median %+.1f %% (rounds %+.1f .. %+.1f %%)\n",
-                a.latency ? "post->completion latency" : "NdkWrite + NdkGetCqResults rate",
-                (m - 1) * 100, (*std::min_element(ratios.begin(), ratios.end()) - 1) * 100,
-                (*std::max_element(ratios.begin(), ratios.end()) - 1) * 100);
+    const char* what = a.latency ? "post->completion latency" : "NdkWrite + NdkGetCqResults rate";
+    for (int k = 0; k < 2; ++k) {
+        const char* how = k == 0 ? "with data digests" : "without data digests";
+        auto& v = ratios[k];
+        std::printf("capture overhead %s (%s): median %+.1f %% (rounds %+.1f .. %+.1f %%)\n", how,
+                    what, (median(v) - 1) * 100, (*std::min_element(v.begin(), v.end()) - 1) * 100,
+                    (*std::max_element(v.begin(), v.end()) - 1) * 100);
+        if (!a.latency)
+            std::printf(
+                "capture overhead %s in CPU time of the calling thread (the NDK call path): "
+                "median %+.1f %%\n",
+                how, (median(cpu_ratios[k]) - 1) * 100);
+    }
 
     plain.s->close_adapter();
     captured.s->close_adapter();
+    bare.s->close_adapter();
+    // Bytes per call: a trace's size over the call records in it (the reader reads on past a
+    // LOSS record, where the judge stops), and the records the ring could not keep.
+    auto size_per_call = [](const std::string& folder) {
+        std::string file;
+        for (const auto& e : fs::directory_iterator(folder))
+            file = e.path().string();
+        std::vector<uint8_t> bytes;
+        std::string unread;
+        trace::read_file(file, bytes, unread);
+        trace::Reader reader;
+        reader.feed(bytes);
+        reader.finish();
+        trace::Record r;
+        uint64_t calls = 0, lost = 0;
+        while (reader.next(r) == trace::Reader::Next::record) {
+            if (NDKT_KIND_CLASS(r.head.kind) == NDKT_KIND_CALL) ++calls;
+            if (r.head.kind == NDKT_META_LOSS && r.body_size >= 8) {
+                uint64_t n;
+                std::memcpy(&n, r.body, 8);
+                lost += n;
+            }
+        }
+        std::printf("%s: %.1f MB, %llu calls recorded, %llu records lost: %.1f bytes per call\n",
+                    folder.c_str(), static_cast<double>(bytes.size()) / 1e6,
+                    static_cast<unsigned long long>(calls), static_cast<unsigned long long>(lost),
+                    calls ? static_cast<double>(bytes.size()) / static_cast<double>(calls) : 0.0);
+    };
+    std::printf("trace size with data digests: ");
+    size_per_call(dir);
+    std::printf("trace size without data digests: ");
+    size_per_call(without_digests.directory);
+    fs::remove_all(without_digests.directory);
     // The captured session's trace: bytes per call, and the offline check of it.
     std::string trace;
     for (const auto& e : fs::directory_iterator(dir))
         trace = e.path().string();
-    uint64_t bytes = fs::file_size(trace);
     std::vector<uint8_t> data;
     std::string why;
     trace::read_file(trace, data, why);
@@ -189,10 +255,8 @@ int run(const Args& a) {
     double c0 = cpu_seconds();
     trace::Verdicts v = trace::check(data);
     double took = seconds_since(t0), cpu = cpu_seconds() - c0;
-    std::printf("trace: %.1f MB, %llu records, %llu calls: %.1f bytes per call%s\n",
-                static_cast<double>(bytes) / 1e6, static_cast<unsigned long long>(v.records),
+    std::printf("judged: %llu records, %llu calls%s\n", static_cast<unsigned long long>(v.records),
                 static_cast<unsigned long long>(v.calls),
-                static_cast<double>(bytes) / static_cast<double>(v.calls),
                 v.stopped.empty() ? "" : (" (stopped: " + v.stopped + ")").c_str());
     std::printf(
         "offline checking: %.2f M recorded calls/s, %.2f M records/s on one core "
@@ -244,6 +308,8 @@ int main(int argc, char** argv) {
             a.traces = argv[++i];
         else if (s == "--keep" && i + 1 < argc)
             a.keep = argv[++i];
+        else if (s == "--only" && i + 1 < argc)
+            a.only = argv[++i];
         else {
             std::fprintf(stderr,
                          "usage: trace_bench [--provider SPEC] [--iterations N] [--rounds R] "

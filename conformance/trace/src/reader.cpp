@@ -47,10 +47,59 @@ std::string text(std::span<const uint8_t> v) {
 }  // namespace
 
 #if defined(__x86_64__)
-// SSE4.2's crc32 instruction computes CRC-32C: 8 bytes a step.
+namespace {
+
+// CRC arithmetic (reflected, polynomial 0x82F63B78): the CRC register is a polynomial over
+// GF(2) and appending n zero bytes multiplies it by x^(8n) mod P. That lets three independent
+// CRCs of three parts of a buffer be joined into the CRC of the whole.
+uint32_t multiply_mod_p(uint32_t a, uint32_t b) {
+    uint32_t product = 0;
+    for (uint32_t bit = 1u << 31; bit; bit >>= 1) {  // x^0 is the top bit when reflected
+        if (a & bit) product ^= b;
+        b = (b & 1u) ? (b >> 1) ^ 0x82F63B78u : b >> 1;  // b *= x
+    }
+    return product;
+}
+
+// x^(8 * bytes) mod P.
+uint32_t shift_of(uint64_t bytes) {
+    static const auto powers = [] {  // x^(2^k) mod P
+        std::array<uint32_t, 64> p{};
+        p[0] = 1u << 30;  // x^1
+        for (size_t k = 1; k < p.size(); ++k)
+            p[k] = multiply_mod_p(p[k - 1], p[k - 1]);
+        return p;
+    }();
+    uint32_t result = 1u << 31;  // x^0
+    uint64_t exponent = bytes * 8;
+    for (size_t k = 0; exponent; ++k, exponent >>= 1)
+        if (exponent & 1) result = multiply_mod_p(powers[k], result);
+    return result;
+}
+
+}  // namespace
+
+// SSE4.2's crc32 instruction computes CRC-32C, 8 bytes a step with a latency of three: three
+// parts of a large buffer go through it side by side and their CRCs are joined.
 __attribute__((target("sse4.2"))) uint32_t crc32c_hardware(const uint8_t* p, size_t n,
                                                            uint32_t crc) {
     uint64_t c = ~crc;
+    if (n >= 3 * 1024) {
+        size_t part = (n / 3) & ~size_t{7};
+        const uint8_t* q = p + part;
+        const uint8_t* r = p + 2 * part;
+        uint64_t c1 = 0, c2 = 0;
+        for (size_t i = 0; i < part; i += 8) {
+            c = __builtin_ia32_crc32di(c, load<uint64_t>(p + i));
+            c1 = __builtin_ia32_crc32di(c1, load<uint64_t>(q + i));
+            c2 = __builtin_ia32_crc32di(c2, load<uint64_t>(r + i));
+        }
+        uint32_t shift = shift_of(part);
+        c = multiply_mod_p(static_cast<uint32_t>(c), shift) ^ static_cast<uint32_t>(c1);
+        c = multiply_mod_p(static_cast<uint32_t>(c), shift) ^ static_cast<uint32_t>(c2);
+        p += 3 * part;
+        n -= 3 * part;
+    }
     for (; n >= 8; p += 8, n -= 8)
         c = __builtin_ia32_crc32di(c, load<uint64_t>(p));
     uint32_t c32 = static_cast<uint32_t>(c);
@@ -80,22 +129,30 @@ uint32_t crc32(std::span<const uint8_t> bytes, uint32_t crc) {
 }
 
 uint64_t digest(std::span<const uint8_t> bytes) {
-    uint64_t h = static_cast<uint64_t>(bytes.size()) * NDKT_DIGEST_K1;
-    size_t i = 0;
-    for (; i + 8 <= bytes.size(); i += 8) {
-        h = (h ^ load<uint64_t>(bytes.data() + i)) * NDKT_DIGEST_K2;
-        h ^= h >> 31;
-    }
-    if (i < bytes.size()) {
-        uint64_t w = 0;
-        std::memcpy(&w, bytes.data() + i, bytes.size() - i);
+    // NDKT64: four lanes, word i in lane i % 4, then the lanes mixed in order (spec/TRACE.md).
+    auto mix = [](uint64_t h, uint64_t w) {
         h = (h ^ w) * NDKT_DIGEST_K2;
-        h ^= h >> 31;
+        return h ^ (h >> 31);
+    };
+    uint64_t n = bytes.size();
+    uint64_t h[4] = {n * NDKT_DIGEST_K1, (n + 1) * NDKT_DIGEST_K1, (n + 2) * NDKT_DIGEST_K1,
+                     (n + 3) * NDKT_DIGEST_K1};
+    size_t i = 0, word = 0;
+    for (; i + 32 <= n; i += 32, word += 4)
+        for (size_t j = 0; j < 4; ++j)
+            h[j] = mix(h[j], load<uint64_t>(bytes.data() + i + 8 * j));
+    for (; i < n; i += 8, ++word) {
+        uint64_t w = 0;
+        std::memcpy(&w, bytes.data() + i, std::min<size_t>(8, n - i));
+        h[word & 3] = mix(h[word & 3], w);
     }
-    h ^= h >> 33;
-    h *= NDKT_DIGEST_K1;
-    h ^= h >> 29;
-    return h;
+    uint64_t r = h[0];
+    for (size_t j = 1; j < 4; ++j)
+        r = mix(r, h[j]);
+    r ^= r >> 33;
+    r *= NDKT_DIGEST_K1;
+    r ^= r >> 29;
+    return r;
 }
 
 bool read_file(const std::string& path, std::vector<uint8_t>& bytes, std::string& why) {
@@ -121,8 +178,20 @@ std::string Problem::describe() const {
     return "offset " + std::to_string(offset) + ": " + kinds[static_cast<int>(kind)] + ": " + what;
 }
 
+void Reader::borrow(std::span<const uint8_t> bytes) {
+    if (problem_ || finished_ || view_) return;  // the end was already given
+    if (!buffer_.empty() || base_) {             // bytes were fed before: read on from a copy
+        feed(bytes.data(), bytes.size());
+        finish();
+        return;
+    }
+    view_ = bytes.data();
+    view_size_ = bytes.size();
+    finished_ = true;
+}
+
 void Reader::feed(const void* data, size_t size) {
-    if (problem_ || size == 0) return;
+    if (problem_ || size == 0 || view_) return;
     // Drop what was consumed when it is most of the buffer (bodies handed out are then stale).
     if (position_ > 0 && position_ >= buffer_.size() / 2 && !in_frame_) {
         buffer_.erase(buffer_.begin(), buffer_.begin() + static_cast<ptrdiff_t>(position_));
@@ -143,8 +212,8 @@ Reader::Next Reader::fail(Problem::Kind kind, uint64_t offset, std::string what)
 }
 
 bool Reader::parse_header() {
-    size_t have = buffer_.size() - position_;
-    const uint8_t* p = buffer_.data() + position_;
+    size_t have = size() - position_;
+    const uint8_t* p = data() + position_;
     if (have < NDKT_HEADER_FIXED_BYTES) return false;
     if (std::memcmp(p, NDKT_MAGIC, 8) != 0) {
         fail(Problem::Kind::not_a_trace, base_ + position_,
@@ -272,8 +341,8 @@ bool Reader::parse_header() {
 }
 
 bool Reader::parse_frame() {
-    size_t have = buffer_.size() - position_;
-    const uint8_t* p = buffer_.data() + position_;
+    size_t have = size() - position_;
+    const uint8_t* p = data() + position_;
     if (have < NDKT_FRAME_HEADER_BYTES) return false;
     uint64_t offset = base_ + position_;
     uint32_t magic = load<uint32_t>(p);
@@ -312,8 +381,8 @@ Reader::Next Reader::next(Record& out) {
                 if (problem_) return Next::error;
                 if (!finished_) return Next::more;
                 return fail(Problem::Kind::truncated, base_ + position_,
-                            buffer_.size() == position_ ? "the file is empty: no trace header"
-                                                        : "the file ends inside the trace header");
+                            size() == position_ ? "the file is empty: no trace header"
+                                                : "the file ends inside the trace header");
             }
             continue;
         }
@@ -326,7 +395,7 @@ Reader::Next Reader::next(Record& out) {
                                     " records, it holds " + std::to_string(frame_seen_));
                 continue;
             }
-            const uint8_t* p = buffer_.data() + position_;
+            const uint8_t* p = data() + position_;
             uint64_t offset = base_ + position_;
             size_t left = frame_end_ - position_;
             if (left < NDKT_RECORD_HEADER_BYTES)
@@ -362,10 +431,10 @@ Reader::Next Reader::next(Record& out) {
         if (!parse_frame()) {
             if (problem_) return Next::error;
             if (!finished_) return Next::more;
-            if (buffer_.size() == position_) return Next::end;
+            if (size() == position_) return Next::end;
             return fail(Problem::Kind::truncated, base_ + position_,
-                        "the file ends inside a frame (" +
-                            std::to_string(buffer_.size() - position_) + " bytes of it)");
+                        "the file ends inside a frame (" + std::to_string(size() - position_) +
+                            " bytes of it)");
         }
     }
 }

@@ -252,12 +252,20 @@ TEST(Trace, AFullRingIsCountedAndWrittenIntoTheTrace) {
 TEST(Trace, TheDigestIsTheOneThePageDefines) {
     // NDKT64 of "" and of 9 bytes, computed by hand from spec/TRACE.md's formula.
     auto by_hand = [](const std::vector<uint8_t>& b) {
-        uint64_t h = b.size() * NDKT_DIGEST_K1;
+        uint64_t lane[4];
+        for (uint64_t j = 0; j < 4; ++j)
+            lane[j] = (b.size() + j) * NDKT_DIGEST_K1;
         for (size_t i = 0; i < b.size(); i += 8) {
             uint64_t w = 0;
             for (size_t k = 0; k < 8 && i + k < b.size(); ++k)
                 w |= uint64_t{b[i + k]} << (8 * k);
+            uint64_t& h = lane[(i / 8) % 4];
             h = (h ^ w) * NDKT_DIGEST_K2;
+            h ^= h >> 31;
+        }
+        uint64_t h = lane[0];
+        for (int j = 1; j < 4; ++j) {
+            h = (h ^ lane[j]) * NDKT_DIGEST_K2;
             h ^= h >> 31;
         }
         h ^= h >> 33;
@@ -269,6 +277,42 @@ TEST(Trace, TheDigestIsTheOneThePageDefines) {
     EXPECT_EQ(by_hand({}), NdkCaptureDigest(nullptr, 0));
     EXPECT_EQ(by_hand(nine), NdkCaptureDigest(nine.data(), nine.size()));
     EXPECT_EQ(by_hand(nine), digest(nine));
+    // Every length up to 200 (all lane phases, tails and the 32-byte blocks) and the page's
+    // test vectors (spec/TRACE.md, "Data digests").
+    std::vector<uint8_t> bytes(200);
+    for (size_t i = 0; i < bytes.size(); ++i)
+        bytes[i] = static_cast<uint8_t>(i * 7 + 1);
+    for (size_t n = 0; n <= bytes.size(); ++n) {
+        std::vector<uint8_t> b(bytes.begin(), bytes.begin() + static_cast<long>(n));
+        ASSERT_EQ(by_hand(b), NdkCaptureDigest(b.data(), b.size())) << n;
+        ASSERT_EQ(by_hand(b), digest(b)) << n;
+    }
+    const std::string digits = "123456789";
+    std::vector<uint8_t> hundred(100);
+    for (size_t i = 0; i < hundred.size(); ++i)
+        hundred[i] = static_cast<uint8_t>(i);
+    EXPECT_EQ(0xCF8D231C474B4747ull, NdkCaptureDigest(nullptr, 0));
+    EXPECT_EQ(0xD473A888D0C3157Full, NdkCaptureDigest(digits.data(), digits.size()));
+    EXPECT_EQ(0xA9E415F7B86EDB69ull, NdkCaptureDigest(hundred.data(), hundred.size()));
+}
+
+TEST(Trace, TheCrcIsCrc32cWhateverTheLength) {
+    // The check value of CRC-32C (spec/TRACE.md gives it to writers).
+    const std::string check = "123456789";
+    EXPECT_EQ(0xE3069283u, crc32({reinterpret_cast<const uint8_t*>(check.data()), check.size()}));
+    // Large buffers go through three CRCs joined: the same as the CRC chained over small pieces.
+    std::vector<uint8_t> bytes(40000);
+    uint64_t x = 15;
+    for (auto& b : bytes) {
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        b = static_cast<uint8_t>(x >> 56);
+    }
+    for (size_t n : {3071u, 3072u, 3073u, 3080u, 9999u, 40000u}) {
+        uint32_t chained = 0;
+        for (size_t at = 0; at < n; at += 1000)
+            chained = crc32({bytes.data() + at, std::min<size_t>(1000, n - at)}, chained);
+        EXPECT_EQ(chained, crc32({bytes.data(), n})) << n;
+    }
 }
 
 }  // namespace

@@ -72,6 +72,9 @@ class Reader {
 
     void feed(const void* data, size_t size);
     void feed(std::span<const uint8_t> bytes) { feed(bytes.data(), bytes.size()); }
+    // The whole trace at once, read where it lies (no copy): the bytes must outlive the reader
+    // and the records it hands out. Then finish() is implied; nothing more may be fed.
+    void borrow(std::span<const uint8_t> bytes);
     // No more bytes will come: what is left over is a truncation.
     void finish();
 
@@ -91,7 +94,12 @@ class Reader {
     bool parse_frame();
     Next fail(Problem::Kind kind, uint64_t offset, std::string what);
 
+    const uint8_t* data() const { return view_ ? view_ : buffer_.data(); }
+    size_t size() const { return view_ ? view_size_ : buffer_.size(); }
+
     std::vector<uint8_t> buffer_;
+    const uint8_t* view_ = nullptr;  // borrow(): the bytes read in place of buffer_
+    size_t view_size_ = 0;
     size_t position_ = 0;  // next unread byte in buffer_
     uint64_t base_ = 0;    // file offset of buffer_[0]
     bool finished_ = false;
