@@ -443,10 +443,26 @@ def case_replay_on_verbs(opts):
     # ndkct-trace opens providers by spec; the verbs provider is its shared library (the runner
     # turns `--provider verbs` into the same spec).
     verbs = "lib:" + os.path.join(opts.build, "adapters", "verbs", "libndkct_verbs_provider.so")
+    # A test waived for verbs on rxe (conformance/waivers/verbs-rxe.txt) must differ on it, by
+    # the oracle naming a rule of its waiver: the replay shows the known finding, nothing else.
+    waived = {"CompletionQueue.SendAndInvalidateEntries":
+              {"SAI-01", "CQ-RES-07", "CQ-RES-06", "CQ-RES-03", "RCV-03", "CQ-CST-01"}}
     for path in files:
         status, text = replay(opts, path, verbs)
         print(text.strip())
-        check(status == 0, f"{os.path.basename(path)} replayed on verbs differs (exit {status})")
+        rules = next((r for name, r in waived.items() if name in os.path.basename(path)), None)
+        named = set(oracle_rules(text))
+        if rules is None:
+            # Passes: the oracle finds nothing. Outcomes that differ within what the rules
+            # allow are shown, not failed (rdma_cm pads private data to its fixed size, so
+            # NdkGetConnectionData reports 56 or 148 bytes where the reference reports 20).
+            check(status in (0, 1) and not named,
+                  f"{os.path.basename(path)} replayed on verbs: exit {status}, the oracle "
+                  f"names {sorted(named)}")
+            continue
+        check(status == 1 and named and named <= rules,
+              f"{os.path.basename(path)} (waived on rxe for {sorted(rules)}) replayed on verbs: "
+              f"exit {status}, rules {sorted(named)}")
 
 
 def main():
