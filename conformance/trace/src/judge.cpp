@@ -53,7 +53,9 @@ namespace {
 class Shadow {
   public:
     explicit Shadow(uint64_t pages_hint) {
-        uint64_t want = pages_hint ? std::min<uint64_t>(pages_hint + 1, kMaxPages) : kMaxPages;
+        // The announced PFN space, and room for pages outside it and the scratch page (a small
+        // arena, 64 pages, must still get a shadow: the loop below needs 1024 at least).
+        uint64_t want = pages_hint ? std::min<uint64_t>(pages_hint + 1024, kMaxPages) : kMaxPages;
         for (capacity_ = want; capacity_ >= 1024; capacity_ /= 2) {
             void* p = mmap(nullptr, capacity_ * PAGE_SIZE, PROT_READ | PROT_WRITE,
                            MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);

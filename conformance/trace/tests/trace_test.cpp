@@ -32,11 +32,13 @@ std::vector<uint8_t> read_all(const fs::path& path) {
 
 // A session on the reference provider that registers memory, connects two QPs, writes and
 // reads back, captured into a fresh folder; returns the trace's bytes.
-std::vector<uint8_t> capture_session(const std::string& name, uint32_t flags = 0) {
+std::vector<uint8_t> capture_session(const std::string& name, uint32_t flags = 0,
+                                     size_t arena_pages = 0) {
     fs::path dir = fs::temp_directory_path() / ("ndkct-trace-test-" + std::to_string(::getpid()));
     fs::remove_all(dir / name);
     SessionOptions options;
     options.capture = CaptureSettings{(dir / name).string(), flags};
+    if (arena_pages) options.arena_pages = arena_pages;
     {
         conformance::set_capture_label(name);
         Session s(conformance::parse_provider_specs("model:seed=3").at(0), options);
@@ -102,6 +104,20 @@ TEST(Trace, ACapturedSessionChecksCleanAndEveryRecordMatchesTheDefinition) {
 }
 
 // Bytes in as they come: one at a time gives the same records as all at once.
+TEST(Trace, ASmallArenaStillGetsItsShadow) {
+    // The property tests run the provider over a 64-page arena: their traces announce a PFN
+    // space of 64, and the judge must still reserve shadow pages for it (it once refused).
+    auto bytes = capture_session("small", 0, 64);
+    ASSERT_FALSE(bytes.empty());
+    Header header;
+    Verdicts v = check(bytes, {}, &header);
+    EXPECT_EQ(64u, header.pfn_space);
+    EXPECT_TRUE(v.stopped.empty()) << v.stopped;
+    EXPECT_TRUE(v.findings.empty()) << v.findings[0].violation.describe();
+    EXPECT_TRUE(v.ended);
+    EXPECT_GT(v.calls, 30u);
+}
+
 TEST(Trace, TheReaderTakesBytesAsTheyArrive) {
     auto bytes = capture_session("incremental");
     auto whole = records_of(bytes);
@@ -238,13 +254,17 @@ TEST(Trace, AFullRingIsCountedAndWrittenIntoTheTrace) {
     s.close_adapter();
     ASSERT_EQ(STATUS_SUCCESS, NdkCaptureClose(capture));
     bool loss = false;
-    for (const Record& r : records_of(file))
+    int queries_after = 0;  // once drained, the ring keeps records again (it once lost them all)
+    for (const Record& r : records_of(file)) {
         if (r.head.kind == NDKT_META_LOSS) {
             Body b(r);
             EXPECT_GT(b.u64(), 100u);
             loss = true;
         }
+        if (loss && r.head.kind == (NDKT_KIND_CALL | NDKT_FN_QUERY_ADAPTER_INFO)) ++queries_after;
+    }
     EXPECT_TRUE(loss);
+    EXPECT_EQ(3, queries_after);
     Verdicts v = check(file);
     EXPECT_NE(std::string::npos, v.stopped.find("lost")) << v.stopped;
 }
