@@ -41,7 +41,8 @@ LONG write_file(PVOID context, const VOID* bytes, SIZE_T length) {
 // call blocking in a callback: GEN-IRQL-01) that the judge compares with the live harness's
 // limits, so a time must not be a clock tick early: CLOCK_MONOTONIC (read from the vDSO, no
 // system call), in nanoseconds. CLOCK_MONOTONIC_COARSE is cheaper but moves in 4 ms ticks: a
-// callback the live harness gave up on after 10 s measured 9999.9996 ms in its trace.
+// callback the live harness gave up on after 10 s measured 9999.9996 ms in its trace. It is
+// also the clock of the live harness's waits (steady_clock), so both judge with one clock.
 ULONG64 timestamp(PVOID) {
     timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
