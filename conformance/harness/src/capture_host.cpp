@@ -39,13 +39,28 @@ LONG write_file(PVOID context, const VOID* bytes, SIZE_T length) {
 
 // The trace's times serve rules counted in hundreds of milliseconds (a callback's timeout, a
 // call blocking in a callback: GEN-IRQL-01) that the judge compares with the live harness's
-// limits, so a time must not be a clock tick early: CLOCK_MONOTONIC (read from the vDSO, no
-// system call), in nanoseconds. CLOCK_MONOTONIC_COARSE is cheaper but moves in 4 ms ticks: a
-// callback the live harness gave up on after 10 s measured 9999.9996 ms in its trace. It is
-// also the clock of the live harness's waits (steady_clock), so both judge with one clock.
+// limits, so a time must not be a clock tick early: CLOCK_MONOTONIC, in nanoseconds, the clock
+// of the live harness's waits (steady_clock), so both judge with one clock.
+// CLOCK_MONOTONIC_COARSE moves in 4 ms ticks (a callback the live harness gave up on after
+// 10 s measured 9999.9996 ms in its trace), except where CLOCK_MONOTONIC is no finer: a kernel
+// on a jiffies clocksource (the Soft-RoCE guest) serves CLOCK_MONOTONIC by a system call at
+// the tick's resolution, and the coarse clock gives the same times from the vDSO.
+clockid_t capture_clock() {
+    static const clockid_t id = [] {
+        timespec fine{}, coarse{};
+        if (clock_getres(CLOCK_MONOTONIC, &fine) != 0 ||
+            clock_getres(CLOCK_MONOTONIC_COARSE, &coarse) != 0)
+            return CLOCK_MONOTONIC;
+        bool finer = fine.tv_sec < coarse.tv_sec ||
+                     (fine.tv_sec == coarse.tv_sec && fine.tv_nsec < coarse.tv_nsec);
+        return finer ? CLOCK_MONOTONIC : CLOCK_MONOTONIC_COARSE;
+    }();
+    return id;
+}
+
 ULONG64 timestamp(PVOID) {
     timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
+    clock_gettime(capture_clock(), &t);
     return static_cast<uint64_t>(t.tv_sec) * 1000000000u + static_cast<uint64_t>(t.tv_nsec);
 }
 
