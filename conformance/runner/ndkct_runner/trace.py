@@ -96,15 +96,16 @@ def declarations(build, provider_spec):
     except InputError:
         pass
     out = {}
-    for kind, rel in EXECUTABLES:
-        exe = os.path.join(build, rel)
-        if not os.path.exists(exe):
-            continue
-        try:
-            for t in selection.list_tests(exe, kind, arg):
-                out[strip_param(t["test"])] = t
-        except InputError:
-            continue
+    with tempfile.TemporaryDirectory(prefix="ndkct-trace-list-") as work:
+        for kind, rel in EXECUTABLES:
+            exe = os.path.join(build, rel)
+            if not os.path.exists(exe):
+                continue
+            try:
+                for t in selection.list_tests(exe, kind, arg, work):
+                    out[strip_param(t["test"])] = t
+            except InputError:
+                continue
     return out
 
 
@@ -160,6 +161,10 @@ def test_record(judged, declared, known_rules, seen_labels):
             "kind": decl.get("kind", "directed"), "rules": decl.get("rules", []),
             "verdict": verdict, "duration_s": 0.0, "message": "\n".join(lines),
             "failed_rules": failed_rules, "counterexample": counterexample,
+            # A trace has no setup steps of a test body to block, and the oracle names broken
+            # rules only; the functions called are in the trace (./ndkct trace dump), not here.
+            "blocked_by": [], "rules_held": [], "functions": [], "unnamed_failures": 0,
+            "ndkct_bug": judged["stopped"].startswith("the checker failed"),
             "replay": f"./ndkct trace dump {shlex.quote(judged['file'])}"}
 
 
@@ -262,7 +267,7 @@ def check_trace(argv):
         "must_pass": {"list": must.describe()},
     }
     result = results.finish(run_record, tests, [w.to_json() for w in active],
-                            args.strict_waivers, True, now())
+                            args.strict_waivers, True, now(), rules)
     result["duration_s"] = round(time.time() - started_epoch, 3)
     out = os.path.abspath(args.out)
     os.makedirs(out, exist_ok=True)

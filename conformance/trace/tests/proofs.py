@@ -43,7 +43,8 @@ INVISIBLE = {
         "the consumer's buffer, which is no argument or outcome the boundary carries; only a "
         "consumer that guards its buffer (the live harness does) can see it",
 }
-# Live failures that only a test body's own expectation names (no oracle rule live either):
+# Live failures that only a test body's own expectation finds (no oracle finding live either;
+# the rule the live report names is the test's scope for that expectation):
 # the oracle, live or offline, judges the calls and callbacks that happen, and these tests fail
 # on one that never comes while the test waits for it, which no record shows. Offline they are
 # judged pass; the comparison lists them as such instead of as agreements.
@@ -207,7 +208,7 @@ def compare_live_offline(live, offline):
         body_only = next((why for name, why in BODY_ONLY.items() if name in t["test"]), None)
         if not traced and t["verdict"] != "not_supported":
             disagreements.append(f"{t['test']}: no trace")
-        elif live_fail and not off_fail and not live_rules and body_only:
+        elif live_fail and not off_fail and body_only:
             print(f"live {t['verdict']}, offline pass (the test body's expectation alone): "
                   f"{t['test']}: {body_only}")
         elif live_fail != off_fail:
