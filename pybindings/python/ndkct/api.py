@@ -170,14 +170,18 @@ class Adapter:
 
     def build_lam(self, memory, offset=0, length=None, *, buffer_size=None, with_buffer=True,
                   with_completion=True):
-        """NdkBuildLAM over a buffer range (or an MdlChain): a LogicalAddressMapping.
+        """NdkBuildLAM over a buffer range (or an MdlChain, with Length ``length`` when given,
+        else the bytes the chain describes): a LogicalAddressMapping.
 
         ``buffer_size`` defaults to what the pages need (``lam_size(pages)``); pass a smaller
         one to see STATUS_BUFFER_TOO_SMALL. The result's ``status``/``final_status`` say how it
         went; ``pages`` and ``fbo`` are what FastRegister takes.
         """
-        chain = memory if isinstance(memory, _ndkct.MdlChain) else memory.describe(offset, length)
-        lam = self._s.build_lam(chain, buffer_size, with_buffer, with_completion)
+        if isinstance(memory, _ndkct.MdlChain):  # Length: the chain's bytes, or `length`
+            chain = memory
+        else:
+            chain, length = memory.describe(offset, length), None
+        lam = self._s.build_lam(chain, buffer_size, with_buffer, with_completion, length)
         self._judged("NdkBuildLAM", lam.final_status)
         return lam
 
@@ -443,13 +447,14 @@ class MemoryRegion(NdkObject):
         self.length = 0
 
     def register(self, memory, flags=0, offset=0, length=None, *, check=True):
-        """NdkRegisterMr over a buffer range or an MdlChain with MR_FLAG_* ``flags``."""
+        """NdkRegisterMr over a buffer range, or over an MdlChain (with Length ``length`` when
+        given, else the bytes the chain describes), with MR_FLAG_* ``flags``."""
         if isinstance(memory, _ndkct.MdlChain):
             chain = memory
         else:
-            chain = memory.describe(offset, length)
+            chain, length = memory.describe(offset, length), None
         final = self.adapter._done("NdkRegisterMr",
-                                   self._s.register_mr(self.handle, chain, None, flags), check)
+                                   self._s.register_mr(self.handle, chain, length, flags), check)
         if _ndkct.nt_success(final) and not isinstance(memory, _ndkct.MdlChain):
             self.buffer, self.offset, self.length = memory, offset, len(chain)
         return final
@@ -511,16 +516,20 @@ class CompletionQueue(NdkObject):
 
     ndk_type = "CQ"
 
-    def poll(self, max=16):
-        """NdkGetCqResults(Ex): the :class:`Result` entries available now (at most ``max``)."""
-        r = self._s.poll(self.handle, max)
-        self.adapter._judged("NdkGetCqResults")
+    def poll(self, max=16, *, ex=None):
+        """NdkGetCqResultsEx (``ex=True``), NdkGetCqResults (``ex=False``) or the one the
+        adapter's version names (``None``): the :class:`Result` entries available now (at most
+        ``max``)."""
+        r = self._s.poll(self.handle, max, ex)
+        self.adapter._judged("NdkGetCqResultsEx" if ex else "NdkGetCqResults")
         return r
 
-    def drain(self, count=1, timeout=5.0):
-        """Polls until ``count`` results came or ``timeout`` seconds passed; returns them."""
-        r = self._s.drain(self.handle, count, int(timeout * 1000))
-        self.adapter._judged("NdkGetCqResults")
+    def drain(self, count=1, timeout=5.0, *, ex=None, batch=64):
+        """Polls (at most ``batch`` entries per call, with the call ``ex`` names, as in
+        :meth:`poll`) until ``count`` results came or ``timeout`` seconds passed; returns
+        them."""
+        r = self._s.drain(self.handle, count, int(timeout * 1000), ex, batch)
+        self.adapter._judged("NdkGetCqResultsEx" if ex else "NdkGetCqResults")
         return r
 
     def arm(self, type=_ndkct.CQ_NOTIFY_ANY):
@@ -665,6 +674,29 @@ class Connector(NdkObject):
     def wait_accept(self, *, check=True):
         return self.adapter._done("NdkAccept", self._s.wait_accept(self.handle), check)
 
+    def accept_ex_async(self, qp, *, ird=4, ord=4, private_data=b""):
+        """NdkAcceptEx (NDKPI 2.1) without waiting (see :meth:`wait_accept`)."""
+        return self.adapter._posted(
+            "NdkAcceptEx", self._s.accept_ex_async(self.handle, qp.handle, ird, ord,
+                                                   bytes(private_data)))
+
+    def complete_connect_ex(self, *, check=True):
+        """NdkCompleteConnectEx (NDKPI 2.1)."""
+        return self.adapter._done("NdkCompleteConnectEx",
+                                  self._s.complete_connect_ex(self.handle), check)
+
+    def local_address(self, buffer_length=128):
+        """NdkGetLocalAddress with a ``buffer_length``-byte buffer: an :class:`Address`."""
+        a = Address(*self._s.local_address(self.handle, buffer_length))
+        self.adapter._judged("NdkGetLocalAddress", a.status)
+        return a
+
+    def peer_address(self, buffer_length=128):
+        """NdkGetPeerAddress with a ``buffer_length``-byte buffer: an :class:`Address`."""
+        a = Address(*self._s.peer_address(self.handle, buffer_length))
+        self.adapter._judged("NdkGetPeerAddress", a.status)
+        return a
+
     def complete_connect(self, *, check=True):
         """NdkCompleteConnect."""
         return self.adapter._done("NdkCompleteConnect", self._s.complete_connect(self.handle),
@@ -702,10 +734,25 @@ class ConnectionData(NamedTuple):
     data: bytes
 
 
+class Address(NamedTuple):
+    """An address getter's outcome: ``length`` is *pAddressLength after the call; ``family``
+    and ``port`` are read from the caller's buffer (meaningful when ``status`` is success)."""
+    status: int
+    length: int
+    family: int
+    port: int
+
+
 class Listener(NdkObject):
     """NDK_LISTENER: incoming connection requests."""
 
     ndk_type = "listener"
+
+    def local_address(self, buffer_length=128):
+        """NdkGetLocalAddress with a ``buffer_length``-byte buffer: an :class:`Address`."""
+        a = Address(*self._s.local_address(self.handle, buffer_length))
+        self.adapter._judged("NdkGetLocalAddress", a.status)
+        return a
 
     def listen(self, host, port, *, check=True):
         """NdkListen on host:port."""
