@@ -533,8 +533,8 @@ void bind_session(py::module_& m) {
                                  ? *buffer_size
                                  : static_cast<ULONG>(NDK_LOGICAL_ADDRESS_MAPPING_SIZE(pages));
                 state->chain = chain.chain;
-                state->lam = c.s().build_lam(chain.chain->head(), bytes, size, with_buffer,
-                                             with_completion);
+                state->lam =
+                    c.s().build_lam(chain.chain->head(), bytes, size, with_buffer, with_completion);
                 c.lams.push_back(state);
                 return state;
             },
@@ -688,13 +688,14 @@ void bind_session(py::module_& m) {
             [](Core& c, uint64_t cq, size_t count, int64_t timeout_ms, std::optional<bool> ex,
                ULONG batch) {
                 auto* q = c.need<NDK_CQ>(cq, Kind::cq, "cq");
-                if (batch == 0 || batch > 4096) throw py::value_error("drain: batch must be 1..4096");
+                if (batch == 0 || batch > 4096)
+                    throw py::value_error("drain: batch must be 1..4096");
                 // Session::drain polls in batches of 64 with the version's call; here the call
                 // and nResults are the caller's (CQ-RES-*: a fault may be in one call only, or
                 // show only when entries are taken one at a time).
                 std::vector<NDK_RESULT_EX> all;
-                auto deadline = std::chrono::steady_clock::now() +
-                                std::chrono::milliseconds(timeout_ms);
+                auto deadline =
+                    std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
                 while (all.size() < count) {
                     auto got = c.s().poll(
                         q, static_cast<ULONG>(std::min<size_t>(count - all.size(), batch)), ex);
