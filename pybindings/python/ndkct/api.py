@@ -48,14 +48,21 @@ class Adapter:
     provider on rdma-core; needs an RDMA device). Use it as a context manager; closing closes
     every object still open, then the adapter. ``strict``: raise :class:`ViolationError` after
     a call the oracle judged wrong (``True``), or wrong by one of these rule IDs (a collection).
+    ``waived``: rule IDs of known findings about this provider (a waiver's rules,
+    conformance/waivers): a violation naming only those is not a failure (it stays in the
+    verdict; :meth:`waived_violations` lists them); ``on_waived(violations)`` is called after a
+    call that met one (and no failure): what the oracle expects after a finding may no longer
+    be what the provider does.
     """
 
     def __init__(self, provider="model", *, arena_pages=4096, strict=False,
-                 callback_timeout=10.0, profile=""):
+                 callback_timeout=10.0, profile="", waived=(), on_waived=None):
         self._s = _ndkct.Session(provider, arena_pages, int(callback_timeout * 1000), profile)
         self.provider = provider
         self.strict = bool(strict)
         self._focus = None if isinstance(strict, bool) else frozenset(strict)
+        self._waived = frozenset(waived)
+        self._on_waived = on_waived
         self._seen = 0            # violations already handed out
         self._last = []           # the violations of the last call
         self._contexts = itertools.count(0x1000)
@@ -116,9 +123,16 @@ class Adapter:
 
     def failures(self, violations):
         """The failures among ``violations`` (not warnings), of the rules ``strict`` names when
-        it names some."""
+        it names some, and not waived (every rule a violation names among ``waived``)."""
         return [v for v in violations if not v.warning and
-                (self._focus is None or self._focus.intersection(v.rules))]
+                (self._focus is None or self._focus.intersection(v.rules)) and
+                not (self._waived and self._waived.issuperset(v.rules))]
+
+    def waived_violations(self):
+        """The violations so far that ``waived`` covers (known findings: failures, not
+        counted as such)."""
+        return [v for v in self._s.verdict().violations if not v.warning and self._waived
+                and self._waived.issuperset(v.rules)]
 
     def last_violations(self):
         """The violations (and warnings) the oracle reported during the last call."""
@@ -132,6 +146,9 @@ class Adapter:
             self._seen = n
             if self.strict and self.failures(self._last):
                 raise ViolationError(self._last, call, status)
+            if self._on_waived and self._waived and any(
+                    not v.warning and self._waived.issuperset(v.rules) for v in self._last):
+                self._on_waived(self._last)
         else:
             self._last = []
 

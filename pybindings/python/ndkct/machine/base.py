@@ -13,6 +13,8 @@ import sys
 import time
 from dataclasses import dataclass, field
 
+from hypothesis import reject
+from hypothesis.errors import UnsatisfiedAssumption
 from hypothesis.stateful import Bundle, RuleBasedStateMachine
 
 from .. import _ndkct
@@ -47,8 +49,8 @@ class Pair:
     broken: bool = False  # flushed or in error: reconnected before its next data step
 
     def fmr(self, which):
-        """Its fast-register MR number ``which`` (the last one when there are fewer)."""
-        return self.fmrs[min(which, len(self.fmrs) - 1)] if self.fmrs else None
+        """Its fast-register MR number ``which`` (counting round when there are fewer)."""
+        return self.fmrs[which % len(self.fmrs)] if self.fmrs else None
 
     def __repr__(self):
         return "Pair()"
@@ -128,6 +130,9 @@ class MachineBase(RuleBasedStateMachine):
     #: Rule IDs to look for (None: every rule): violations of other rules do not fail an
     #: example, so Hypothesis finds and shrinks a program breaking one of these.
     focus = None
+    #: Rule IDs of known findings about the provider (waivers): a violation naming only those
+    #: does not fail an example.
+    waived = frozenset()
     #: Host memory per example, in pages.
     arena_pages = 1024
     #: Seconds to wait for completions the oracle expects.
@@ -150,7 +155,6 @@ class MachineBase(RuleBasedStateMachine):
     pairs = Bundle("pairs")
     buffers = Bundle("buffers")
     regions = Bundle("regions")
-    pds = Bundle("pds")
     mappings = Bundle("mappings")
     windows = Bundle("windows")
 
@@ -159,16 +163,21 @@ class MachineBase(RuleBasedStateMachine):
         # The exception being handled where Hypothesis runs the example, if any: teardown runs
         # in a `finally`, and an error of a step is any other (see failing()).
         self._ambient = sys.exc_info()[1]
+        # A known finding met (a waived violation) ends the example as invalid: what the oracle
+        # expects after it may no longer be what the provider does (a token the provider did
+        # not invalidate...), and what follows would be judged against that.
         self.adapter = Adapter(self.provider, arena_pages=self.arena_pages,
-                               strict=self.focus or True, callback_timeout=self.callback_timeout)
+                               strict=self.focus or True, callback_timeout=self.callback_timeout,
+                               waived=self.waived, on_waived=lambda _: reject())
         self.info = self.adapter.info  # NDK_ADAPTER_INFO as reported at open (a dict)
-        self.counts = {"pairs": 0, "buffers": 0, "pds": 0}
+        self.counts = {"buffers": 0}
         self.next_base = FAR_BASE
         self.next_qp_context = 0x0C00_0000
         # How completions are read (poll_style): the call (None: by the adapter's version) and
         # how many entries one call may return.
         self.poll_ex = None
         self.poll_batch = 64
+        self.lam_cache = {}  # (buffer id, offset) -> the ordinary Mapping of that range
 
     # ------------------------------------------------------------------ helpers
     def qp_context(self):
@@ -307,5 +316,7 @@ def failing(machine):
     """True in teardown when a step of the example raised (Hypothesis runs teardown in a
     `finally`: the step's error is the exception being handled there)."""
     error = sys.exc_info()[1]
-    # Not Hypothesis' own control flow (StopTest, a BaseException, ends an example early).
-    return isinstance(error, Exception) and error is not machine._ambient
+    # Not Hypothesis' own control flow (StopTest, a BaseException, ends an example early; an
+    # example rejected after a waived finding).
+    return isinstance(error, Exception) and error is not machine._ambient and \
+        not isinstance(error, UnsatisfiedAssumption)

@@ -30,12 +30,30 @@ class DataRules:
             return pair.tgt.remote_token
         if kind == "stray":
             return STRAY_TOKEN
-        return (mr or target).local_token if kind == "local" else target.remote_token
+        # Both tokens are read (as a consumer holding a region has both): the oracle then knows
+        # what each value is, and a provider whose local token is its remote token (rxe's lkey
+        # and rkey of a region with remote access) is judged by that.
+        remote = target.remote_token
+        return (mr or target).local_token if kind == "local" else remote
 
     def local_token(self, kind, mr):
+        """The token a local SGE names for ``mr``: its local token mostly; its remote token or
+        a stray value (both tokens read, as above)."""
         if kind == "stray":
             return STRAY_TOKEN
-        return mr.remote_token if kind == "remote" else mr.local_token
+        local, remote = mr.local_token, mr.remote_token
+        return remote if kind == "remote" else local
+
+    def registered_fmr(self, pair, which):
+        """The pair's fast-register MR ``which``, fast-registered first (every page it was
+        initialized for, every right it may grant) when nothing is registered in it; None
+        when that fails or the pair cannot be used."""
+        fmr = pair.fmr(which)
+        if fmr is None or not self.usable(pair):
+            return None
+        if fmr.length == 0:
+            self.register_all_pages(fmr)
+        return fmr if fmr.length and self.usable(pair) else None
 
     def where(self, end, offset, length, size):
         """(offset, length) of an access to a region of ``size`` bytes: from its start or
@@ -101,8 +119,8 @@ class DataRules:
         """The peer reads or writes a fast-registered region through its remote token, from its
         start or up to its end (FR-ACC-*, FR-FLG-*, FR-MAP-01: which page each byte is in, the
         region's span, FR-LEN-03)."""
-        fmr = pair.fmr(which)
-        if fmr is None or fmr.length == 0 or not self.usable(pair):
+        fmr = self.registered_fmr(pair, which)
+        if fmr is None:
             return
         offset, length = self.where(end, offset, length, fmr.length)
         local = (pair.src if write else pair.snk).sge(0, length)
@@ -118,8 +136,8 @@ class DataRules:
         FR-ZBVA-01): the source of a's write to the pair's target (FR-FLG-02: local read needs
         no flag), the sink of a's read of the target (FR-FLG-03, FR-SINK-*; with ``invalidate``
         NDK_OP_FLAG_RDMA_READ_LOCAL_INVALIDATE), or b's receive buffer for a send of a."""
-        fmr = pair.fmr(which)
-        if fmr is None or fmr.length == 0 or not self.usable(pair):
+        fmr = self.registered_fmr(pair, which)
+        if fmr is None:
             return
         offset, length = self.where(end, offset, length, fmr.length)
         length = min(length, 4 * PAGE_SIZE)
@@ -167,10 +185,10 @@ class DataRules:
     @rule(pair=pairs, which=nst.which_fmr, length=nst.lengths, token=nst.remote_tokens)
     def send_and_invalidate(self, pair, which, length, token):
         """a sends to a receive of b and invalidates the remote token of one of the pair's
-        fast-registered MRs (SINV-*, CQ-RES-06/07: the receiver's entry is
-        ReceiveAndInvalidate)."""
-        fmr = pair.fmr(which)
-        if fmr is None or not self.usable(pair):
+        fast-registered MRs (fast-registered first when nothing is; SINV-*, CQ-RES-06/07: the
+        receiver's entry is ReceiveAndInvalidate)."""
+        fmr = self.registered_fmr(pair, which)
+        if fmr is None:
             return
         link = pair.link
         length = min(length, 4 * PAGE_SIZE)
@@ -185,13 +203,12 @@ class DataRules:
 
     # ------------------------------------------------------------------ windows
     @rule(target=windows, pair=pairs, on=st.sampled_from(["target", "target", "source", "sink"]),
-          offset=st.integers(0, 2 * PAGE_SIZE), length=nst.lengths, flags=nst.bind_flags,
-          write=st.booleans())
-    def bind_window(self, pair, on, offset, length, flags, write):
+          offset=st.integers(0, 2 * PAGE_SIZE), length=nst.lengths, flags=nst.bind_flags)
+    def bind_window(self, pair, on, offset, length, flags):
         """NdkCreateMw and NdkBind of the window to part of one of the pair's regions (its
         target, registered with every right; its source, with none; its sink) with any rights
-        (MW-*, BND-*); then the peer writes or reads through the window's token (the rights
-        the bind granted, BND-*, MW-*)."""
+        (MW-*, BND-*); then the peer writes (when the bind asked for remote write) or reads
+        through the window's token (BND-01)."""
         if not self.usable(pair):
             return multiple()
         region = {"target": pair.tgt, "source": pair.src, "sink": pair.snk}[on]
@@ -209,7 +226,9 @@ class DataRules:
         if _ndkct.nt_success(status) and ((mine and int(mine[0].status) == 0) or
                                           (not mine and flags & OP_SILENT)):
             window = Window(pair, mw, region, region.address + offset, length, flags)
-            self.window_access(window, write, 0, length, "remote")
+            # The right the bind granted (write when it asked for remote write); the other
+            # kind is window_access's to try (BND-08).
+            self.window_access(window, bool(flags & 0x20), 0, length, "remote")
             return window
         mw.close()
         return multiple()
@@ -254,37 +273,48 @@ class DataRules:
     def deferred_chain(self, pair, kinds, end):
         """1 to 3 requests with NDK_OP_FLAG_DEFER on a, then the chain's end: a request without
         DEFER, or one refused inline (a fast registration with remote rights on the pair's
-        local-only MR, or a write naming a stray token... accepted or not), before which the
-        provider must have handed every deferred request to the hardware (DEFER-03, DEFER-04,
-        DEFER-06, DEFER-07, FR-DEFER-02). Each ends in exactly one entry."""
-        if not self.usable(pair) or len(pair.fmrs) < 2:
+        local-only MR), before which the provider must have handed every deferred request to
+        the hardware (DEFER-03, DEFER-04, DEFER-06, DEFER-07, FR-DEFER-02). Each ends in
+        exactly one entry."""
+        if len(pair.fmrs) < 2 or self.registered_fmr(pair, 0) is None:
             return
         link = pair.link
         a, b = link.a, link.b
-        for kind in kinds + [end]:
-            flags = 0 if kind == end else OP_DEFER
+        fmr = pair.fmrs[0]
+        registered = True  # by registered_fmr(); the chain invalidates and registers it in turn
+        for i, kind in enumerate(kinds + [end]):
+            flags = 0 if i == len(kinds) else OP_DEFER
+            if kind == "fast_register" and registered:
+                kind = "invalidate"
+            elif kind == "invalidate" and not registered:
+                kind = "fast_register"
             if kind in ("send",):
                 b.receive(pair.snk.sge(0, 4 * PAGE_SIZE))
                 status = a.send(pair.src.sge(0, 64), flags=flags)
-            elif kind in ("write", "refused_write"):
-                token = STRAY_TOKEN if kind == "refused_write" else pair.tgt.remote_token
-                status = a.write(pair.src.sge(0, 64), pair.tgt.address + 128, token, flags=flags)
+            elif kind == "write":
+                status = a.write(pair.src.sge(0, 64), pair.tgt.address + 128,
+                                 pair.tgt.remote_token, flags=flags)
             elif kind == "read":
                 status = a.read(pair.snk.sge(0, 64), pair.tgt.address + 256,
                                 pair.tgt.remote_token, flags=flags)
             elif kind == "invalidate":
-                status = a.invalidate(pair.fmrs[0].mr, flags=flags)
-                pair.fmrs[0].length = 0
+                status = a.invalidate(fmr.mr, flags=flags)
+                registered = False
             else:  # a fast registration; "refused_...": remote rights on the local-only MR
                 refused = kind == "refused_fast_register"
-                fmr = pair.fmrs[1] if refused else pair.fmrs[0]
+                target = pair.fmrs[1] if refused else fmr
                 lam = self.map(pair.source, 0)
                 if lam is None:
                     return
-                pages = lam.lam.pages[:min(fmr.pages, len(lam.lam.pages))]
-                rights = _ndkct.OP_FLAG_ALLOW_REMOTE_READ if refused else 0
-                status = a.fast_register(fmr.mr, pages, fbo=0, length=len(pages) * PAGE_SIZE,
-                                         base_virtual_address=self.label(), flags=rights | flags)
+                pages = lam.lam.pages[:min(target.pages, len(lam.lam.pages))]
+                rights = _ndkct.OP_FLAG_ALLOW_REMOTE_READ if refused else self.all_rights(target)
+                address, n = self.label(), len(pages) * PAGE_SIZE
+                status = a.fast_register(target.mr, pages, fbo=0, length=n,
+                                         base_virtual_address=address, flags=rights | flags)
+                if not refused:
+                    registered = True
+                    fmr.base, fmr.length, fmr.flags = address, n, rights
+            if kind == "invalidate":
                 fmr.length = 0
             if not _ndkct.nt_success(status):
                 break  # the chain ends here: an inline failure
@@ -292,22 +322,22 @@ class DataRules:
         # itself (DEFER-07) and hide a chain the inline failure left stranded.
         self.settle(pair)
 
-    @rule(pair=pairs, arm=nst.arm_types, solicit=st.booleans(), fail=st.booleans())
-    def notify(self, pair, arm, solicit, fail):
+    @rule(pair=pairs, arm=nst.arm_types, cause=nst.notify_causes)
+    def notify(self, pair, arm, cause):
         """NdkArmCq of the pair's CQ (ANY, SOLICITED or ERRORS), then b's receive and a's send,
-        with NDK_OP_FLAG_SEND_AND_SOLICIT_EVENT or not, or (``fail``) a write naming a stray
-        token, which completes in error: the notification the oracle says is owed is awaited,
-        and one it does not owe is a violation (CQ-NOT-*)."""
+        with NDK_OP_FLAG_SEND_AND_SOLICIT_EVENT or not, or a write naming a stray token, which
+        completes in error: the notification the oracle says is owed is awaited, and one it
+        does not owe is a violation (CQ-NOT-*)."""
         if not self.usable(pair):
             return
         link = pair.link
         link.cq.arm(arm)
-        if fail:
+        if cause == "error":
             link.a.write(pair.src.sge(0, 16), pair.tgt.address, STRAY_TOKEN)
         else:
             link.b.receive(pair.snk.sge(0, PAGE_SIZE))
-            link.a.send(pair.src.sge(0, 32),
-                        flags=_ndkct.OP_FLAG_SEND_AND_SOLICIT_EVENT if solicit else 0)
+            link.a.send(pair.src.sge(0, 32), flags=_ndkct.OP_FLAG_SEND_AND_SOLICIT_EVENT
+                        if cause == "solicited_send" else 0)
         self.settle(pair)
         self.await_notification(link.cq)
 

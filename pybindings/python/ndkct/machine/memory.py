@@ -86,8 +86,14 @@ class MemoryRules:
         for the bytes the chain describes, an odd part of them, 0 or a page more (``length``);
         the mapping buffer is the size its pages need, or ``size`` says otherwise. A reported
         STATUS_BUFFER_TOO_SMALL is answered as a consumer would: the same call again with the
-        size the provider wrote (LAM-SIZE-04, LAM-SIZE-05). A Mapping, or None."""
+        size the provider wrote (LAM-SIZE-04, LAM-SIZE-05). A Mapping, or None. The ordinary
+        mapping of a buffer range is built once and used by every fast registration of it (the
+        build_lam rule builds anew each time)."""
         offset = min(offset, len(buffer) - 1)
+        ordinary = (length, size, chain) == ("rest", "exact", "whole")
+        key = (id(buffer), offset)
+        if ordinary and key in self.lam_cache:  # judged when it was built; still valid
+            return self.lam_cache[key]
         mdl, _ = self.chain(buffer, offset, len(buffer) - offset, chain)
         described = len(mdl)
         n = {"rest": described, "odd": _odd(described), "zero": 0,
@@ -100,7 +106,10 @@ class MemoryRules:
         lam = self.adapter.build_lam(mdl, length=n, buffer_size=room, with_buffer=with_buffer)
         if lam.final_status == Status.STATUS_BUFFER_TOO_SMALL and 0 < lam.size_out <= 1 << 20:
             lam = self.adapter.build_lam(mdl, length=n, buffer_size=lam.size_out)
-        return Mapping(lam, buffer, offset, n) if lam.ok else None
+        mapping = Mapping(lam, buffer, offset, n) if lam.ok else None
+        if ordinary and mapping is not None:
+            self.lam_cache[key] = mapping
+        return mapping
 
     @rule(target=mappings, buffer=buffers, offset=nst.page_offsets, length=nst.lam_lengths,
           size=nst.lam_sizes, chain=nst.chain_kinds)
@@ -170,11 +179,19 @@ class MemoryRules:
         pair.fmrs.append(fmr)
         return fmr
 
+    def all_rights(self, fmr):
+        """Local write and read sink, and the remote rights the MR may grant."""
+        flags = _ndkct.OP_FLAG_ALLOW_LOCAL_WRITE | _ndkct.OP_FLAG_RDMA_READ_SINK
+        if fmr.remote_access:
+            flags |= _ndkct.OP_FLAG_ALLOW_REMOTE_READ | _ndkct.OP_FLAG_ALLOW_REMOTE_WRITE
+        return flags
+
     def register_all_pages(self, fmr):
         """NdkFastRegister of every page the MR was just initialized for (the pair's source
-        pages, the last repeated), with the remote rights it may grant: an initialization
-        accepted is an initialization usable (IFR-APC-01, FR-APC-03), up to FRMRPageCount and
-        past it."""
+        pages, the last repeated), with local write and read-sink rights and the remote rights
+        it may grant: an initialization accepted is an initialization usable (IFR-APC-01,
+        FR-APC-03), up to FRMRPageCount and past it. The data-path steps do it too for an MR
+        with nothing registered."""
         pair = fmr.pair
         if fmr.pages > MAX_LISTED_PAGES or not self.usable(pair):
             return
@@ -183,8 +200,7 @@ class MemoryRules:
             return
         lam_pages = mapping.lam.pages
         listed = lam_pages[:fmr.pages] + lam_pages[-1:] * max(0, fmr.pages - len(lam_pages))
-        flags = (_ndkct.OP_FLAG_ALLOW_REMOTE_READ | _ndkct.OP_FLAG_ALLOW_REMOTE_WRITE
-                 if fmr.remote_access else _ndkct.OP_FLAG_ALLOW_LOCAL_WRITE)
+        flags = self.all_rights(fmr)
         address, n = self.label(), fmr.pages * PAGE_SIZE
         ctx = self.adapter.next_context()
         status = pair.link.a.fast_register(fmr.mr, listed, fbo=0, length=n,
@@ -257,9 +273,10 @@ class MemoryRules:
 
     @rule(pair=pairs, which=nst.which_fmr, flags=nst.invalidate_flags)
     def invalidate(self, pair, which, flags):
-        """NdkInvalidate of a fast-register MR on its QP (INV-*)."""
-        fmr = pair.fmr(which)
-        if fmr is None or not self.usable(pair):
+        """NdkInvalidate of one of the pair's fast-registered MRs (fast-registered first when
+        nothing is) on its QP (INV-*)."""
+        fmr = self.registered_fmr(pair, which)
+        if fmr is None:
             return
         status = pair.link.a.invalidate(fmr.mr, flags=flags)
         self.after_request(pair, status, flags)

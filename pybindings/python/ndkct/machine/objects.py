@@ -3,7 +3,7 @@ maximum (and then used up to what they were created for), CQs and SRQs at and pa
 closes of objects with open successors, NdkQueryAdapterInfo, the consumer's own Dispatch."""
 
 from hypothesis import strategies as st
-from hypothesis.stateful import multiple, precondition, rule
+from hypothesis.stateful import precondition, rule
 
 from .. import _ndkct
 from .. import strategies as nst
@@ -19,19 +19,6 @@ QP_LIMITS = {"receive_depth": "max_receive_queue_depth",
 
 class ObjectRules:
     pairs = MachineBase.pairs
-    pds = MachineBase.pds
-
-    @rule(target=pds)
-    def create_pd(self):
-        try:
-            pd = self.adapter.create_pd()
-        except NdkError:
-            return multiple()
-        return pd
-
-    @rule(pd=pds)
-    def close_pd(self, pd):
-        pd.close()
 
     def limit(self, field, kind):
         """The value of a QP argument at its maximum, one past it, or 0."""
