@@ -43,8 +43,8 @@ class MemoryRules:
         """NdkRegisterMr over a valid or a broken chain (RMR-MDL-01), with every documented
         right and read sink (RMR-SINK-*) and now and then an undocumented bit, a Length of the
         chain's bytes, an odd part of them, 0 or one past the chain (RMR-LEN-*); then the peer
-        writes or reads the region, or a reads into it (``then``: what its rights allow is
-        the oracle's to say, RMR-ACC-*)."""
+        writes or reads the region, or a writes from it or reads into it (``then``: what its
+        rights allow is the oracle's to say, RMR-ACC-*)."""
         size = len(buffer)
         offset = min(offset, size - 1)
         described = size - offset
@@ -66,9 +66,10 @@ class MemoryRules:
         region = Region(pair, mr, buffer, flags, offset, usable)
         if then in ("peer_write", "peer_read"):
             self.peer_access_registered(region, then == "peer_write", 0, 4096, 0, "remote")
-        elif then == "local_sink" and usable and self.usable(pair):
-            # a reads the pair's target into the region (RMR-SINK-*, RD-03)
-            self.transfer(pair, pair.link.a, False,
+        elif then in ("local_source", "local_sink") and usable and self.usable(pair):
+            # a writes the region to the pair's target, or reads the target into the region
+            # (RMR-SINK-*, RD-03)
+            self.transfer(pair, pair.link.a, then == "local_source",
                           [(region.address, min(usable, 4096), mr.local_token)],
                           pair.tgt.address, pair.tgt.remote_token, 0)
         return region
