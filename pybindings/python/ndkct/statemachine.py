@@ -1,8 +1,8 @@
 """The cross-check as a Hypothesis RuleBasedStateMachine: random NDK call sequences against a
 provider, every outcome judged by the oracle.
 
-Bundles hold NDK objects (connected QP pairs with their fast-register MRs, buffers,
-registered regions, logical address mappings, bound windows, PDs). The rules (in
+Every example has one connected QP pair with its fast-register MRs (``state.pair``); bundles
+hold buffers, registered regions, logical address mappings and bound windows. The rules (in
 :mod:`ndkct.machine`: memory, data, objects, connections) cover what the C++ RapidCheck machine
 generates: NdkBuildLam over odd offsets and lengths with every buffer size; NdkRegisterMr with
 every right, the read sink, undocumented bits, broken chains and odd Lengths;
@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from hypothesis import HealthCheck, Phase, Verbosity, settings
 from hypothesis.errors import Flaky
 from hypothesis.reporting import with_reporter
-from hypothesis.stateful import initialize, multiple, run_state_machine_as_test
+from hypothesis.stateful import initialize, run_state_machine_as_test
 
 from . import _ndkct
 from .errors import NdkError
@@ -52,10 +52,9 @@ from .machine.objects import ObjectRules
 class NdkMachine(MemoryRules, DataRules, ObjectRules, ConnectionRules, MachineBase):
     """Random NDK sequences against ``provider``, judged by the oracle at every step."""
 
-    pairs = MachineBase.pairs
     buffers = MachineBase.buffers
 
-    @initialize(target=pairs)
+    @initialize()
     def first_pair(self):
         """Every example starts with a connected pair and a buffer (below), so that data-path
         rules apply from the first steps: a loopback pair (QPs with an InlineDataSize, each its
@@ -76,11 +75,11 @@ class NdkMachine(MemoryRules, DataRules, ObjectRules, ConnectionRules, MachineBa
                                    _ndkct.MR_FLAG_ALLOW_REMOTE_READ |
                                    _ndkct.MR_FLAG_ALLOW_REMOTE_WRITE)
         except NdkError:
-            return multiple()
+            return
         pair = Pair(link, source, sink, target, src, snk, tgt)
         self.new_fast_register_mr(pair, 16, True)
         self.new_fast_register_mr(pair, 4, False)
-        return pair
+        self.pair = pair
 
     @initialize(target=buffers)
     def first_buffer(self):

@@ -89,7 +89,7 @@ frmr_pages = st.sampled_from([4, 1, 2, 8, 16, 17, 32, "frmr", "frmr", "frmr+1", 
 
 #: Which of a pair's fast-register MRs (0, 1: the two it starts with, with and without remote
 #: access; counting round when it has fewer).
-which_fmr = st.sampled_from([0, 0, 1, 2, 3])
+which_fmr = st.sampled_from([0, 0, 0, 0, 1, 2, 3])
 
 #: NdkInitializeFastRegisterMr: a new MR mostly; "again" initializes one of the pair's MRs
 #: once more (IFR-ST-04, AMB-30); "plain" an MR made for NdkRegisterMr (AMB-16).

@@ -152,7 +152,6 @@ class MachineBase(RuleBasedStateMachine):
     #: Seconds to wait for a CQ notification the oracle says is owed.
     notification_wait = 0.05
 
-    pairs = Bundle("pairs")
     buffers = Bundle("buffers")
     regions = Bundle("regions")
     mappings = Bundle("mappings")
@@ -170,6 +169,9 @@ class MachineBase(RuleBasedStateMachine):
                                strict=self.focus or True, callback_timeout=self.callback_timeout,
                                waived=self.waived, on_waived=lambda _: reject())
         self.info = self.adapter.info  # NDK_ADAPTER_INFO as reported at open (a dict)
+        # The connected pair every data step uses (first_pair makes it; one per example, so
+        # the rules take none as an argument: a value Hypothesis would draw at every step).
+        self.pair = None
         self.counts = {"buffers": 0}
         self.next_base = FAR_BASE
         self.next_qp_context = 0x0C00_0000

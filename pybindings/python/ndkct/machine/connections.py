@@ -10,7 +10,7 @@ from hypothesis.stateful import rule
 from .. import _ndkct
 from .. import strategies as nst
 from ..errors import NdkError
-from .base import LOOPBACK, PAGE_SIZE, MachineBase
+from .base import LOOPBACK, PAGE_SIZE
 
 Status = _ndkct.Status
 
@@ -20,7 +20,6 @@ def _started(status):
 
 
 class ConnectionRules:
-    pairs = MachineBase.pairs
 
     def private_data(self, kind, maximum, salt):
         """``kind`` bytes of private data (an int, or "max"/"past": the adapter's maximum, one
@@ -35,11 +34,11 @@ class ConnectionRules:
         connector.connection_data(n or 0, with_buffer=buffer is not None,
                                   with_limits=with_limits)
 
-    @rule(pair=pairs, limits=nst.read_limits, accept_limits=nst.read_limits,
+    @rule(limits=nst.read_limits, accept_limits=nst.read_limits,
           data=nst.private_data_kinds, accept_data=nst.private_data_kinds,
           buffer=nst.connection_data_buffers, with_limits=st.booleans(), end=nst.handshake_ends,
           address=nst.address_buffers)
-    def handshake(self, pair, limits, accept_limits, data, accept_data, buffer, with_limits, end,
+    def handshake(self, limits, accept_limits, data, accept_data, buffer, with_limits, end,
                   address):
         """Two new QPs of the pair's PD connected through a listener: NdkConnect with private
         data (up to MaxCallerData and one past it, CONN-28) and (IRD, ORD) ``limits``;
@@ -51,6 +50,9 @@ class ConnectionRules:
         NdkCompleteConnect(Ex); the addresses of both connectors and the listener
         (NdkGetLocalAddress, NdkGetPeerAddress with an ``address``-byte buffer); with
         ``end="disconnect"`` each side disconnects after."""
+        pair = self.pair
+        if pair is None:  # the first pair was refused (resources)
+            return
         made = []  # closed at the end, newest first (after a failure, teardown closes them)
         self._handshake(pair.link, made, limits, accept_limits, data, accept_data, buffer,
                         with_limits, end, address)
@@ -115,12 +117,15 @@ class ConnectionRules:
             active.disconnect(check=False)
             passive.disconnect(check=False)
 
-    @rule(pair=pairs, call=nst.calls_in_callbacks)
-    def in_notification(self, pair, call):
+    @rule(call=nst.calls_in_callbacks)
+    def in_notification(self, call):
         """Consumer code inside a CQ notification callback (where a kernel consumer runs at
         DISPATCH_LEVEL): an NDK ``call`` there may not block (GEN-IRQL-01, *-IRQL-01), one that
         pends finishes afterwards; ``"close_cq"``: the CQ is closed while the callback runs
         (CLOSE-07)."""
+        pair = self.pair
+        if pair is None:  # the first pair was refused (resources)
+            return
         if call == "close_cq":
             self._close_cq_in_notification(pair)
         else:

@@ -17,7 +17,6 @@ OP_DEFER = _ndkct.OP_FLAG_DEFER
 
 
 class DataRules:
-    pairs = MachineBase.pairs
     regions = MachineBase.regions
     windows = MachineBase.windows
 
@@ -75,11 +74,14 @@ class DataRules:
         self.settle(pair)
 
     # ------------------------------------------------------------------ the pair's regions
-    @rule(pair=pairs, offset=st.integers(0, 3 * PAGE_SIZE), length=nst.lengths,
+    @rule(offset=st.integers(0, 3 * PAGE_SIZE), length=nst.lengths,
           sges=nst.sge_counts, flags=nst.write_flags, token=nst.remote_tokens)
-    def write(self, pair, offset, length, sges, flags, token):
+    def write(self, offset, length, sges, flags, token):
         """a writes from its source into the pair's target, registered for remote writes (WRT-*,
         CQ-RES-*), from 0 to 3 SGEs, with every flag of NdkWrite's table (INLINE: AMB-13)."""
+        pair = self.pair
+        if pair is None:  # the first pair was refused (resources)
+            return
         if not self.usable(pair):
             return
         length = min(length, 4 * PAGE_SIZE - offset)
@@ -87,10 +89,13 @@ class DataRules:
         self.transfer(pair, pair.link.a, True, local, pair.tgt.address + offset,
                       self.remote_token(token, pair.tgt, pair), flags)
 
-    @rule(pair=pairs, offset=st.integers(0, 3 * PAGE_SIZE), length=nst.lengths,
+    @rule(offset=st.integers(0, 3 * PAGE_SIZE), length=nst.lengths,
           sges=nst.sge_counts, flags=nst.read_flags, token=nst.remote_tokens)
-    def read(self, pair, offset, length, sges, flags, token):
+    def read(self, offset, length, sges, flags, token):
         """a reads the pair's target into its read sink (RD-*, RMR-SINK-*)."""
+        pair = self.pair
+        if pair is None:  # the first pair was refused (resources)
+            return
         if not self.usable(pair):
             return
         length = min(length, 4 * PAGE_SIZE - offset)
@@ -113,12 +118,15 @@ class DataRules:
                       self.remote_token(token, region.mr, pair), flags)
 
     # ------------------------------------------------------------------ fast-registered regions
-    @rule(pair=pairs, which=nst.which_fmr, write=st.booleans(), end=nst.region_ends,
+    @rule(which=nst.which_fmr, write=st.booleans(), end=nst.region_ends,
           offset=st.integers(0, 1 << 24), length=nst.lengths, token=nst.remote_tokens)
-    def peer_access_fast_registered(self, pair, which, write, end, offset, length, token):
+    def peer_access_fast_registered(self, which, write, end, offset, length, token):
         """The peer reads or writes a fast-registered region through its remote token, from its
         start or up to its end (FR-ACC-*, FR-FLG-*, FR-MAP-01: which page each byte is in, the
         region's span, FR-LEN-03)."""
+        pair = self.pair
+        if pair is None:  # the first pair was refused (resources)
+            return
         fmr = self.registered_fmr(pair, which)
         if fmr is None:
             return
@@ -127,15 +135,18 @@ class DataRules:
         self.transfer(pair, pair.link.b, write, local, fmr.base + offset,
                       self.remote_token(token, fmr.mr, pair), 0)
 
-    @rule(pair=pairs, which=nst.which_fmr, use=st.sampled_from(["source", "sink", "receive"]),
+    @rule(which=nst.which_fmr, use=st.sampled_from(["source", "sink", "receive"]),
           end=nst.region_ends, offset=st.integers(0, 1 << 24), length=nst.lengths,
           token=nst.local_tokens, invalidate=st.booleans())
-    def local_use_fast_registered(self, pair, which, use, end, offset, length, token,
+    def local_use_fast_registered(self, which, use, end, offset, length, token,
                                   invalidate):
         """A fast-registered region as a local buffer through its local token (FR-TOK-02,
         FR-ZBVA-01): the source of a's write to the pair's target (FR-FLG-02: local read needs
         no flag), the sink of a's read of the target (FR-FLG-03, FR-SINK-*; with ``invalidate``
         NDK_OP_FLAG_RDMA_READ_LOCAL_INVALIDATE), or b's receive buffer for a send of a."""
+        pair = self.pair
+        if pair is None:  # the first pair was refused (resources)
+            return
         fmr = self.registered_fmr(pair, which)
         if fmr is None:
             return
@@ -164,11 +175,14 @@ class DataRules:
                           0)
 
     # ------------------------------------------------------------------ sends
-    @rule(pair=pairs, length=nst.lengths, sges=nst.sge_counts, receive_sges=nst.sge_counts,
+    @rule(length=nst.lengths, sges=nst.sge_counts, receive_sges=nst.sge_counts,
           flags=nst.send_flags)
-    def send_receive(self, pair, length, sges, receive_sges, flags):
+    def send_receive(self, length, sges, receive_sges, flags):
         """b posts a receive into its sink (1 to 3 SGEs, or none), a sends from its source
         (CQ-RES-01: bytes; INLINE within the QPs' InlineDataSize, SOLICIT, FENCE, SILENT)."""
+        pair = self.pair
+        if pair is None:  # the first pair was refused (resources)
+            return
         if not self.usable(pair):
             return
         link = pair.link
@@ -182,12 +196,18 @@ class DataRules:
         self.after_request(pair, status, flags)
         self.settle(pair)
 
-    @rule(pair=pairs, which=nst.which_fmr, length=nst.lengths, token=nst.remote_tokens)
-    def send_and_invalidate(self, pair, which, length, token):
+    @rule(which=nst.which_fmr, length=nst.lengths, token=nst.remote_tokens)
+    def send_and_invalidate(self, which, length, token):
         """a sends to a receive of b and invalidates the remote token of one of the pair's
-        fast-registered MRs (fast-registered first when nothing is; SINV-*, CQ-RES-06/07: the
-        receiver's entry is ReceiveAndInvalidate)."""
-        fmr = self.registered_fmr(pair, which)
+        fast-registered MRs with remote access (fast-registered first when nothing is; SINV-*,
+        CQ-RES-06/07: the receiver's entry is ReceiveAndInvalidate)."""
+        pair = self.pair
+        if pair is None:  # the first pair was refused (resources)
+            return
+        # One of the MRs that may grant remote rights (a local-only MR's remote token is no
+        # token the peer was meant to have): the first, counting round, when none does.
+        remote = [i for i, f in enumerate(pair.fmrs) if f.remote_access]
+        fmr = self.registered_fmr(pair, remote[which % len(remote)] if remote else which)
         if fmr is None:
             return
         link = pair.link
@@ -202,13 +222,16 @@ class DataRules:
             fmr.length = 0
 
     # ------------------------------------------------------------------ windows
-    @rule(target=windows, pair=pairs, on=st.sampled_from(["target", "target", "source", "sink"]),
+    @rule(target=windows, on=st.sampled_from(["target", "target", "target", "source", "sink"]),
           offset=st.integers(0, 2 * PAGE_SIZE), length=nst.lengths, flags=nst.bind_flags)
-    def bind_window(self, pair, on, offset, length, flags):
+    def bind_window(self, on, offset, length, flags):
         """NdkCreateMw and NdkBind of the window to part of one of the pair's regions (its
         target, registered with every right; its source, with none; its sink) with any rights
         (MW-*, BND-*); then the peer writes (when the bind asked for remote write) or reads
         through the window's token (BND-01)."""
+        pair = self.pair
+        if pair is None:  # the first pair was refused (resources)
+            return multiple()
         if not self.usable(pair):
             return multiple()
         region = {"target": pair.tgt, "source": pair.src, "sink": pair.snk}[on]
@@ -258,9 +281,12 @@ class DataRules:
             window.live = False
 
     # ------------------------------------------------------------------ queues
-    @rule(pair=pairs, receives=st.integers(1, 3))
-    def flush(self, pair, receives):
+    @rule(receives=st.integers(1, 3))
+    def flush(self, receives):
         """Receives posted on b, then NdkFlush: each completes cancelled (FLS-*)."""
+        pair = self.pair
+        if pair is None:  # the first pair was refused (resources)
+            return
         if not self.usable(pair):
             return
         for _ in range(receives):
@@ -269,13 +295,16 @@ class DataRules:
         self.settle(pair)
         pair.broken = True
 
-    @rule(pair=pairs, kinds=nst.deferred_kinds, end=nst.chain_ends)
-    def deferred_chain(self, pair, kinds, end):
+    @rule(kinds=nst.deferred_kinds, end=nst.chain_ends)
+    def deferred_chain(self, kinds, end):
         """1 to 3 requests with NDK_OP_FLAG_DEFER on a, then the chain's end: a request without
         DEFER, or one refused inline (a fast registration with remote rights on the pair's
         local-only MR), before which the provider must have handed every deferred request to
         the hardware (DEFER-03, DEFER-04, DEFER-06, DEFER-07, FR-DEFER-02). Each ends in
         exactly one entry."""
+        pair = self.pair
+        if pair is None:  # the first pair was refused (resources)
+            return
         if len(pair.fmrs) < 2 or self.registered_fmr(pair, 0) is None:
             return
         link = pair.link
@@ -322,12 +351,15 @@ class DataRules:
         # itself (DEFER-07) and hide a chain the inline failure left stranded.
         self.settle(pair)
 
-    @rule(pair=pairs, arm=nst.arm_types, cause=nst.notify_causes)
-    def notify(self, pair, arm, cause):
+    @rule(arm=nst.arm_types, cause=nst.notify_causes)
+    def notify(self, arm, cause):
         """NdkArmCq of the pair's CQ (ANY, SOLICITED or ERRORS), then b's receive and a's send,
         with NDK_OP_FLAG_SEND_AND_SOLICIT_EVENT or not, or a write naming a stray token, which
         completes in error: the notification the oracle says is owed is awaited, and one it
         does not owe is a violation (CQ-NOT-*)."""
+        pair = self.pair
+        if pair is None:  # the first pair was refused (resources)
+            return
         if not self.usable(pair):
             return
         link = pair.link

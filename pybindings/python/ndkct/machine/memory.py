@@ -23,7 +23,6 @@ def _odd(n):
 class MemoryRules:
     buffers = MachineBase.buffers
     regions = MachineBase.regions
-    pairs = MachineBase.pairs
     mappings = MachineBase.mappings
 
     @precondition(lambda self: self.counts["buffers"] < 6)
@@ -36,15 +35,18 @@ class MemoryRules:
         b.fill(29 * self.counts["buffers"])
         return b
 
-    @rule(target=regions, pair=pairs, buffer=buffers, flags=nst.mr_flags,
+    @rule(target=regions, buffer=buffers, flags=nst.mr_flags,
           chain=nst.chain_kinds, offset=nst.page_offsets, length=nst.register_lengths,
           then=nst.region_uses)
-    def register(self, pair, buffer, flags, chain, offset, length, then):
+    def register(self, buffer, flags, chain, offset, length, then):
         """NdkRegisterMr over a valid or a broken chain (RMR-MDL-01), with every documented
         right and read sink (RMR-SINK-*) and now and then an undocumented bit, a Length of the
         chain's bytes, an odd part of them, 0 or one past the chain (RMR-LEN-*); then the peer
         writes or reads the region, or a writes from it or reads into it (``then``: what its
         rights allow is the oracle's to say, RMR-ACC-*)."""
+        pair = self.pair
+        if pair is None:  # the first pair was refused (resources)
+            return multiple()
         size = len(buffer)
         offset = min(offset, size - 1)
         described = size - offset
@@ -138,14 +140,17 @@ class MemoryRules:
         return {"frmr": frmr, "frmr+1": frmr + 1, "over": 4 * max(frmr, 16) + 3,
                 "huge": 1 << 24}[kind]
 
-    @rule(pair=pairs, pages=nst.frmr_pages, remote_access=st.booleans(),
+    @rule(pages=nst.frmr_pages, remote_access=st.booleans(),
           on=nst.ifr_targets, which=nst.which_fmr)
-    def fast_register_mr(self, pair, pages, remote_access, on, which):
+    def fast_register_mr(self, pages, remote_access, on, which):
         """NdkCreateMr(fast) + NdkInitializeFastRegisterMr of a small count, the guaranteed 16,
         the adapter's FRMRPageCount, one past it or far past it (IFR-APC-*), one more fast-
         register MR of the pair (every pair starts with two: 16 pages with remote access, 4
         without); or the initialization again of one of the pair's MRs (``on="again"``,
         IFR-ST-04), or of an MR made for NdkRegisterMr (``"plain"``, AMB-16)."""
+        pair = self.pair
+        if pair is None:  # the first pair was refused (resources)
+            return
         count = self.pages_of(pages)
         if on == "again" and pair.fmrs:
             fmr = pair.fmr(which)
@@ -214,10 +219,10 @@ class MemoryRules:
         if _ndkct.nt_success(status) and mine and int(mine[0].status) == 0:
             fmr.base, fmr.length, fmr.flags = address, n, flags
 
-    @rule(pair=pairs, which=nst.which_fmr, buffer=MachineBase.buffers, offset=nst.page_offsets,
+    @rule(which=nst.which_fmr, buffer=MachineBase.buffers, offset=nst.page_offsets,
           pages=nst.fr_page_counts, fbo=nst.fr_fbos, length=nst.fr_lengths, base=nst.fr_bases,
           shift=st.integers(0, 4095), flags=nst.fast_register_flags, then=nst.region_uses)
-    def fast_register(self, pair, which, buffer, offset, pages, fbo, length, base, shift, flags,
+    def fast_register(self, which, buffer, offset, pages, fbo, length, base, shift, flags,
                       then):
         """NdkBuildLam of a buffer from ``offset``, then NdkFastRegister of one of the pair's
         fast-register MRs with that mapping's pages: as many as the LAM has, exactly as many as
@@ -228,6 +233,9 @@ class MemoryRules:
         ``shift`` picks the odd values (page index, offsets). Then (``then``) the peer writes
         or reads the region, or it is the local source or sink of a's request, from its start
         or up to its end (FR-MAP-01: which page each byte is in)."""
+        pair = self.pair
+        if pair is None:  # the first pair was refused (resources)
+            return
         fmr = pair.fmr(which)
         if fmr is None or not self.usable(pair):
             return
@@ -266,16 +274,19 @@ class MemoryRules:
             fmr.base, fmr.length, fmr.flags = address, n, flags
             end = "end" if shift & 1 else "start"
             if then in ("peer_write", "peer_read"):
-                self.peer_access_fast_registered(pair, which, then == "peer_write", end, shift,
+                self.peer_access_fast_registered(which, then == "peer_write", end, shift,
                                                  4096, "remote")
             elif then != "none":
-                self.local_use_fast_registered(pair, which, then[len("local_"):], end, shift,
+                self.local_use_fast_registered(which, then[len("local_"):], end, shift,
                                                4096, "local", False)
 
-    @rule(pair=pairs, which=nst.which_fmr, flags=nst.invalidate_flags)
-    def invalidate(self, pair, which, flags):
+    @rule(which=nst.which_fmr, flags=nst.invalidate_flags)
+    def invalidate(self, which, flags):
         """NdkInvalidate of one of the pair's fast-registered MRs (fast-registered first when
         nothing is) on its QP (INV-*)."""
+        pair = self.pair
+        if pair is None:  # the first pair was refused (resources)
+            return
         fmr = self.registered_fmr(pair, which)
         if fmr is None:
             return

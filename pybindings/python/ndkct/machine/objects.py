@@ -8,7 +8,7 @@ from hypothesis.stateful import precondition, rule
 from .. import _ndkct
 from .. import strategies as nst
 from ..errors import NdkError
-from .base import PAGE_SIZE, MachineBase, split
+from .base import PAGE_SIZE, split
 
 #: NdkCreateQp arguments and the NDK_ADAPTER_INFO maxima they may not exceed (CQP-LIM-01..05).
 QP_LIMITS = {"receive_depth": "max_receive_queue_depth",
@@ -18,19 +18,21 @@ QP_LIMITS = {"receive_depth": "max_receive_queue_depth",
 
 
 class ObjectRules:
-    pairs = MachineBase.pairs
 
     def limit(self, field, kind):
         """The value of a QP argument at its maximum, one past it, or 0."""
         maximum = self.info[QP_LIMITS[field]]
         return {"max": maximum, "past": maximum + 1, "zero": 0}[kind]
 
-    @rule(pair=pairs, receive_depth=nst.queue_depths, initiator_depth=nst.queue_depths,
+    @rule(receive_depth=nst.queue_depths, initiator_depth=nst.queue_depths,
           field=nst.qp_limit_fields, kind=nst.limit_kinds, separate=st.booleans())
-    def create_and_close_qp(self, pair, receive_depth, initiator_depth, field, kind, separate):
+    def create_and_close_qp(self, receive_depth, initiator_depth, field, kind, separate):
         """NdkCreateQp with depths up to beyond any adapter's limits, or one value at this
         adapter's maximum, one past it, or 0 (CQP-LIM-01..07: the documented status for each),
         on the pair's CQ or a CQ of its own for initiator completions."""
+        pair = self.pair
+        if pair is None:  # the first pair was refused (resources)
+            return
         shape = {"receive_depth": receive_depth, "initiator_depth": initiator_depth}
         if field:
             shape[field] = self.limit(field, kind)
@@ -47,10 +49,10 @@ class ObjectRules:
         for o in reversed(made):
             o.close()
 
-    @rule(pair=pairs, receive_depth=nst.small_depths, initiator_depth=nst.small_depths,
+    @rule(receive_depth=nst.small_depths, initiator_depth=nst.small_depths,
           receive_sge=nst.sge_limits, initiator_sge=nst.sge_limits, inline=nst.inline_sizes,
           overflow=st.booleans())
-    def limited_pair(self, pair, receive_depth, initiator_depth, receive_sge, initiator_sge,
+    def limited_pair(self, receive_depth, initiator_depth, receive_sge, initiator_sge,
                      inline, overflow):
         """Two QPs of the pair's PD created with small depths and SGE counts or the adapter's
         maxima, and an InlineDataSize, connected; then held to what they were created for:
@@ -58,6 +60,9 @@ class ObjectRules:
         ``initiator_sge`` SGEs (CQP-DEPTH-02, CQP-SGE-02), receives of ``receive_sge`` SGEs
         (CQP-SGE-01), an inline send of exactly InlineDataSize bytes (CQP-INL-01); with
         ``overflow``, one receive more than the depth (WR-*: the documented refusal)."""
+        pair = self.pair
+        if pair is None:  # the first pair was refused (resources)
+            return
         info = self.info
         rsge = info["max_receive_request_sge"] if receive_sge == "max" else receive_sge
         isge = info["max_initiator_request_sge"] if initiator_sge == "max" else initiator_sge
@@ -118,12 +123,15 @@ class ObjectRules:
             cq.control_interrupt_moderation(*moderation)
         cq.close()
 
-    @rule(pair=pairs, kind=nst.srq_kinds, qp_field=st.sampled_from(
+    @rule(kind=nst.srq_kinds, qp_field=st.sampled_from(
         ["", "initiator_depth", "initiator_sge", "inline_size"]), qp_kind=nst.limit_kinds)
-    def srq_limits(self, pair, kind, qp_field, qp_kind):
+    def srq_limits(self, kind, qp_field, qp_kind):
         """NdkCreateSrq at and past MaxSrqDepth and the receive SGE maximum (SRQ-*), and a QP
         made with it at and past its initiator limits (CQP-SRQ-02..05); a receive posted to the
         SRQ and a send that lands in it when both are within limits."""
+        pair = self.pair
+        if pair is None:  # the first pair was refused (resources)
+            return
         info = self.info
         depth, sges = 16, 4
         if kind.endswith("depth"):
@@ -147,10 +155,13 @@ class ObjectRules:
         qp.close()
         srq.close()
 
-    @rule(pair=pairs, successor=nst.antecedent_successors)
-    def close_antecedent(self, pair, successor):
+    @rule(successor=nst.antecedent_successors)
+    def close_antecedent(self, successor):
         """NdkCloseObject of a new PD (or CQ) while its MR, MW or QP is open: the close pends
         until the successor is closed (CLOSE-02, LIFE-TREE-03)."""
+        pair = self.pair
+        if pair is None:  # the first pair was refused (resources)
+            return
         link = pair.link
         made = []
         try:
