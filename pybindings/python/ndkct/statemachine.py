@@ -76,6 +76,8 @@ class NdkMachine(MemoryRules, DataRules, ObjectRules, ConnectionRules, MachineBa
                                    _ndkct.MR_FLAG_ALLOW_REMOTE_WRITE)
         except NdkError:
             return
+        for mr in (src, snk, tgt):
+            self.learn_tokens(mr)
         pair = Pair(link, source, sink, target, src, snk, tgt)
         self.new_fast_register_mr(pair, 16, True)
         self.new_fast_register_mr(pair, 4, False)

@@ -252,6 +252,13 @@ class MachineBase(RuleBasedStateMachine):
         if not _ndkct.nt_success(status) or flags & _ndkct.OP_FLAG_SILENT_SUCCESS:
             self.marker(pair)
 
+    @staticmethod
+    def learn_tokens(mr):
+        """Reads both tokens of a registered MR, as a consumer holding a region has both (the C++
+        commands' learn_tokens): the oracle then knows each value, so a remote token that is
+        the local one fails the access under RMR-TOK-02 / FR-TOK-01, not a data-path rule."""
+        return mr.local_token, mr.remote_token
+
     def token(self, kind, mr, remote):
         """The token a request names: ``kind`` "remote"/"local" (of ``mr``), "other" (the
         remote token of another region), "stray" (a value nobody was given)."""

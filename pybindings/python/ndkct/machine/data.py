@@ -31,9 +31,11 @@ class DataRules:
             return STRAY_TOKEN
         # Both tokens are read (as a consumer holding a region has both): the oracle then knows
         # what each value is, and a provider whose local token is its remote token (rxe's lkey
-        # and rkey of a region with remote access) is judged by that.
+        # and rkey of a region with remote access) is judged by that; a remote token that is
+        # the local one fails the access under RMR-TOK-02 / FR-TOK-01.
+        local = (mr or target).local_token
         remote = target.remote_token
-        return (mr or target).local_token if kind == "local" else remote
+        return local if kind == "local" else remote
 
     def local_token(self, kind, mr):
         """The token a local SGE names for ``mr``: its local token mostly; its remote token or

@@ -64,6 +64,7 @@ class MemoryRules:
         # come on a provider thread about now: it fails this step, not a later one.
         time.sleep(self.quiet / 4)
         self.adapter.check()
+        self.learn_tokens(mr)
         usable = n if contiguous and length in ("chain", "odd") else 0
         region = Region(pair, mr, buffer, flags, offset, usable)
         if then in ("peer_write", "peer_read"):
