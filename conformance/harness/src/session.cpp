@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <set>
 #include <thread>
@@ -396,10 +397,22 @@ std::shared_ptr<const ParsedProfile> parsed_profile(const std::string& name_or_p
     return slot;
 }
 
+// NDKCT_TIME_SCALE (>= 1): how much longer completions and events may take to arrive, for slow
+// topologies (two emulated guests on one link: conformance/twonode sets it).
+milliseconds scaled(milliseconds t) {
+    static const double scale = [] {
+        const char* v = std::getenv("NDKCT_TIME_SCALE");
+        double x = v ? std::atof(v) : 1.0;
+        return x >= 1.0 ? x : 1.0;
+    }();
+    return milliseconds(static_cast<long long>(static_cast<double>(t.count()) * scale));
+}
+
 }  // namespace
 
 Session::Session(const ProviderSpec& spec, SessionOptions options)
     : spec_(spec), options_(std::move(options)) {
+    options_.callback_timeout = scaled(options_.callback_timeout);
     entry_ = &entry_points_for(spec);  // throws ProviderSpecError with the reason
     identity_ = entry_->GetProviderIdentity();
     arena_ = std::make_unique<platform::Arena>(options_.arena_pages, spec.seed);
@@ -1222,7 +1235,7 @@ std::vector<NDK_RESULT_EX> Session::poll(NDK_CQ* cq, ULONG max, std::optional<bo
 
 std::vector<NDK_RESULT_EX> Session::drain(NDK_CQ* cq, size_t count, milliseconds timeout) {
     std::vector<NDK_RESULT_EX> all;
-    auto deadline = std::chrono::steady_clock::now() + timeout;
+    auto deadline = std::chrono::steady_clock::now() + scaled(timeout);
     while (all.size() < count) {
         auto got = poll(cq, static_cast<ULONG>(std::min<size_t>(count - all.size(), 64)));
         all.insert(all.end(), got.begin(), got.end());
@@ -1442,7 +1455,8 @@ NDK_CONNECTOR* Session::wait_connect_event(NDK_LISTENER* listener, milliseconds 
     EventRecord* r = it->second;
     spin_until([r] { return r->incoming_count.load(std::memory_order_acquire) > 0; });
     std::unique_lock lock(r->mutex);
-    if (!r->arrived.wait_for(lock, timeout, [&] { return !r->incoming.empty(); })) return nullptr;
+    if (!r->arrived.wait_for(lock, scaled(timeout), [&] { return !r->incoming.empty(); }))
+        return nullptr;
     NDK_CONNECTOR* c = r->incoming.front();
     r->incoming.pop_front();
     r->incoming_count.fetch_sub(1, std::memory_order_relaxed);

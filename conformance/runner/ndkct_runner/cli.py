@@ -19,7 +19,8 @@ import subprocess
 import sys
 import time
 
-from . import InputError, execute, mustpass, provider as providers, selection, waivers as waiver_files
+from . import InputError, execute, mustpass, provider as providers, selection, twonode, \
+    waivers as waiver_files
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", "..", ".."))
@@ -83,6 +84,11 @@ def parse_arguments(argv):
     p.add_argument("--no-html", action="store_true", help="write no HTML report")
     p.add_argument("--guest-timeout", type=int, default=3600, metavar="SECONDS",
                    help="time limit of the Soft-RoCE guest for verbs runs (default 3600)")
+    p.add_argument("--peer", metavar="two-guests|HOST:PORT",
+                   help="two nodes: each test that connects has its passive side on the peer "
+                   "(two-guests: two Soft-RoCE guests on one link; HOST:PORT: where `./ndkct agent "
+                   "--listen PORT` runs; see conformance/twonode/README.md)")
+    p.add_argument("--topology-kind", help=argparse.SUPPRESS)
     p.add_argument("--in-guest", action="store_true", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.timeout <= 0:
@@ -215,6 +221,11 @@ def summarize(result, paths):
         f"({result['provider']['spec']}, profile {result['profile']['name']}, NDKPI "
         f"{result['ndk_version']}) in {result['duration_s']:.1f} s")
     say("  " + ", ".join(f"{k} {v}" for k, v in c.items() if v or k in ("pass", "fail")))
+    topology = result.get("topology") or {}
+    if topology.get("nodes") == 2:
+        crossed = sum(1 for t in result["tests"] if t.get("nodes") == 2)
+        say(f"  two nodes ({topology['kind']}, peer {topology.get('peer')}): {crossed} tests "
+            f"crossed the link, {len(result['tests']) - crossed} ran on this node alone")
     for t in result["tests"]:
         if t["verdict"] in ("fail", "crash", "timeout"):
             first = next((x for x in t["message"].splitlines() if x.strip()), "")[:160]
@@ -299,8 +310,19 @@ def run(argv):
                          os.path.join(ROOT, "conformance", "must-pass"), known_rules)
 
     in_guest = args.in_guest or os.environ.get("NDKCT_IN_GUEST") == "1"
+    topology = twonode.parse(args.peer, args.topology_kind) if args.peer else None
+    if topology and topology.kind == "two-guests" and not in_guest:
+        if provider.kind != "verbs":
+            raise InputError("--peer two-guests runs the verbs provider on Soft-RoCE in both "
+                             "guests: use --provider verbs")
+        return twonode.run_in_two_guests(args, argv, say)
+    if topology and provider.kind == "verbs" and not in_guest and not has_device():
+        raise InputError(f"--peer {args.peer} needs an RDMA device on this machine (two real "
+                         f"hosts); for two emulated nodes use --peer two-guests")
     if provider.kind == "verbs" and not in_guest and not has_device():
         return run_in_guest(args, argv)
+    if topology:
+        twonode.use(topology)
 
     # Open the provider once: its identity keys the waivers and heads the report.
     try:
@@ -312,7 +334,7 @@ def run(argv):
     if args.ndk_version and ndk_version != args.ndk_version:
         raise InputError(f"--ndk-version {args.ndk_version}: the provider reports NDKPI "
                          f"{ndk_version} (NDK_ADAPTER_INFO.Version)")
-    active = [w for w in waivers if w.applies_to(identity)]
+    active = [w for w in waivers if w.applies_to(identity) and w.applies_in(2 if topology else 1)]
 
     out = os.path.abspath(args.out)
     logs = os.path.join(out, "logs")
@@ -333,6 +355,7 @@ def run(argv):
         "provider": {"spec": provider.canonical(), "kind": provider.kind, "identity": identity,
                      "adapter_info": described["adapter_info"]},
         "profile": described["profile"], "ndk_version": ndk_version, "seed": provider.seed,
+        "topology": topology.describe() if topology else twonode.one_node(),
         "selection": {"tests": selection.split_patterns(args.tests),
                       "exclude_tests": selection.split_patterns(args.exclude_tests),
                       "rules": selection.split_patterns(args.rules),
@@ -346,6 +369,9 @@ def run(argv):
     records.write(json.dumps(run_record) + "\n")
     records.flush()
 
+    if topology:
+        say(f"two nodes ({topology.kind}): the passive side of each connection on the agent at "
+            f"{topology.peer}")
     say(f"{len(chosen)} tests against '{provider.canonical()}' ({identity['name']} "
         f"{identity['version']}, vendor {identity['vendor_id']:#x}, device "
         f"{identity['device_id']:#x}), profile {profile_name}, NDKPI {ndk_version}; "
@@ -355,6 +381,8 @@ def run(argv):
     replay_prefix = []
     if in_guest:  # the replay needs the guest too
         replay_prefix = [os.path.join(ROOT, "adapters", "rxe", "device-run"), "--"]
+    if topology:  # and the peer
+        replay_prefix = twonode.replay_prefix(topology, build)
 
     def on_result(r):
         waiver_files.apply(active, identity, [r])

@@ -90,6 +90,8 @@ class Runner:
             extra["counterexample"] = props["counterexample"]
         if props.get("replay"):
             extra["replay"] = props["replay"]
+        if props.get("nodes"):
+            extra["nodes"] = int(props["nodes"])  # conformance/twonode: it crossed the link
         if event["result"] == "failed":
             message = "\n".join(event.get("failures", [])) or "failed"
             return self.result(test, "fail", message, duration, extra,

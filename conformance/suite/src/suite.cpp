@@ -3,6 +3,8 @@
 #include <cstdlib>
 #include <iostream>
 
+#include "ndkct/twonode/split_provider.hpp"
+
 namespace ndkct::conformance {
 
 namespace {
@@ -91,6 +93,11 @@ void ProviderTest::expect_clean_so_far() {
 void ProviderTest::TearDown() {
     if (!session_) return;
     session_->close_all();
+    // Two nodes (NDKCT_PEER): whether the test crossed to the peer, and a peer lost by surprise.
+    if (twonode::crossed_nodes(session_->adapter())) RecordProperty("nodes", 2);
+    if (std::string lost = twonode::peer_lost_reason(session_->adapter()); !lost.empty())
+        ADD_FAILURE() << "node B (the peer) was lost during the test: " << lost
+                      << "; requests pending there completed with STATUS_CONNECTION_ABORTED";
     model::Verdict verdict = session_->verdict();
     session_.reset();  // closes the adapter (blocking)
     std::string warnings;

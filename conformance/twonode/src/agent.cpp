@@ -783,6 +783,10 @@ void Agent::execute(Op op, Reader& r, Writer& w) {
         case Op::pull:
             mirror_->take_changes(w);
             break;
+        case Op::push_acknowledged:
+            mirror_->apply(r);
+            w.i32(STATUS_SUCCESS);
+            break;
         case Op::fault: {
             auto kind = static_cast<Fault>(r.u16());
             uint32_t millis = r.u32();

@@ -172,8 +172,11 @@ class Peer {
     ~Peer();
     // Sends a request and waits for its reply (the reply's payload). Throws PeerLost.
     std::vector<uint8_t> call(Op op, Writer& w, Target* target = nullptr);
-    // Sends the bytes A's copy of mirrored pages changed (no reply; ordered before what follows).
-    void push();
+    // Sends the bytes A's copy of mirrored pages changed: ordered before the next request to B;
+    // with `acknowledged`, returns once B's memory holds them (before A's own RDMA reaches B:
+    // the side channel and the RDMA link are two paths, and B's device does not wait for its
+    // agent).
+    void push(bool acknowledged = false);
     // Fetches and applies the bytes B's copy changed.
     void pull();
     void apply_changes(Reader& r) { mirror_.apply(r); }
@@ -258,6 +261,7 @@ struct Adapter {
     std::unique_ptr<Peer> peer;
     std::string peer_error;  // why the peer could not be reached
     std::atomic<bool> crossed{false};
+    bool loss_expected = false;  // a fault test ended the agent on purpose
 
     template <typename T>
     T* make(Kind kind, const void* dispatch);
@@ -304,6 +308,8 @@ struct Join : Target {
     std::atomic<int> left{1};  // the caller's hold, plus one per part that pended
     std::atomic<NTSTATUS> status{STATUS_SUCCESS};
     std::function<void(NTSTATUS)> before;  // runs before the consumer's callback
+    // Listeners: A's part closes once B's did (then the consumer's callback follows A's).
+    std::function<void()> before_close_a;
     void part_done(NTSTATUS st);
     void fire();
     void on_event(Event kind, Reader& r) override;

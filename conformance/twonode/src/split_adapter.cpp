@@ -80,6 +80,12 @@ void Join::part_done(NTSTATUS st) {
         NTSTATUS expected = STATUS_SUCCESS;
         status.compare_exchange_strong(expected, st);
     }
+    if (left.load() == 1 && before_close_a) {
+        // The last part is done: the deferred A part closes now, holding the join open.
+        auto next = std::move(before_close_a);
+        before_close_a = nullptr;
+        next();
+    }
     if (--left == 0) fire();
 }
 
@@ -127,7 +133,7 @@ NTSTATUS join_finish(Join* join, bool any_pended, NTSTATUS inline_status) {
         NTSTATUS expected = STATUS_SUCCESS;
         join->status.compare_exchange_strong(expected, inline_status);
     }
-    if (--join->left == 0) join->fire();
+    join->part_done(STATUS_SUCCESS);
     return STATUS_PENDING;
 }
 
@@ -241,6 +247,16 @@ int connect_tcp(const PeerAddress& peer, std::string& error) {
     if (fd >= 0) {
         int one = 1;
         ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+        // A peer that vanishes without a word (its machine stopped) is noticed: keepalives after
+        // 3 s of silence, and data unacknowledged for 15 s ends the connection. A link that
+        // comes back within that time loses nothing.
+        int idle = 3, interval = 1, count = 5;
+        unsigned user_timeout_ms = 15000;
+        ::setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof one);
+        ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof idle);
+        ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &interval, sizeof interval);
+        ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &count, sizeof count);
+        ::setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &user_timeout_ms, sizeof user_timeout_ms);
     }
     return fd;
 }
@@ -369,9 +385,20 @@ std::vector<uint8_t> Peer::call(Op op, Writer& w, Target* target) {
     return payload;
 }
 
-void Peer::push() {
+void Peer::push(bool acknowledged) {
     Writer w;
-    if (mirror_.take_changes(w) == 0) return;
+    size_t changed = mirror_.take_changes(w);
+    if (tracing())
+        split_log("push: %zu bytes changed on A in %zu mirrored pages", changed,
+                  mirror_.page_count());
+    if (changed == 0) return;
+    if (acknowledged) {
+        try {
+            call(Op::push_acknowledged, w);
+        } catch (const PeerLost&) {
+        }
+        return;
+    }
     std::lock_guard lock(write_mutex_);
     if (lost_) return;
     try {
@@ -909,7 +936,9 @@ bool inject_fault(NDK_ADAPTER* adapter, PeerFault fault, uint32_t millis, std::s
         static_cast<uint16_t>(fault == PeerFault::kill_agent ? Fault::exit_now : Fault::link_down));
     w.u32(millis);
     if (fault == PeerFault::kill_agent) {
-        // No reply comes: the agent ends. The side channel's end is how A learns it.
+        // No reply comes: the agent ends. The side channel's end is how A learns it; the loss
+        // is the test's own doing, not a finding.
+        ad->loss_expected = true;
         ad->peer->push();
         std::vector<uint8_t> ignored;
         try {
@@ -932,9 +961,16 @@ bool inject_fault(NDK_ADAPTER* adapter, PeerFault fault, uint32_t millis, std::s
     return true;
 }
 
+bool peer_lost(const NDK_ADAPTER* adapter) {
+    if (!is_split_adapter(adapter)) return false;
+    auto* ad = reinterpret_cast<const Adapter*>(adapter);
+    return ad->peer && ad->peer->lost();
+}
+
 std::string peer_lost_reason(const NDK_ADAPTER* adapter) {
     if (!is_split_adapter(adapter)) return "";
     auto* ad = reinterpret_cast<const Adapter*>(adapter);
+    if (ad->loss_expected) return "";
     if (!ad->peer) return ad->peer_error;
     return ad->peer->lost() ? ad->peer->lost_reason() : "";
 }

@@ -183,11 +183,30 @@ void listen_on_b(Listener* l) {
     ad->crossed = true;
 }
 
+// A listener that listened on port 0 learns the port A's provider picked (CONN-25): node B's
+// listener takes the same one, so that the consumer's connect to it reaches B.
+void learn_port(Listener* l) {
+    auto* a = reinterpret_cast<sockaddr*>(&l->consumer_address);
+    if (port_of(a) != 0 || !l->a) return;
+    sockaddr_storage bound{};
+    ULONG length = sizeof bound;
+    auto* in = inner<NDK_LISTENER>(l->a);
+    if (in->Dispatch->NdkGetLocalAddress(in, reinterpret_cast<PSOCKADDR>(&bound), &length) !=
+        STATUS_SUCCESS)
+        return;
+    uint16_t port = port_of(reinterpret_cast<sockaddr*>(&bound));
+    if (a->sa_family == AF_INET)
+        reinterpret_cast<sockaddr_in*>(a)->sin_port = htons(port);
+    else
+        reinterpret_cast<sockaddr_in6*>(a)->sin6_port = htons(port);
+}
+
 // The split listener (of any adapter of this process) that a connect to `dest` reaches.
 Listener* listener_for(const sockaddr* dest) {
     uint16_t port = port_of(dest);
     std::lock_guard lock(g_listeners_mutex);
     for (Listener* l : g_listeners) {
+        learn_port(l);
         auto* a = reinterpret_cast<const sockaddr*>(&l->consumer_address);
         if (port_of(a) != port) continue;
         if (a->sa_family != dest->sa_family && !is_any(a)) continue;

@@ -33,7 +33,16 @@ NTSTATUS split_close(NDK_OBJECT_HEADER* header, NDK_FN_CLOSE_COMPLETION* complet
     }
     Join* join = new_join(ad, nullptr, completion, context);
     bool pended = false;
-    if (auto* in = static_cast<AnyInner*>(o->a)) {
+    if (o->kind == Kind::listener && o->a) {
+        // A listener's address stays held on A until B's listener (and the connectors it
+        // accepted there) closed: as one listener's would (CONN-LST-01, CONN-LST-05).
+        auto* in = static_cast<AnyInner*>(o->a);
+        join->before_close_a = [in, join] {
+            ++join->left;
+            NTSTATUS st = (*in->Dispatch)(&in->Header, join_close_done, join);
+            if (st != STATUS_PENDING) join->part_done(STATUS_SUCCESS);
+        };
+    } else if (auto* in = static_cast<AnyInner*>(o->a)) {
         ++join->left;
         NTSTATUS st = (*in->Dispatch)(&in->Header, join_close_done, join);
         if (st == STATUS_PENDING)
@@ -54,6 +63,12 @@ NTSTATUS split_close(NDK_OBJECT_HEADER* header, NDK_FN_CLOSE_COMPLETION* complet
             --join->left;
     } catch (const PeerLost&) {
         --join->left;  // node B is gone, and with it everything it held
+    }
+    if (!pended && join->before_close_a) {
+        // B's listener closed at once: A's part closes now, answering for both.
+        join->before_close_a = nullptr;
+        auto* in = static_cast<AnyInner*>(o->a);
+        return (*in->Dispatch)(&in->Header, completion, context);
     }
     return join_finish(join, pended, STATUS_SUCCESS);
 }
@@ -137,6 +152,9 @@ NTSTATUS split_create_mw(NDK_PD* p, NDK_FN_CREATE_COMPLETION* completion, PVOID 
 
 void srq_notified_a(void* ctx, NTSTATUS status) {
     auto* srq = static_cast<Srq*>(ctx);
+    // Once the SRQ serves B, its A part holds nothing the consumer posts: its threshold
+    // notifications are not the consumer's.
+    if (srq->home.load() == Node::b && status == STATUS_SUCCESS) return;
     if (srq->notify) srq->notify(srq->notify_context, status);
 }
 
@@ -264,6 +282,10 @@ void arm_part(Cq* cq, Node node, ULONG type) {
     }
 }
 
+int strength(ULONG type) {
+    return type == NDK_CQ_NOTIFY_ANY ? 2 : type == NDK_CQ_NOTIFY_SOLICITED ? 1 : 0;
+}
+
 void split_arm_cq(NDK_CQ* c, ULONG type) {
     auto* cq = as<Cq>(c);
     bool arm[2] = {false, false};
@@ -275,7 +297,9 @@ void split_arm_cq(NDK_CQ* c, ULONG type) {
         for (int p = 0; p < 2; ++p) {
             if (!parts[p]) continue;
             // Without a part on B, every arm goes through (the provider's own arm semantics).
-            bool upgrade = cq->part_type[p] == NDK_CQ_NOTIFY_SOLICITED && type == NDK_CQ_NOTIFY_ANY;
+            // With one, a part still armed from before is armed again only for a stronger type
+            // (CQ-NOT-09: errors < solicited < any).
+            bool upgrade = strength(type) > strength(cq->part_type[p]);
             if (!cq->b.load() || !cq->part_armed[p] || upgrade) {
                 arm[p] = true;
                 cq->part_armed[p] = true;
@@ -684,7 +708,9 @@ NTSTATUS post(Qp* qp, Op op, void* context, const NDK_SGE* sgl, ULONG n, uint64_
     bool inline_data = (flags & NDK_OP_FLAG_INLINE) && op != Op::receive;
     auto sges = sges_on(ad, qp->pd, sgl, n, Node::a, inline_data);
     UINT32 token = token_on(ad, remote_token, Node::b, 1);
-    if (op == Op::read) ad->peer->push();  // the bytes the read fetches from B
+    // The bytes the test wrote into B's memory in its view reach B before this request does:
+    // what a read fetches, and what a write or send must not be overwritten by later.
+    if (op != Op::receive) ad->peer->push(true);
     return on_a(sgl ? sges.data() : nullptr, token);
 }
 

@@ -259,6 +259,8 @@ const char* op_name(Op op) {
             return "pull";
         case Op::fault:
             return "fault";
+        case Op::push_acknowledged:
+            return "push";
     }
     return "unknown";
 }

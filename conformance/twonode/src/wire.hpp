@@ -74,9 +74,10 @@ enum class Op : uint16_t {
     reject,
     connection_data,
     disconnect,
-    push,   // bytes A's copy changed in mirrored pages; no reply
-    pull,   // the bytes B's copy changed
-    fault,  // the fault tests: end the agent, take the link down or up
+    push,               // bytes A's copy changed in mirrored pages; no reply
+    pull,               // the bytes B's copy changed
+    fault,              // the fault tests: end the agent, take the link down or up
+    push_acknowledged,  // as push, answered once B's memory has the bytes
 };
 
 // Events B sends (its provider's callbacks), each naming the context A gave.

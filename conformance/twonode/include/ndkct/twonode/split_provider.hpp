@@ -51,7 +51,10 @@ enum class PeerFault {
 // Asks node B for the fault; false with `error` when the adapter is not split, has no peer
 // connection yet, or B refused.
 bool inject_fault(NDK_ADAPTER* adapter, PeerFault fault, uint32_t millis, std::string& error);
-// Why the peer connection ended, or "" while it lives.
+// True once the side channel to node B has ended (for any reason, a fault test's included).
+bool peer_lost(const NDK_ADAPTER* adapter);
+// Why the peer connection ended or could not be made, or "" while it lives (or when a fault
+// test ended it on purpose).
 std::string peer_lost_reason(const NDK_ADAPTER* adapter);
 
 }  // namespace ndkct::twonode
