@@ -178,6 +178,7 @@ NDKCT_TEST(TwoNodes, PeerGuestKilledMidTest, "ndk.two_node.peer_guest_killed", "
     static int receive;
     ASSERT_STATUS(STATUS_SUCCESS, session().receive(pair.a, &receive, {&in, 1}));
     std::remove((control + "/peer-ready").c_str());
+    twonode::expect_peer_loss(session().adapter());
     std::ofstream(control + "/kill-peer") << "kill\n";
     // The host kills guest B's qemu: no FIN, no DREQ, nothing more from B.
     auto deadline = std::chrono::steady_clock::now() + 10s;

@@ -21,6 +21,7 @@
 
 #include "agent.hpp"
 #include "ndkct/conformance/provider_spec.hpp"
+#include "split.hpp"
 #if NDKCT_AGENT_HAS_VERBS
 #include "ndkct/adapters/verbs_provider.hpp"
 #endif
@@ -96,6 +97,11 @@ int main(int argc, char** argv) {
         if (const char* v = std::getenv("NDKCT_RDMA_ADDR")) options.address4 = v;
     if (options.address6.empty())
         if (const char* v = std::getenv("NDKCT_RDMA_ADDR6")) options.address6 = v;
+    if (options.address4.empty()) {
+        std::string v6;
+        ndkct::twonode::device_addresses(options.address4, v6);
+        if (options.address6.empty()) options.address6 = v6;
+    }
 
     addrinfo hints{};
     hints.ai_socktype = SOCK_STREAM;

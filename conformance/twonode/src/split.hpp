@@ -97,7 +97,11 @@ struct Cq : Obj {
     bool part_armed[2] = {false, false};
     ULONG part_type[2] = {0, 0};
     void notified(Node node, NTSTATUS status);
+    std::mutex held_mutex;
+    std::deque<NDK_RESULT_EX> held;  // taken from a part by a notification, not yet polled
 };
+
+void arm_part(Cq* cq, Node node, ULONG type);
 
 struct PostedReceive {
     void* context;
@@ -361,6 +365,7 @@ UINT32 privileged_on_b(Adapter* ad, Pd* pd);
 
 // Addresses (split_connect.cpp).
 void learn_addresses(Adapter* ad, int fd, const std::string& b4, const std::string& b6);
+void device_addresses(std::string& v4, std::string& v6);
 
 // ---- Creates ----
 

@@ -961,6 +961,10 @@ bool inject_fault(NDK_ADAPTER* adapter, PeerFault fault, uint32_t millis, std::s
     return true;
 }
 
+void expect_peer_loss(NDK_ADAPTER* adapter) {
+    if (is_split_adapter(adapter)) adapter_of(adapter)->loss_expected = true;
+}
+
 bool peer_lost(const NDK_ADAPTER* adapter) {
     if (!is_split_adapter(adapter)) return false;
     auto* ad = reinterpret_cast<const Adapter*>(adapter);

@@ -13,6 +13,8 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 
 #include "split.hpp"
 
@@ -606,6 +608,37 @@ NTSTATUS split_create_listener(NDK_ADAPTER* a, NDK_FN_CONNECT_EVENT_CALLBACK* ev
                     });
 }
 
+// This machine's addresses on its RDMA device, from the RoCE GIDs in sysfs (::ffff:a.b.c.d is
+// IPv4; any other GID that is not link-local is IPv6), for when the environment names none.
+void device_addresses(std::string& v4, std::string& v6) {
+    std::error_code ec;
+    for (const auto& dev : std::filesystem::directory_iterator("/sys/class/infiniband", ec)) {
+        for (const auto& g : std::filesystem::directory_iterator(dev.path() / "ports/1/gids", ec)) {
+            std::ifstream in(g.path());
+            std::string text;
+            if (!(in >> text) || text.size() != 39) continue;
+            std::string hex;
+            for (char c : text)
+                if (c != ':') hex += c;
+            uint8_t raw[16];
+            for (int i = 0; i < 16; ++i)
+                raw[i] = static_cast<uint8_t>(std::stoi(hex.substr(2 * i, 2), nullptr, 16));
+            static const uint8_t zero[16] = {};
+            if (std::memcmp(raw, zero, 16) == 0) continue;
+            char buf[INET6_ADDRSTRLEN];
+            bool mapped = std::memcmp(raw, zero, 10) == 0 && raw[10] == 0xff && raw[11] == 0xff;
+            if (mapped && v4.empty() && raw[12] != 127) {
+                inet_ntop(AF_INET, raw + 12, buf, sizeof buf);
+                v4 = buf;
+            } else if (!mapped && v6.empty() && !(raw[0] == 0xfe && (raw[1] & 0xc0) == 0x80)) {
+                inet_ntop(AF_INET6, raw, buf, sizeof buf);
+                v6 = buf;
+            }
+        }
+        if (!v4.empty()) return;
+    }
+}
+
 void learn_addresses(Adapter* ad, int fd, const std::string& b4, const std::string& b6) {
     auto parse4 = [](const std::string& s, in_addr& out) {
         return !s.empty() && inet_pton(AF_INET, s.c_str(), &out) == 1;
@@ -614,9 +647,14 @@ void learn_addresses(Adapter* ad, int fd, const std::string& b4, const std::stri
         return !s.empty() && inet_pton(AF_INET6, s.c_str(), &out) == 1;
     };
     if (fd < 0) {
-        // Node A: this machine's address on the RDMA link, as the environment names it.
-        if (const char* v = std::getenv("NDKCT_RDMA_ADDR")) ad->have4[0] = parse4(v, ad->addr4[0]);
-        if (const char* v = std::getenv("NDKCT_RDMA_ADDR6")) ad->have6[0] = parse6(v, ad->addr6[0]);
+        // Node A: this machine's address on the RDMA link, as the environment names it, else
+        // as its RDMA device's GIDs do.
+        std::string v4, v6;
+        if (const char* v = std::getenv("NDKCT_RDMA_ADDR")) v4 = v;
+        if (const char* v = std::getenv("NDKCT_RDMA_ADDR6")) v6 = v;
+        if (v4.empty()) device_addresses(v4, v6);
+        ad->have4[0] = parse4(v4, ad->addr4[0]);
+        ad->have6[0] = parse6(v6, ad->addr6[0]);
         return;
     }
     ad->have4[1] = parse4(b4, ad->addr4[1]);

@@ -267,6 +267,8 @@ NTSTATUS split_resize_cq(NDK_CQ* c, ULONG depth, NDK_FN_REQUEST_COMPLETION* comp
         });
 }
 
+}  // namespace
+
 void arm_part(Cq* cq, Node node, ULONG type) {
     if (node == Node::a) {
         auto* in = inner<NDK_CQ>(cq->a);
@@ -281,6 +283,8 @@ void arm_part(Cq* cq, Node node, ULONG type) {
     } catch (const PeerLost&) {
     }
 }
+
+namespace {
 
 int strength(ULONG type) {
     return type == NDK_CQ_NOTIFY_ANY ? 2 : type == NDK_CQ_NOTIFY_SOLICITED ? 1 : 0;
@@ -337,49 +341,77 @@ ULONG translate_results(Adapter* ad, NDK_RESULT_EX* r, ULONG n, Node node) {
     return kept;
 }
 
-ULONG poll(Cq* cq, NDK_RESULT_EX* out, ULONG max, bool ex) {
+}  // namespace
+
+// Up to `max` entries of one part, QPContexts the consumer's. The A part's answer is returned
+// as it is when it claims more than `max` (the oracle judges that).
+ULONG poll_part(Cq* cq, Node node, NDK_RESULT_EX* out, ULONG max, bool ex) {
     Adapter* ad = cq->adapter;
-    auto* in = inner<NDK_CQ>(cq->a);
-    ULONG n = 0;
-    std::vector<NDK_RESULT> plain;
-    if (ex) {
-        n = in->Dispatch->NdkGetCqResultsEx(in, out, max);
-    } else {
-        plain.resize(max);
-        n = in->Dispatch->NdkGetCqResults(in, plain.data(), max);
-        for (ULONG i = 0; i < std::min(n, max); ++i) {
-            out[i] = {};
-            out[i].Status = plain[i].Status;
-            out[i].BytesTransferred = plain[i].BytesTransferred;
-            out[i].QPContext = plain[i].QPContext;
-            out[i].RequestContext = plain[i].RequestContext;
+    if (node == Node::a) {
+        auto* in = inner<NDK_CQ>(cq->a);
+        ULONG n;
+        if (ex) {
+            n = in->Dispatch->NdkGetCqResultsEx(in, out, max);
+        } else {
+            std::vector<NDK_RESULT> plain(max);
+            n = in->Dispatch->NdkGetCqResults(in, plain.data(), max);
+            for (ULONG i = 0; i < std::min(n, max); ++i) {
+                out[i] = {};
+                out[i].Status = plain[i].Status;
+                out[i].BytesTransferred = plain[i].BytesTransferred;
+                out[i].QPContext = plain[i].QPContext;
+                out[i].RequestContext = plain[i].RequestContext;
+            }
         }
+        if (n > max) return n;
+        return translate_results(ad, out, n, Node::a);
     }
-    if (n > max) return n;  // the provider's answer, however wrong, is the oracle's to judge
-    n = translate_results(ad, out, n, Node::a);
     uint64_t b = cq->b.load();
-    if (!b || !ad->peer || ad->peer->lost()) return n;
+    if (!b || max == 0 || !ad->peer || ad->peer->lost()) return 0;
     try {
         Peer& peer = ad->need_peer();
-        if (n < max) {
-            Writer w;
-            w.u64(b);
-            w.u32(max - n);
-            w.u8(ex ? 1 : 0);
-            Reader r(peer.call(Op::poll, w));
-            uint32_t got = r.u32();
-            std::vector<NDK_RESULT_EX> theirs(std::min<uint32_t>(got, max - n));
-            for (auto& e : theirs)
-                r.raw(&e, sizeof e);
-            peer.apply_changes(r);  // the bytes these completions (and others) landed on B
-            ULONG k =
-                translate_results(ad, theirs.data(), static_cast<ULONG>(theirs.size()), Node::b);
-            std::copy_n(theirs.begin(), k, out + n);
-            n += k;
-        } else {
-            peer.pull();
-        }
+        Writer w;
+        w.u64(b);
+        w.u32(max);
+        w.u8(ex ? 1 : 0);
+        Reader r(peer.call(Op::poll, w));
+        uint32_t got = r.u32();
+        std::vector<NDK_RESULT_EX> theirs(std::min<uint32_t>(got, max));
+        for (auto& e : theirs)
+            r.raw(&e, sizeof e);
+        peer.apply_changes(r);  // the bytes these completions (and others) landed on B
+        ULONG k = translate_results(ad, theirs.data(), static_cast<ULONG>(theirs.size()), Node::b);
+        std::copy_n(theirs.begin(), k, out);
+        return k;
     } catch (const PeerLost&) {
+        return 0;
+    }
+}
+
+namespace {
+
+ULONG poll(Cq* cq, NDK_RESULT_EX* out, ULONG max, bool ex) {
+    Adapter* ad = cq->adapter;
+    ULONG n = 0;
+    {
+        // Entries a notification made the split take first (Cq::notified).
+        std::lock_guard lock(cq->held_mutex);
+        while (n < max && !cq->held.empty()) {
+            out[n++] = cq->held.front();
+            cq->held.pop_front();
+        }
+    }
+    ULONG from_a = poll_part(cq, Node::a, out + n, max - n, ex);
+    if (from_a > max - n) return from_a;
+    n += from_a;
+    if (!cq->b.load() || !ad->peer || ad->peer->lost()) return n;
+    if (n < max) {
+        n += poll_part(cq, Node::b, out + n, max - n, ex);  // its reply brings B's bytes too
+    } else {
+        try {
+            ad->need_peer().pull();  // what the completions returned landed on B
+        } catch (const PeerLost&) {
+        }
     }
     return n;
 }
@@ -892,17 +924,63 @@ struct SrqEvents : Target {
 };
 }  // namespace
 
+ULONG poll_part(Cq* cq, Node node, NDK_RESULT_EX* out, ULONG max, bool ex);
+
+// Takes what a part holds into the split's own list (returned by the next polls first).
+size_t hold_from(Cq* cq, Node node) {
+    NDK_VERSION v = cq->Header.Version;
+    bool ex = v.Major > 1 || v.Minor >= 2;
+    std::vector<NDK_RESULT_EX> got(64);
+    ULONG n = poll_part(cq, node, got.data(), 64, ex);
+    if (n > 64) n = 64;
+    std::lock_guard lock(cq->held_mutex);
+    cq->held.insert(cq->held.end(), got.begin(), got.begin() + n);
+    return n;
+}
+
 void Cq::notified(Node node, NTSTATUS status) {
-    bool deliver;
+    int p = static_cast<int>(node);
+    if (!b.load()) {
+        // Alone on A, every notification goes through (the oracle judges them).
+        {
+            std::lock_guard lock(arm_mutex);
+            part_armed[p] = false;
+            consumer_armed = false;
+        }
+        if (notify) notify(notify_context, status);
+        return;
+    }
+    bool wanted;
+    ULONG type;
     {
         std::lock_guard lock(arm_mutex);
-        part_armed[static_cast<int>(node)] = false;
-        // Alone on A, every notification goes through (the oracle judges them); with a part on
-        // B, one per arm: the other part's may come for the same arm.
-        deliver = !b.load() || status != STATUS_SUCCESS || consumer_armed;
-        if (deliver) consumer_armed = false;
+        part_armed[p] = false;
+        wanted = consumer_armed;
+        type = consumer_type;
     }
-    if (deliver && notify) notify(notify_context, status);
+    if (status == STATUS_SUCCESS) {
+        if (!wanted) return;  // the other part answered this arm already
+        // One arm, one notification, and only for entries the consumer has not taken yet: a
+        // part's notification can arrive after the consumer polled the entry that caused it and
+        // armed again (B's come over the side channel). The split looks: entries there are
+        // taken into its own list (the next polls return them first) and notified; none means
+        // the part is armed again and looked at once more (an entry between the two).
+        if (hold_from(this, node) == 0) {
+            {
+                std::lock_guard lock(arm_mutex);
+                part_armed[p] = true;
+                part_type[p] = type;
+            }
+            arm_part(this, node, type);
+            if (hold_from(this, node) == 0) return;
+        }
+    }
+    {
+        std::lock_guard lock(arm_mutex);
+        if (status == STATUS_SUCCESS && !consumer_armed) return;
+        consumer_armed = false;
+    }
+    if (notify) notify(notify_context, status);
 }
 
 void materialize_cq(Adapter* ad, Cq* cq) {

@@ -51,6 +51,8 @@ enum class PeerFault {
 // Asks node B for the fault; false with `error` when the adapter is not split, has no peer
 // connection yet, or B refused.
 bool inject_fault(NDK_ADAPTER* adapter, PeerFault fault, uint32_t millis, std::string& error);
+// The test is about to end node B some other way (its machine): the loss is not a finding.
+void expect_peer_loss(NDK_ADAPTER* adapter);
 // True once the side channel to node B has ended (for any reason, a fault test's included).
 bool peer_lost(const NDK_ADAPTER* adapter);
 // Why the peer connection ended or could not be made, or "" while it lives (or when a fault
