@@ -96,6 +96,9 @@ struct Cq : Obj {
     ULONG consumer_type = 0;
     bool part_armed[2] = {false, false};
     ULONG part_type[2] = {0, 0};
+    uint64_t generation = 0;           // the consumer's arms so far
+    uint64_t part_generation[2] = {};  // the consumer's arm a part was last armed for
+    size_t taken_since_arm[2] = {};    // entries of each part taken since the consumer's arm
     void notified(Node node, NTSTATUS status);
     std::mutex held_mutex;
     std::deque<NDK_RESULT_EX> held;  // taken from a part by a notification, not yet polled

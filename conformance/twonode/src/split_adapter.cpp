@@ -961,6 +961,15 @@ bool inject_fault(NDK_ADAPTER* adapter, PeerFault fault, uint32_t millis, std::s
     return true;
 }
 
+void* part_on_a(void* split_object) {
+    return split_object ? reinterpret_cast<Obj*>(split_object)->a : nullptr;
+}
+
+UINT32 token_on_peer(NDK_ADAPTER* adapter, UINT32 token, bool remote) {
+    if (!is_split_adapter(adapter)) return token;
+    return token_on(adapter_of(adapter), token, Node::b, remote ? 1 : 0);
+}
+
 void expect_peer_loss(NDK_ADAPTER* adapter) {
     if (is_split_adapter(adapter)) adapter_of(adapter)->loss_expected = true;
 }

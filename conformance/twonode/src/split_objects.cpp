@@ -297,6 +297,8 @@ void split_arm_cq(NDK_CQ* c, ULONG type) {
         std::lock_guard lock(cq->arm_mutex);
         cq->consumer_armed = true;
         cq->consumer_type = type;
+        ++cq->generation;
+        cq->taken_since_arm[0] = cq->taken_since_arm[1] = 0;
         bool parts[2] = {cq->a != nullptr, cq->b.load() != 0};
         for (int p = 0; p < 2; ++p) {
             if (!parts[p]) continue;
@@ -308,6 +310,7 @@ void split_arm_cq(NDK_CQ* c, ULONG type) {
                 arm[p] = true;
                 cq->part_armed[p] = true;
                 cq->part_type[p] = type;
+                cq->part_generation[p] = cq->generation;
             }
         }
     }
@@ -364,7 +367,10 @@ ULONG poll_part(Cq* cq, Node node, NDK_RESULT_EX* out, ULONG max, bool ex) {
             }
         }
         if (n > max) return n;
-        return translate_results(ad, out, n, Node::a);
+        n = translate_results(ad, out, n, Node::a);
+        std::lock_guard lock(cq->arm_mutex);
+        cq->taken_since_arm[0] += n;
+        return n;
     }
     uint64_t b = cq->b.load();
     if (!b || max == 0 || !ad->peer || ad->peer->lost()) return 0;
@@ -382,6 +388,8 @@ ULONG poll_part(Cq* cq, Node node, NDK_RESULT_EX* out, ULONG max, bool ex) {
         peer.apply_changes(r);  // the bytes these completions (and others) landed on B
         ULONG k = translate_results(ad, theirs.data(), static_cast<ULONG>(theirs.size()), Node::b);
         std::copy_n(theirs.begin(), k, out);
+        std::lock_guard lock(cq->arm_mutex);
+        cq->taken_since_arm[1] += k;
         return k;
     } catch (const PeerLost&) {
         return 0;
@@ -950,26 +958,30 @@ void Cq::notified(Node node, NTSTATUS status) {
         if (notify) notify(notify_context, status);
         return;
     }
-    bool wanted;
+    bool wanted, stale;
     ULONG type;
     {
         std::lock_guard lock(arm_mutex);
         part_armed[p] = false;
         wanted = consumer_armed;
         type = consumer_type;
+        // Armed for an earlier arm of the consumer, which the other part answered: this
+        // notification may be for an entry the consumer took before arming again (B's come over
+        // the side channel, after the entry could be polled). Unless an entry of this part came
+        // since the consumer's arm, it is not this arm's.
+        stale = part_generation[p] != generation && taken_since_arm[p] == 0;
     }
     if (status == STATUS_SUCCESS) {
         if (!wanted) return;  // the other part answered this arm already
-        // One arm, one notification, and only for entries the consumer has not taken yet: a
-        // part's notification can arrive after the consumer polled the entry that caused it and
-        // armed again (B's come over the side channel). The split looks: entries there are
-        // taken into its own list (the next polls return them first) and notified; none means
-        // the part is armed again and looked at once more (an entry between the two).
-        if (hold_from(this, node) == 0) {
+        // A stale one: the split looks. Entries there are taken into its own list (the next
+        // polls return them first) and notified; none: the part is armed for this arm and
+        // looked at once more (an entry between the two), else its own notification will come.
+        if (stale && hold_from(this, node) == 0) {
             {
                 std::lock_guard lock(arm_mutex);
                 part_armed[p] = true;
                 part_type[p] = type;
+                part_generation[p] = generation;
             }
             arm_part(this, node, type);
             if (hold_from(this, node) == 0) return;

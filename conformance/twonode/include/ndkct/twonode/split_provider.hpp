@@ -43,6 +43,12 @@ bool is_split_adapter(const NDK_ADAPTER* adapter);
 // True once the adapter has made anything on node B (a connection crossed the nodes).
 bool crossed_nodes(const NDK_ADAPTER* adapter);
 
+// For the benchmark across the link (bench/): the object a split object has on node A (the
+// inner provider's), so that timed loops call the provider on A without the split in between;
+// and the value a token the consumer got has on the other node (B's key for B's memory).
+void* part_on_a(void* split_object);
+UINT32 token_on_peer(NDK_ADAPTER* adapter, UINT32 token, bool remote);
+
 // Faults of a real network, for the fault tests (conformance/tests/two_node_test.cpp).
 enum class PeerFault {
     kill_agent,  // the agent's process for this adapter ends at once (SIGKILL)
