@@ -102,6 +102,9 @@ def run_in_two_guests(args, argv, say):
         if a.startswith("--peer="):
             continue
         rest.append(a)
+    if not any(a == "--timeout" or a.startswith("--timeout=") for a in rest):
+        # Property tests make thousands of calls, many on B through the side channel.
+        rest += ["--timeout", "600"]
     inner = [sys.executable, os.path.join(ROOT, "conformance", "runner", "ndkct-run")] + rest + [
         "--in-guest", "--peer", f"{GUEST_B}:{AGENT_PORT}", "--topology-kind", "two-guests",
         "--out", out, "--build", build]

@@ -715,17 +715,19 @@ void Agent::execute(Op op, Reader& r, Writer& w) {
         case Op::peer_address: {
             auto* o = object<AnyObject>(r.u64());
             ULONG length = std::min<ULONG>(r.u32(), sizeof(sockaddr_storage));
+            bool with_buffer = r.u8() != 0;  // the consumer's buffer may be NULL (a size query)
             sockaddr_storage a{};
+            auto* to = with_buffer ? reinterpret_cast<PSOCKADDR>(&a) : nullptr;
             NTSTATUS st;
             if (op == Op::peer_address) {
                 auto* c = reinterpret_cast<NDK_CONNECTOR*>(o);
-                st = c->Dispatch->NdkGetPeerAddress(c, reinterpret_cast<PSOCKADDR>(&a), &length);
+                st = c->Dispatch->NdkGetPeerAddress(c, to, &length);
             } else if (o->Header.ObjectType == NdkObjectTypeListener) {
                 auto* l = reinterpret_cast<NDK_LISTENER*>(o);
-                st = l->Dispatch->NdkGetLocalAddress(l, reinterpret_cast<PSOCKADDR>(&a), &length);
+                st = l->Dispatch->NdkGetLocalAddress(l, to, &length);
             } else {
                 auto* c = reinterpret_cast<NDK_CONNECTOR*>(o);
-                st = c->Dispatch->NdkGetLocalAddress(c, reinterpret_cast<PSOCKADDR>(&a), &length);
+                st = c->Dispatch->NdkGetLocalAddress(c, to, &length);
             }
             w.i32(st);
             w.u32(length);
@@ -762,7 +764,8 @@ void Agent::execute(Op op, Reader& r, Writer& w) {
             auto* c = object<NDK_CONNECTOR>(r.u64());
             ULONG length = std::min<ULONG>(r.u32(), 1 << 16);
             bool with_buffer = r.u8() != 0, with_limits = r.u8() != 0;
-            std::vector<uint8_t> data(length);
+            // A buffer of length 0 is still a buffer (CONN-PD-04: too small, not a size query).
+            std::vector<uint8_t> data(std::max<ULONG>(length, 1));
             ULONG ird = 0, ord = 0;
             NTSTATUS st = c->Dispatch->NdkGetConnectionData(
                 c, with_limits ? &ird : nullptr, with_limits ? &ord : nullptr,

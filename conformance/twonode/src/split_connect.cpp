@@ -430,6 +430,7 @@ NTSTATUS address_of(Obj* o, Op op, int alias, PSOCKADDR address, ULONG* length,
             Writer w;
             w.u64(o->b);
             w.u32(*length);
+            w.u8(address ? 1 : 0);
             Reader r(ad->need_peer().call(op, w));
             st = r.i32();
             ULONG n = r.u32();
