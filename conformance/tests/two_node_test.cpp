@@ -67,8 +67,9 @@ Traffic traffic(Session& s, NDK_PD* pd, uint8_t seed_byte) {
     return t;
 }
 
-NTSTATUS write(Session& s, NDK_QP* qp, Traffic& t, void* context, size_t offset) {
-    NDK_SGE sge = Session::sge(t.source, offset, 256, t.src.local_token);
+NTSTATUS write(Session& s, NDK_QP* qp, Traffic& t, void* context, size_t offset,
+               ULONG length = 256) {
+    NDK_SGE sge = Session::sge(t.source, offset, length, t.src.local_token);
     return s.write(qp, context, {&sge, 1}, seed::address_of(t.target, offset), t.dst.remote_token);
 }
 
@@ -209,28 +210,35 @@ NDKCT_TEST(TwoNodes, LinkDroppedAndRestored, "ndk.two_node.link_dropped", "CQ-CS
     auto pair = crossed_pair(session(), &t);
     ASSERT_TRUE(pair.connected) << pair.problem;
     std::string error;
-    // A short drop: the transport's retries (about 2 s of them) outlast it; the write posted in
-    // the middle of it lands (CQ-CST-01).
+    // A short drop (0.3 s plus starting `ip` on B): the transport's retries (about 2 s of them)
+    // outlast it. Writes posted every 50 ms from before it to after it all land (CQ-CST-01),
+    // each completing once (WR-10).
     bool dropped =
-        twonode::inject_fault(session().adapter(), twonode::PeerFault::link_down, 1200, error);
+        twonode::inject_fault(session().adapter(), twonode::PeerFault::link_down, 300, error);
     NDKCT_REQUIRE(dropped, "a peer that can take its link down (the agent runs as root): " + error);
-    std::this_thread::sleep_for(400ms);
-    static int during;
-    ASSERT_STATUS(STATUS_SUCCESS, write(session(), pair.a, t, &during, 1024));
-    auto results = session().drain(pair.cq, 1, 20000ms);
-    ASSERT_EQ(results.size(), 1u) << "the write posted while the link was down completes";
-    EXPECT_STATUS(STATUS_SUCCESS, results[0].Status) << "a short drop is retried through";
-    EXPECT_EQ(std::memcmp(t.target.data() + 1024, t.source.data() + 1024, 256), 0);
+    constexpr int kWrites = 16;
+    static int during[kWrites];
+    for (int k = 0; k < kWrites; ++k) {
+        ASSERT_STATUS(STATUS_SUCCESS, write(session(), pair.a, t, &during[k], 1024 + 128 * k, 128));
+        std::this_thread::sleep_for(50ms);
+    }
+    auto results = session().drain(pair.cq, kWrites, 30000ms);
+    ASSERT_EQ(results.size(), size_t{kWrites}) << "the writes around the drop complete";
+    for (const auto& r : results)
+        EXPECT_STATUS(STATUS_SUCCESS, r.Status) << "a short drop is retried through";
+    EXPECT_EQ(std::memcmp(t.target.data() + 1024, t.source.data() + 1024, 128 * kWrites), 0);
 
-    // A long drop: nobody answers, the write fails (CQ-CST-03) and completes once (WR-10).
+    // A long drop (4 s): nobody answers, a write posted in it fails (CQ-CST-03) and completes
+    // once (WR-10). It is posted 1.5 s after the fault was asked for, when the link is down
+    // whatever starting `ip` costs on B.
     ASSERT_TRUE(
-        twonode::inject_fault(session().adapter(), twonode::PeerFault::link_down, 6000, error))
+        twonode::inject_fault(session().adapter(), twonode::PeerFault::link_down, 4000, error))
         << error;
-    auto restored = std::chrono::steady_clock::now() + 6500ms;
-    std::this_thread::sleep_for(300ms);
+    auto restored = std::chrono::steady_clock::now() + 6000ms;
+    std::this_thread::sleep_for(1500ms);
     peer_stops_answering(session(), pair.b);
     static int lost;
-    ASSERT_STATUS(STATUS_SUCCESS, write(session(), pair.a, t, &lost, 2048));
+    ASSERT_STATUS(STATUS_SUCCESS, write(session(), pair.a, t, &lost, 3072));
     results = session().drain(pair.cq, 1, 30000ms);
     ASSERT_EQ(results.size(), 1u) << "the write posted into the long drop completes";
     EXPECT_TRUE(NT_ERROR(results[0].Status))

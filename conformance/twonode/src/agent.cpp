@@ -321,19 +321,19 @@ void Agent::fault(Fault kind, uint32_t millis) {
         }
     }
     if (name.empty()) throw WireError("node B cannot find its link's interface for the fault");
-    std::string down = "ip link set dev " + name + " down", up = "ip link set dev " + name + " up";
+    // One shell: the outage is `millis` plus one `ip` run, whatever starting a program costs
+    // here. The reply leaves first; the link goes down 100 ms later.
+    std::string command = "ip link set dev " + name + " down";
+    if (millis)
+        command += " && sleep " + std::to_string(millis / 1000) + "." +
+                   std::to_string(1000 + millis % 1000).substr(1) + "; ip link set dev " + name +
+                   " up";
     bool verbose = options_.verbose;
-    // The reply leaves first; the link goes down shortly after and comes back after millis.
-    helpers_.emplace_back([down, up, millis, verbose] {
-        std::this_thread::sleep_for(std::chrono::milliseconds(50));
-        if (std::system(down.c_str()) != 0)
-            std::fprintf(stderr, "ndkct-agent: '%s' failed\n", down.c_str());
-        if (verbose) std::fprintf(stderr, "ndkct-agent: %s\n", down.c_str());
-        if (millis == 0) return;
-        std::this_thread::sleep_for(std::chrono::milliseconds(millis));
-        if (std::system(up.c_str()) != 0)
-            std::fprintf(stderr, "ndkct-agent: '%s' failed\n", up.c_str());
-        if (verbose) std::fprintf(stderr, "ndkct-agent: %s\n", up.c_str());
+    helpers_.emplace_back([command, verbose] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        if (verbose) std::fprintf(stderr, "ndkct-agent: %s\n", command.c_str());
+        if (std::system(command.c_str()) != 0)
+            std::fprintf(stderr, "ndkct-agent: '%s' failed\n", command.c_str());
     });
     (void)kind;
 }

@@ -248,10 +248,11 @@ int connect_tcp(const PeerAddress& peer, std::string& error) {
         int one = 1;
         ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
         // A peer that vanishes without a word (its machine stopped) is noticed: keepalives after
-        // 3 s of silence, and data unacknowledged for 15 s ends the connection. A link that
-        // comes back within that time loses nothing.
+        // 3 s of silence, and data unacknowledged for 30 s ends the connection. A link that
+        // comes back within that time loses nothing (TCP's retransmissions back off: after a
+        // few seconds' drop the next one may come seconds after the link is back).
         int idle = 3, interval = 1, count = 5;
-        unsigned user_timeout_ms = 15000;
+        unsigned user_timeout_ms = 30000;
         ::setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof one);
         ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof idle);
         ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &interval, sizeof interval);
