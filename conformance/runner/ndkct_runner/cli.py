@@ -272,6 +272,7 @@ def run(argv):
                          f"is NDKPI {profile_version}")
     provider.check(build)
     provider_arg = provider.argument(build)
+    topology = twonode.parse(args.peer, args.topology_kind) if args.peer else None
 
     kinds = [k.strip() for k in args.suites.split(",") if k.strip()]
     for k in kinds:
@@ -310,7 +311,6 @@ def run(argv):
                          os.path.join(ROOT, "conformance", "must-pass"), known_rules)
 
     in_guest = args.in_guest or os.environ.get("NDKCT_IN_GUEST") == "1"
-    topology = twonode.parse(args.peer, args.topology_kind) if args.peer else None
     if topology and topology.kind == "two-guests" and not in_guest:
         if provider.kind != "verbs":
             raise InputError("--peer two-guests runs the verbs provider on Soft-RoCE in both "
