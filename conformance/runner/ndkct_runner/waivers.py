@@ -26,7 +26,7 @@ A waiver that matched a test that ran but waived nothing is stale (the failure i
 import fnmatch
 import re
 
-from . import InputError
+from . import InputError, textfile
 
 FIELDS = ("provider", "vendor", "device", "topology", "tests", "rules", "reason", "reference")
 TOPOLOGIES = ("one-node", "two-nodes", "*")
@@ -174,12 +174,7 @@ def parse(text, path, known_rules):
 def load(paths, known_rules):
     waivers = []
     for path in paths:
-        try:
-            with open(path, encoding="utf-8") as f:
-                text = f.read()
-        except OSError as error:
-            raise InputError(f"cannot read the waiver file {path}: {error.strerror}") from None
-        waivers += parse(text, path, known_rules)
+        waivers += parse(textfile.read_text(path, "the waiver file"), path, known_rules)
     return waivers
 
 
