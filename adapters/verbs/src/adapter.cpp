@@ -543,6 +543,10 @@ NTSTATUS open_adapter(const NDKCT_HOST_MEMORY* memory, const NDKCT_OPEN_OPTIONS*
     // where NDKPI makes it reachable through every QP of the PD. Off by default (README.md).
     if (const char* v = std::getenv("NDKCT_VERBS_FR_WINDOWS"); v && *v && *v != '0')
         a->fr_windows = a->mw_type2;
+    // NDKCT_VERBS_LOOPBACK_ALIAS=0: loopback addresses go to rdma_cm as they are (which cannot
+    // route them); the two-node path uses the link's real addresses only (conformance/twonode).
+    if (const char* v = std::getenv("NDKCT_VERBS_LOOPBACK_ALIAS"); v && *v == '0')
+        a->loopback_alias = false;
     a->version = version;
     a->memory = *memory;
     {

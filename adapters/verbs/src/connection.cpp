@@ -77,7 +77,7 @@ bool is_loopback(const sockaddr* a) {
 bool to_device(Adapter* a, const sockaddr* in, sockaddr_storage& out) {
     std::memset(&out, 0, sizeof out);
     std::memcpy(&out, in, address_length(in));
-    if (!is_loopback(in)) return false;
+    if (!a->loopback_alias || !is_loopback(in)) return false;
     uint16_t port = port_of(in);
     if (in->sa_family == AF_INET6 && a->has_ipv6)
         std::memcpy(&out, &a->ipv6, sizeof a->ipv6);

@@ -432,6 +432,7 @@ struct Adapter {
     // The device's own IP addresses (from its RoCE GID table). rdma_cm cannot route loopback
     // addresses to an RDMA device, so 127.0.0.0/8 and ::1 stand for these (see connection.cpp).
     bool has_ipv4 = false, has_ipv6 = false;
+    bool loopback_alias = true;  // NDKCT_VERBS_LOOPBACK_ALIAS=0 turns it off (two nodes)
     sockaddr_in ipv4{};
     sockaddr_in6 ipv6{};
 

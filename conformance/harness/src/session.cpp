@@ -379,6 +379,22 @@ std::shared_ptr<const ParsedProfile> parsed_profile(const std::string& name_or_p
     return slot;
 }
 
+// NDKCT_TIME_SCALE (>= 1): how much longer completions and events may take to arrive, for slow
+// topologies (two emulated guests on one link: conformance/twonode sets it). Unlike
+// NDKCT_PATIENCE (below) it stretches every wait, a short probe that nothing more comes too.
+double time_scale() {
+    static const double scale = [] {
+        const char* v = std::getenv("NDKCT_TIME_SCALE");
+        double x = v ? std::atof(v) : 1.0;
+        return x >= 1.0 ? x : 1.0;
+    }();
+    return scale;
+}
+
+milliseconds stretched_for_link(milliseconds t) {
+    return milliseconds(static_cast<long long>(static_cast<double>(t.count()) * time_scale()));
+}
+
 }  // namespace
 
 // ================= One provider call: its in-flight record, rules and outcome =================
@@ -495,13 +511,16 @@ static double patience_factor() {
     return factor;
 }
 
+// A wait for what the provider owes: longer on a slow link (NDKCT_TIME_SCALE), shorter for a
+// sweep (NDKCT_PATIENCE); both may be set.
 milliseconds Session::scaled(milliseconds full) {
-    return milliseconds(std::max<int64_t>(
-        1, static_cast<int64_t>(static_cast<double>(full.count()) * patience_factor())));
+    return milliseconds(
+        std::max<int64_t>(1, static_cast<int64_t>(static_cast<double>(full.count()) * time_scale() *
+                                                  patience_factor())));
 }
 
 milliseconds Session::patience(milliseconds full) const {
-    if (patience_lost_) return std::min(full, milliseconds(200));
+    if (patience_lost_) return std::min(scaled(full), stretched_for_link(milliseconds(200)));
     return scaled(full);
 }
 
@@ -1448,7 +1467,7 @@ std::vector<NDK_RESULT_EX> Session::drain(NDK_CQ* cq, size_t count, milliseconds
     // A wait of a second or more is for completions that must come (WR-10); a shorter one
     // probes that nothing more does.
     const bool owed = timeout >= milliseconds(1000);
-    const milliseconds limit = owed ? patience(timeout) : timeout;
+    const milliseconds limit = owed ? patience(timeout) : stretched_for_link(timeout);
     in_flight::Wait waiting("NdkGetCqResults", "", owed ? "WR-10" : "",
                             "(polling the CQ for the completions of requests posted before)");
     auto deadline = std::chrono::steady_clock::now() + limit;
@@ -1715,7 +1734,8 @@ NDK_CONNECTOR* Session::wait_connect_event(NDK_LISTENER* listener, milliseconds 
                             "(waiting for a connect event on the listener)");
     spin_until([r] { return r->incoming_count.load(std::memory_order_acquire) > 0; });
     std::unique_lock lock(r->mutex);
-    const milliseconds limit = timeout >= milliseconds(1000) ? patience(timeout) : timeout;
+    const milliseconds limit =
+        timeout >= milliseconds(1000) ? patience(timeout) : stretched_for_link(timeout);
     if (!r->arrived.wait_for(lock, limit, [&] { return !r->incoming.empty(); })) {
         lock.unlock();
         if (timeout >= milliseconds(1000))

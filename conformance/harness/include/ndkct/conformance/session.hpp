@@ -190,8 +190,9 @@ class Session {
     // a second session with an edited profile).
     static Blocker any_blocker(Session* preferred);
     // How long to wait for something a provider owes, `full` as a test would wait: scaled by
-    // NDKCT_PATIENCE (sweeps of providers that lose what they owe set it below 1). Tests' own
-    // waiting loops use it like the harness's waits do.
+    // NDKCT_TIME_SCALE (slow links: two nodes set it above 1) and NDKCT_PATIENCE (sweeps of
+    // providers that lose what they owe set it below 1). Tests' own waiting loops use it like
+    // the harness's waits do.
     static milliseconds scaled(milliseconds full);
     // Exceptions a hook threw on a provider thread (reported by the test, never thrown there).
     std::vector<std::string> hook_errors();
