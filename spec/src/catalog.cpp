@@ -61,6 +61,14 @@ std::string text(const Json& entry, const char* key) {
     return it != entry.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
+// Every field is read through these: an entry of the wrong shape has already been reported by
+// the schema check, and must not end the load with a library exception (json::value() threw
+// type_error on "advisory": "yes").
+bool flag(const Json& entry, const char* key) {
+    auto it = entry.find(key);
+    return it != entry.end() && it->is_boolean() && it->get<bool>();
+}
+
 // The schema node of a dotted knob path ("policies.unknown_flags") in the profile schema.
 const Json* knob_schema(const Json& root, const std::string& knob) {
     const Json* node = &root;
@@ -114,7 +122,9 @@ CatalogLoad load_catalog(std::span<const CatalogSource> files, const CatalogCont
                                ": area \"" + area + "\" differs from the file name \"" + stem +
                                "\"");
 
-        const Json& entries = doc->value.contains("rules") ? doc->value["rules"] : Json::array();
+        static const Json kNone = Json::array();
+        auto listed = doc->value.find("rules");
+        const Json& entries = listed != doc->value.end() && listed->is_array() ? *listed : kNone;
         for (size_t i = 0; i < entries.size(); ++i) {
             const Json& entry = entries[i];
             if (!entry.is_object()) continue;
@@ -128,7 +138,7 @@ CatalogLoad load_catalog(std::span<const CatalogSource> files, const CatalogCont
             rule.level = level == "consumer-duty"  ? RuleLevel::consumer_duty
                          : level == "model-choice" ? RuleLevel::model_choice
                                                    : RuleLevel::must;
-            rule.advisory = entry.value("advisory", false);
+            rule.advisory = flag(entry, "advisory");
             rule.summary = text(entry, "summary");
             rule.sources = strings(entry, "source");
             rule.statuses = strings(entry, "statuses");
