@@ -80,4 +80,9 @@ def load(explicit_path, profile_name, folder, known_rules):
             text = f.read()
     except OSError as error:
         raise InputError(f"cannot read the must-pass list {path}: {error.strerror}") from None
+    except UnicodeDecodeError as error:
+        # Found by fuzz/runner_files_fuzz.py: one stray byte ended the runner in a traceback.
+        line = error.object[:error.start].count(b"\n") + 1
+        raise InputError(f"{path}:{line}: the must-pass list is not UTF-8 text (byte "
+                         f"0x{error.object[error.start]:02x} at offset {error.start})") from None
     return parse(text, path, known_rules)
