@@ -319,11 +319,13 @@ bool translate(Adapter* a, const ibv_wc& wc, Result& out) {
     if (!s->receive) {
         // Completions of one send queue come in posting order: this one also finishes every
         // unsignaled (silent, successful) request before it.
-        if (s->restore_mr && wc.status != IBV_WC_SUCCESS) roll_back_invalidate(a, r->qp, s);
+        // A request the device refused never ran either (complete_refused).
+        const bool did_not_run = wc.status != IBV_WC_SUCCESS || s->refused;
+        if (s->restore_mr && did_not_run) roll_back_invalidate(a, r->qp, s);
         // INV-01: a retired registration goes now (the rare case: checked before exchanging).
         if (s->retire.load(std::memory_order_relaxed))
             if (Registration* retired = s->retire.exchange(nullptr)) delete retired;
-        if (wc.status != IBV_WC_SUCCESS) {
+        if (did_not_run) {
             if (s->rollback_mr) roll_back_fast_register(a, r->qp, s);
             if (s->rollback_mw) roll_back_bind(a, r->qp, s);
         }
@@ -753,12 +755,89 @@ void verbs_flush(NDK_QP* ndk) {
 
 // ================================================================ posting
 
-void flush_deferred(Qp* qp) {
-    if (qp->defer_count == 0) return;
-    qp->defer_wr[qp->defer_count - 1].next = nullptr;
+namespace {
+
+// The device refused a request the provider had checked against every documented limit (and,
+// for a held one, had already accepted): it cannot take it now. ENOMEM, EAGAIN and any other
+// refusal alike: the documented status of a call that lacks resources.
+NTSTATUS refused_by_device(int) {
+    return STATUS_INSUFFICIENT_RESOURCES;
+}
+
+// A request that does nothing: the completion of work done outside the device (see
+// post_marker). Where the device has windows it binds the PD's type 1 marker window to nothing
+// (length 0, its key unchanged); otherwise a zero-length RDMA WRITE.
+ibv_send_wr marker_request(Qp* qp) {
+    ibv_send_wr wr{};
+    if (ibv_mw* marker = qp->pd->marker_window) {
+        wr.opcode = IBV_WR_BIND_MW;
+        wr.bind_mw.mw = marker;
+        wr.bind_mw.rkey = marker->rkey;
+        ibv_mr* region = qp->pd->marker_region;
+        wr.bind_mw.bind_info = {region, reinterpret_cast<uint64_t>(region->addr), 0, 0};
+    } else {
+        wr.opcode = IBV_WR_RDMA_WRITE;
+        wr.wr.rdma.remote_addr = 0;
+        wr.wr.rdma.rkey = 0;
+    }
+    return wr;
+}
+
+// DEFER-03, WR-05: a held request returned STATUS_SUCCESS, so it must complete. The device
+// refused it (twice): it completes in error, through a marker in its own slot (so its entry
+// comes in order, with its RequestContext and type), and what it did at the call is undone as
+// for a request flushed before it ran (Slot::refused). If the device refuses even the marker,
+// the QP goes to error and the marker is offered once more, to be flushed (STATUS_CANCELLED).
+void complete_refused(Qp* qp, Slot* s, NTSTATUS status) {
+    s->override_status = status;
+    s->refused = 1;
+    s->silent = 0;
+    ibv_send_wr wr = marker_request(qp);
+    wr.wr_id = reinterpret_cast<uintptr_t>(s);
+    wr.send_flags = IBV_SEND_SIGNALED;
     ibv_send_wr* bad = nullptr;
-    ibv_post_send(qp->qp, qp->defer_wr, &bad);
+    if (ibv_post_send(qp->qp, &wr, &bad) == 0) return;
+    move_qp_to_error(qp);
+    if (ibv_post_send(qp->qp, &wr, &bad) == 0) return;
+    // Nothing left to try: the device takes no request at all on this QP.
+    VERBS_TRACE("a deferred request (slot %u) was refused by the device and cannot complete",
+                s->index);
+}
+
+// Hands the held (DEFER) requests to the device, followed by `last` (nullptr: only the held
+// ones; DEFER-04, DEFER-07). What the device refuses is offered once more from the first
+// refused request (a refusal may be transient: a full queue, an ENOMEM); held requests it still
+// refuses complete in error (complete_refused). Returns 0, or the device's refusal of `last`,
+// which the caller fails inline (WR-05: no entry for it).
+int post_chain(Qp* qp, ibv_send_wr* last) {
+    const unsigned held = qp->defer_count;
     qp->defer_count = 0;
+    ibv_send_wr* head = last;
+    if (held > 0) {
+        qp->defer_wr[held - 1].next = last;
+        head = qp->defer_wr;
+    }
+    if (!head) return 0;
+    ibv_send_wr* bad = nullptr;
+    int rc = ibv_post_send(qp->qp, head, &bad);
+    if (rc == 0) return 0;
+    ibv_send_wr* again = bad ? bad : head;  // a device that does not say took nothing
+    bad = nullptr;
+    rc = ibv_post_send(qp->qp, again, &bad);
+    if (rc == 0) return 0;
+    if (!bad) bad = again;
+    // The held requests from the first refused one on (the array is the chain's order).
+    if (bad >= qp->defer_wr && bad < qp->defer_wr + held)
+        for (auto k = static_cast<unsigned>(bad - qp->defer_wr); k < held; ++k)
+            complete_refused(qp, reinterpret_cast<Slot*>(qp->defer_wr[k].wr_id),
+                             refused_by_device(rc));
+    return rc;
+}
+
+}  // namespace
+
+void flush_deferred(Qp* qp) {
+    post_chain(qp, nullptr);
 }
 
 namespace {
@@ -779,6 +858,7 @@ inline Slot* take_send_slot(Qp* qp) {
     s->override_status = STATUS_SUCCESS;
     s->silent = 0;
     s->internal = 0;
+    s->refused = 0;
     s->rollback_mr = nullptr;
     s->rollback_mw = nullptr;
     s->rollback_bound_mr = nullptr;
@@ -820,17 +900,9 @@ NTSTATUS post(Qp* qp, Slot* s, ibv_send_wr& wr, ULONG flags, bool force_signal =
         return STATUS_SUCCESS;
     }
     // DEFER-07: the held requests go with this one, before it.
-    ibv_send_wr* head = &wr;
-    if (qp->defer_count > 0) {
-        qp->defer_wr[qp->defer_count - 1].next = &wr;
-        head = qp->defer_wr;
-    }
-    ibv_send_wr* bad = nullptr;
-    int rc = ibv_post_send(qp->qp, head, &bad);
-    qp->defer_count = 0;
-    if (rc != 0) {
+    if (int rc = post_chain(qp, &wr); rc != 0) {
         --r->send_tail;
-        return rc == ENOMEM ? STATUS_INSUFFICIENT_RESOURCES : STATUS_INVALID_PARAMETER;
+        return refused_by_device(rc);
     }
     return STATUS_SUCCESS;
 }
@@ -844,18 +916,7 @@ NTSTATUS post(Qp* qp, Slot* s, ibv_send_wr& wr, ULONG flags, bool force_signal =
 // which waits for the peer's acknowledgement. (Not the local invalidation of a free type 2
 // window: rxe, kernel 6.1, dereferences the window's null MR there and panics, README.md.)
 NTSTATUS post_marker(Qp* qp, Slot* s, ULONG flags, bool force_signal = false) {
-    ibv_send_wr wr{};
-    if (ibv_mw* marker = qp->pd->marker_window) {
-        wr.opcode = IBV_WR_BIND_MW;
-        wr.bind_mw.mw = marker;
-        wr.bind_mw.rkey = marker->rkey;
-        ibv_mr* region = qp->pd->marker_region;
-        wr.bind_mw.bind_info = {region, reinterpret_cast<uint64_t>(region->addr), 0, 0};
-    } else {
-        wr.opcode = IBV_WR_RDMA_WRITE;
-        wr.wr.rdma.remote_addr = 0;
-        wr.wr.rdma.rkey = 0;
-    }
+    ibv_send_wr wr = marker_request(qp);
     return post(qp, s, wr, flags & ~NDK_OP_FLAG_INLINE, force_signal);
 }
 
