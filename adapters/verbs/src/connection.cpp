@@ -395,8 +395,13 @@ NTSTATUS start_connect(Adapter* a, Connector* c, Qp* qp, const sockaddr* source,
             return drop(bind_status(e, port_of(source) != 0));  // CONN-09, CONN-10, CONN-11
     }
     if (!on_our_device(a, id)) return drop(STATUS_INVALID_ADDRESS);  // CONN-10
+    // The id is fresh and bound on our device, the destination of its family: rdma_cm refusing
+    // the resolution with EINVAL then means it could not take it (found by the fault sweep:
+    // STATUS_INVALID_PARAMETER failed a valid NdkConnect, CONN-02).
     if (rdma_resolve_addr(id, nullptr, reinterpret_cast<sockaddr*>(&dst), kResolveTimeoutMs) != 0)
-        return drop(errno == EADDRINUSE ? STATUS_ADDRESS_ALREADY_EXISTS : errno_to_ntstatus(errno));
+        return drop(errno == EADDRINUSE ? STATUS_ADDRESS_ALREADY_EXISTS
+                    : errno == EINVAL   ? STATUS_INSUFFICIENT_RESOURCES
+                                        : errno_to_ntstatus(errno));
     c->id = id;
     c->passive = false;
     c->alias_family = endpoint ? endpoint->alias_family : aliased ? destination->sa_family : 0;
