@@ -128,9 +128,16 @@ __attribute__((constructor)) void arm_from_environment() {
 
 // ---------------------------------------------------------------- the real functions
 
+// The library's own definition: the next one in the global scope, or, when the library was
+// loaded privately (a provider dlopen()ed with RTLD_LOCAL brings libibverbs and librdmacm in
+// its own scope, where RTLD_NEXT does not look), the one in that library itself.
 template <typename T>
 T real(const char* name) {
     void* f = dlsym(RTLD_NEXT, name);
+    for (const char* library : {"libibverbs.so.1", "librdmacm.so.1"}) {
+        if (f) break;
+        if (void* handle = dlopen(library, RTLD_LAZY | RTLD_NOLOAD)) f = dlsym(handle, name);
+    }
     if (!f) {
         std::fprintf(stderr, "ndkct-verbs-faults: %s not found behind the interposer\n", name);
         std::abort();
@@ -177,6 +184,26 @@ void owner_closing(const void* owner, const char* what, const char* name) {
 const ibv_context_ops& ops_of(const ibv_context* context) {
     std::lock_guard lock(g_mutex);
     return g_ops.at(context);
+}
+
+// NDKCT_VERBS_FAULTS_REPORT=FILE: at exit, one JSON object with every function's call count,
+// the failures injected, the leaks seen and the objects still open (the fault sweep reads it).
+__attribute__((destructor)) void write_report() {
+    const char* path = std::getenv("NDKCT_VERBS_FAULTS_REPORT");
+    if (!path || !*path) return;
+    FILE* f = std::fopen(path, "w");
+    if (!f) return;
+    std::fprintf(f, "{\"calls\": {");
+    for (int i = 0; i < kFunctions; ++i)
+        std::fprintf(f, "%s\"%s\": %lu", i ? ", " : "", kNames[i], g_faults[i].calls.load());
+    unsigned long live;
+    {
+        std::lock_guard lock(g_mutex);
+        live = g_objects.size();
+    }
+    std::fprintf(f, "}, \"fired\": %lu, \"leaks\": %lu, \"live\": %lu}\n", g_fired.load(),
+                 g_leaks.load(), live);
+    std::fclose(f);
 }
 
 // ---------------------------------------------------------------- ops wrappers (inline verbs)
