@@ -9,11 +9,18 @@
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 #include <sys/wait.h>
-#include <unistd.h>
 
+#include <unistd.h>
+#include <csignal>
+
+#include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
+#include <fstream>
+#include <functional>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -345,6 +352,175 @@ TEST_F(FaultedPair, CqOverrunReachesTheConsumerAsBufferOverflow) {
     ASSERT_TRUE(notified.cv.wait_for(l, 20s, [&] { return !notified.statuses.empty(); }))
         << posted << " writes on a CQ of depth 1 raised no notification";
     EXPECT_EQ(notified.statuses[0], STATUS_BUFFER_OVERFLOW);
+}
+
+// ---- the device going away (destructive: run alone, as root, where the device is ours) ----
+
+// The network device under an RDMA device ("ndkct0" under rxe0), from sysfs.
+std::string netdev_of(const char* device) {
+    std::string path = std::string("/sys/class/infiniband/") + device + "/ports/1/gid_attrs/ndevs/";
+    for (int k = 0; k < 16; ++k) {
+        std::ifstream in(path + std::to_string(k));
+        std::string name;
+        if (in >> name && !name.empty()) return name;
+    }
+    return {};
+}
+
+int shell(const std::string& command) {
+    return std::system(command.c_str());
+}
+
+// After the link comes back: its port ACTIVE and its IPv4 RoCE GID (::ffff:a.b.c.d) back in the
+// table, which the kernel fills again a moment after the link is up (rdma_cm needs it).
+bool device_back(const char* device) {
+    std::string gids = std::string("/sys/class/infiniband/") + device + "/ports/1/gids/";
+    for (int tries = 0; tries < 200; ++tries) {
+        bool active = shell(std::string("rdma link show ") + device + "/1 | grep -q ACTIVE") == 0;
+        for (int k = 0; active && k < 16; ++k) {
+            std::ifstream in(gids + std::to_string(k));
+            std::string gid;
+            if (in >> gid && gid.find("ffff:") != std::string::npos &&
+                gid != "0000:0000:0000:0000:0000:ffff:0000:0000")
+                return true;
+        }
+        std::this_thread::sleep_for(100ms);
+    }
+    return false;
+}
+
+// Runs f on another thread; false when it has not returned within `limit` (a hang).
+bool returns_within(std::chrono::seconds limit, std::function<void()> f) {
+    auto done = std::make_shared<std::atomic<bool>>(false);
+    std::thread t([f = std::move(f), done] {
+        f();
+        done->store(true);
+    });
+    auto until = std::chrono::steady_clock::now() + limit;
+    while (!done->load() && std::chrono::steady_clock::now() < until)
+        std::this_thread::sleep_for(10ms);
+    if (!done->load()) {
+        t.detach();
+        return false;
+    }
+    t.join();
+    return true;
+}
+
+// Runs f in a child process (a consumer of its own: librdmacm keeps device contexts open until
+// its process ends) and returns its exit status, or -1 when it did not end within `limit`.
+int in_process(std::chrono::seconds limit, const std::function<int()>& f) {
+    pid_t pid = fork();
+    if (pid == 0) {
+        int code = f();
+        std::fflush(stdout);
+        _exit(code);
+    }
+    auto until = std::chrono::steady_clock::now() + limit;
+    int status = 0;
+    while (waitpid(pid, &status, WNOHANG) == 0) {
+        if (std::chrono::steady_clock::now() > until) {
+            kill(pid, SIGKILL);
+            waitpid(pid, &status, 0);
+            return -1;
+        }
+        std::this_thread::sleep_for(20ms);
+    }
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+// The RDMA link is deleted while an adapter holds the device: rxe cannot disassociate a user
+// context, so the deletion waits for every context of the device to close (librdmacm keeps its
+// own until its process ends). Meanwhile the open adapter still works, a new open fails at once
+// with NDIS_STATUS_ADAPTER_NOT_READY naming the problem, the adapter closes, the consumer ends,
+// the deletion completes; with the link added again, adapters open again. (The test process
+// itself never touches the device: each consumer is a child process.)
+TEST(DeviceGone, DISABLED_DeletedLinkWaitsForTheAdapterAndNewOpensFailCleanly) {
+    std::string netdev = netdev_of("rxe0");
+    ASSERT_FALSE(netdev.empty()) << "no network device under rxe0";
+    std::remove("/tmp/ndkct-link-deleted");
+    int consumer = in_process(120s, [&] {
+        NdkSide side;
+        side.open(16);
+        if (shell("(rdma link delete rxe0 && touch /tmp/ndkct-link-deleted) &") != 0) return 10;
+        std::this_thread::sleep_for(500ms);
+        NDK_SGE s{side.src.buffer.data(), 64, side.src.local};
+        if (table(side.a).NdkWrite(side.a, nullptr, &s, 1, side.dst.address(), side.dst.remote,
+                                   0) != STATUS_SUCCESS)
+            return 11;  // the open adapter stopped working
+        ndkct::platform::Arena arena(64);
+        Opened second;
+        if (!returns_within(30s, [&] { second = open_once(arena); })) return 12;  // hung
+        std::printf("finding: link deleted: a new open says \"%s\" (0x%08x)\n", second.message,
+                    static_cast<unsigned>(second.status));
+        if (second.status != NDIS_STATUS_ADAPTER_NOT_READY) return 13;
+        if (!returns_within(60s, [&] { side.close(); })) return 14;  // close hung
+        return 0;
+    });
+    EXPECT_EQ(consumer, 0) << "10: no delete; 11: the open adapter failed a write; 12: a new open "
+                              "hung; 13: a new open did not say NOT_READY; 14: close hung; -1: "
+                              "the consumer hung";
+    bool deleted = false;
+    for (int k = 0; k < 300 && !deleted; ++k) {
+        deleted = access("/tmp/ndkct-link-deleted", F_OK) == 0;
+        if (!deleted) std::this_thread::sleep_for(100ms);
+    }
+    EXPECT_TRUE(deleted) << "the link deletion did not finish after its consumer ended";
+    if (!deleted) return;
+    ASSERT_EQ(shell("rdma link add rxe0 type rxe netdev " + netdev), 0);
+    ASSERT_TRUE(device_back("rxe0")) << "rxe0 did not come back within 20 s";
+    EXPECT_EQ(in_process(60s,
+                         [] {
+                             ndkct::platform::Arena arena(64);
+                             Opened again = open_once(arena);
+                             if (again.status != STATUS_SUCCESS)
+                                 std::printf("open after re-adding: %s\n", again.message);
+                             return again.status == STATUS_SUCCESS ? 0 : 1;
+                         }),
+              0)
+        << "no adapter opens on the re-added link";
+}
+
+// The link under the device goes down mid-run (rxe raises IBV_EVENT_PORT_ERR): requests in
+// flight and posted later end with an error entry (the transport gives up: STATUS_IO_TIMEOUT,
+// or STATUS_CANCELLED behind it), a new connect fails, nothing hangs, and the adapter closes.
+// With the link up again a new adapter works.
+TEST(DeviceGone, DISABLED_LinkDownFailsRequestsAndNothingHangs) {
+    NdkSide side;
+    side.open(16);
+    std::string netdev = netdev_of("rxe0");
+    ASSERT_FALSE(netdev.empty()) << "no network device under rxe0";
+    ASSERT_EQ(shell("ip link set " + netdev + " down"), 0);
+    NDK_SGE s{side.src.buffer.data(), 64, side.src.local};
+    static int context;
+    NTSTATUS posted =
+        table(side.a).NdkWrite(side.a, &context, &s, 1, side.dst.address(), side.dst.remote, 0);
+    if (posted == STATUS_SUCCESS) {
+        NDK_RESULT_EX r{};
+        auto until = std::chrono::steady_clock::now() + 60s;
+        while (table(side.cq_a).NdkGetCqResultsEx(side.cq_a, &r, 1) == 0 &&
+               std::chrono::steady_clock::now() < until)
+            std::this_thread::sleep_for(5ms);
+        EXPECT_EQ(r.RequestContext, &context) << "no entry within 60 s";
+        EXPECT_TRUE(NT_ERROR(r.Status) || r.Status == STATUS_SUCCESS)
+            << "a write with the link down ended with " << std::hex << r.Status;
+        std::printf("finding: link down: the write in flight ended with 0x%08x\n",
+                    static_cast<unsigned>(r.Status));
+    } else {
+        EXPECT_TRUE(NT_ERROR(posted)) << std::hex << posted;
+    }
+    bool closed = returns_within(60s, [&] { side.close(); });
+    EXPECT_TRUE(closed) << "closing the adapter with its link down hung";
+    ASSERT_EQ(shell("ip link set " + netdev + " up"), 0);
+    // The port comes back; then an adapter opens and connects again.
+    ASSERT_TRUE(device_back("rxe0")) << "rxe0 did not come back within 20 s";
+    if (!closed) return;
+    // The device is back for new adapters. (New connections over rxe0 still fail after such an
+    // outage: rxe, kernel 6.1, gets no connect event for new rdma_cm connections once a link
+    // bounced under open RC connections; rping alike. An rxe finding, README.md.)
+    ndkct::platform::Arena arena(64);
+    Opened again = open_once(arena);
+    EXPECT_EQ(again.status, STATUS_SUCCESS) << again.message;
 }
 
 }  // namespace
