@@ -6,6 +6,8 @@
 #include <chrono>
 #include <cstring>
 #include <iomanip>
+#include <map>
+#include <mutex>
 #include <sstream>
 #include <thread>
 
@@ -434,12 +436,33 @@ void Sut::reap_closes() {
     }
 }
 
+namespace {
+std::mutex failure_rules_lock;
+std::map<std::string, std::vector<std::string>> failure_rules_by_description;
+}  // namespace
+
+void remember_failure_rules(const std::string& description, std::vector<std::string> rules) {
+    std::lock_guard guard(failure_rules_lock);
+    failure_rules_by_description[description] = std::move(rules);
+}
+
+std::vector<std::string> failure_rules(const std::string& description) {
+    std::lock_guard guard(failure_rules_lock);
+    auto it = failure_rules_by_description.find(description);
+    return it == failure_rules_by_description.end() ? std::vector<std::string>{} : it->second;
+}
+
 void Sut::check(const char* after) {
     if (trap) trap->report();  // GEN-CREATE-05 findings become the oracle's verdict
     model::Verdict v = session.verdict();
     std::string failures;
-    for (size_t i = violations_seen_; i < v.violations.size(); ++i)
-        if (!v.violations[i].warning) failures += "  oracle: " + v.violations[i].describe() + "\n";
+    std::vector<std::string> rules;
+    for (size_t i = violations_seen_; i < v.violations.size(); ++i) {
+        if (v.violations[i].warning) continue;
+        failures += "  oracle: " + v.violations[i].describe() + "\n";
+        for (const auto& rule : v.violations[i].rules)
+            if (std::find(rules.begin(), rules.end(), rule) == rules.end()) rules.push_back(rule);
+    }
     violations_seen_ = v.violations.size();
     if (failures.empty()) return;
     std::ostringstream out;
@@ -447,6 +470,7 @@ void Sut::check(const char* after) {
         << failures << "minimal sequence (" << commands_run_ << " calls after setup):\n";
     for (const auto& line : log_)
         out << "  " << line << "\n";
+    remember_failure_rules(out.str(), std::move(rules));
     throw rc::detail::CaseResult(rc::detail::CaseResult::Type::Failure, out.str());
 }
 

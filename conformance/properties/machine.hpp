@@ -191,6 +191,11 @@ struct SutOptions {
 };
 
 // The system under test: a Session on the provider, and the slots' real objects.
+// The rules a failing sequence broke, keyed by the failure's description (RapidCheck carries
+// only the text of a failure; the rules travel beside it as data, never parsed from it).
+void remember_failure_rules(const std::string& description, std::vector<std::string> rules);
+std::vector<std::string> failure_rules(const std::string& description);
+
 class Sut {
   public:
     Sut(Session& session, SutOptions options = {});

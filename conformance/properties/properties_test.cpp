@@ -52,6 +52,7 @@ class Properties : public ::testing::TestWithParam<ProviderSpec> {
         RecordProperty("counterexample", outcome.message);
         RecordProperty("shrunk_calls", std::to_string(outcome.shrunk_calls));
         if (!outcome.reproduce.empty()) RecordProperty("replay", replay);
+        conformance::RuleScope scope(outcome.rules);
         ADD_FAILURE() << id << " failed after " << outcome.sequences << " passing sequences (seed "
                       << options.seed << ")\n"
                       << outcome.message

@@ -127,6 +127,8 @@ PropertyOutcome check_property(const std::string& id, const conformance::Provide
         const auto& failure = result.get<rc::detail::FailureResult>();
         outcome.sequences = failure.numSuccess;
         outcome.message = failure.description;
+        outcome.rules = failure_rules(failure.description);
+        if (outcome.rules.empty()) outcome.rules = failure_rules(first_failure);
         if (outcome.message.find("oracle:") == std::string::npos && !first_failure.empty())
             outcome.message +=
                 "\nthe shrunk case passed when replayed; the first failure (not shrunk) was:\n" +

@@ -37,10 +37,11 @@ struct PropertyOptions {
 
 struct PropertyOutcome {
     bool passed = false;
-    int sequences = 0;      // sequences that passed before the failure (or in all)
-    std::string message;    // the oracle's violation and the minimal sequence as NDK calls
-    int shrunk_calls = -1;  // commands in the minimal sequence (after the setup)
-    std::string reproduce;  // RC_PARAMS value that replays exactly the minimal sequence
+    int sequences = 0;               // sequences that passed before the failure (or in all)
+    std::string message;             // the oracle's violation and the minimal sequence as NDK calls
+    std::vector<std::string> rules;  // the rules the reported failure broke (as data)
+    int shrunk_calls = -1;           // commands in the minimal sequence (after the setup)
+    std::string reproduce;           // RC_PARAMS value that replays exactly the minimal sequence
 };
 
 // Runs the property `id` (the ndkct ID, also RapidCheck's test ID for reproduce strings).

@@ -10,22 +10,23 @@ handed on (and written) as soon as its end line arrives, so nothing finished is 
 import ctypes
 import json
 import os
-import re
 import shlex
 import signal
 import subprocess
 import time
 
-RULE_TOKEN = re.compile(r"\b[A-Z][A-Z0-9]*(?:-[A-Z0-9]+)+\b")
 FILTER_LIMIT = 100_000  # bytes of --gtest_filter per batch (one argument may hold 128 KiB)
 
 
-def rules_named(text, known_rules):
-    """The catalog rule IDs a failure message names, in order of appearance."""
+def rules_of_failures(event, known_rules):
+    """The catalog rule IDs a test's failures name, in order: the structured `failure_rules` of
+    its end event (one list per failure, from the RuleScope that was active when it was
+    recorded). Message text is never searched for rule IDs."""
     seen = []
-    for token in RULE_TOKEN.findall(text or ""):
-        if token in known_rules and token not in seen:
-            seen.append(token)
+    for rules in event.get("failure_rules") or []:
+        for rule in rules if isinstance(rules, list) else []:
+            if rule in known_rules and rule not in seen:
+                seen.append(rule)
     return seen
 
 
@@ -71,15 +72,14 @@ class Runner:
         return " ".join(shlex.quote(a) for a in self.replay_prefix + [
             self.executable, f"--provider={self.provider_arg}", f"--gtest_filter={name}"])
 
-    def result(self, test, verdict, message, duration, extra=None):
+    def result(self, test, verdict, message, duration, extra=None, failed_rules=()):
         r = {"test": test["test"], "id": test.get("id", ""), "suite": test.get("suite", ""),
              "kind": test.get("kind", "directed"), "rules": test.get("rules", []),
              "verdict": verdict, "duration_s": round(duration, 6), "message": message,
-             "failed_rules": [], "counterexample": None, "replay": self.replay(test["test"])}
+             "failed_rules": list(failed_rules), "counterexample": None,
+             "replay": self.replay(test["test"])}
         if extra:
             r.update(extra)
-        if verdict in ("fail", "crash", "timeout"):
-            r["failed_rules"] = rules_named(message, self.known_rules)
         return r
 
     def from_end_event(self, test, event):
@@ -92,7 +92,8 @@ class Runner:
             extra["replay"] = props["replay"]
         if event["result"] == "failed":
             message = "\n".join(event.get("failures", [])) or "failed"
-            return self.result(test, "fail", message, duration, extra)
+            return self.result(test, "fail", message, duration, extra,
+                               rules_of_failures(event, self.known_rules))
         if event["result"] == "skipped":
             skips = [s.strip() for s in event.get("skips", [])]
             reasons = [s for s in skips if s.startswith("not_supported:")]

@@ -192,7 +192,19 @@ class EventStream : public ::testing::EmptyTestEventListener {
 
     void OnTestStart(const ::testing::TestInfo& test) override {
         started_ = std::chrono::steady_clock::now();
+        failure_rules_.clear();
+        const TestDeclaration* declaration = declaration_of(test.test_suite_name(), test.name());
+        sole_rule_ = declaration && declaration->rules.size() == 1 ? declaration->rules
+                                                                   : std::vector<std::string>{};
         write("{\"event\": \"start\", \"test\": " + full_name(test) + "}");
+    }
+
+    // Called on the reporting thread as each failure is recorded: the rules of its RuleScope;
+    // outside every scope, the test's rule when it declares exactly one (all it checks).
+    void OnTestPartResult(const ::testing::TestPartResult& part) override {
+        if (!part.failed()) return;
+        const auto& scoped = ndkct::conformance::current_rules();
+        failure_rules_.push_back(scoped.empty() ? sole_rule_ : scoped);
     }
 
     void OnTestEnd(const ::testing::TestInfo& test) override {
@@ -220,12 +232,22 @@ class EventStream : public ::testing::EmptyTestEventListener {
         properties += "}";
         const char* outcome = result.Failed() ? "failed" : result.Skipped() ? "skipped" : "passed";
         write("{\"event\": \"end\", \"test\": " + full_name(test) + ", \"result\": \"" + outcome +
-              "\", \"duration_us\": " + std::to_string(micros) +
-              ", \"failures\": " + json_list(failures) + ", \"skips\": " + json_list(skips) +
-              ", \"properties\": " + properties + "}");
+              "\", \"duration_us\": " + std::to_string(micros) + ", \"failures\": " +
+              json_list(failures) + ", \"failure_rules\": " + rules_of_failures(failures.size()) +
+              ", \"skips\": " + json_list(skips) + ", \"properties\": " + properties + "}");
     }
 
   private:
+    // One list of rule IDs per failure, in the order of "failures" (a failure recorded outside
+    // the test's thread, or outside every scope, names none).
+    std::string rules_of_failures(size_t failures) const {
+        std::string out = "[";
+        for (size_t i = 0; i < failures; ++i)
+            out +=
+                (i ? ", " : "") + json_list(i < failure_rules_.size() ? failure_rules_[i]
+                                                                      : std::vector<std::string>{});
+        return out + "]";
+    }
     static std::string full_name(const ::testing::TestInfo& test) {
         return json_string(std::string(test.test_suite_name()) + "." + test.name());
     }
@@ -235,6 +257,8 @@ class EventStream : public ::testing::EmptyTestEventListener {
     }
     std::FILE* file_;
     std::chrono::steady_clock::time_point started_;
+    std::vector<std::vector<std::string>> failure_rules_;
+    std::vector<std::string> sole_rule_;
 };
 
 }  // namespace

@@ -12,7 +12,30 @@ std::map<std::string, const TestDeclaration*>& registry() {
     return r;
 }
 
+thread_local std::vector<const std::vector<std::string>*> rule_scopes;
+
+std::string joined(const std::vector<std::string>& rules) {
+    std::string text;
+    for (const auto& r : rules)
+        text += (text.empty() ? "" : ", ") + r;
+    return text;
+}
+
 }  // namespace
+
+RuleScope::RuleScope(std::vector<std::string> rules, const char* file, int line)
+    : rules_(std::move(rules)), trace_(file, line, "checks rule " + joined(rules_)) {
+    rule_scopes.push_back(&rules_);
+}
+
+RuleScope::~RuleScope() {
+    rule_scopes.pop_back();
+}
+
+const std::vector<std::string>& current_rules() {
+    static const std::vector<std::string> none;
+    return rule_scopes.empty() ? none : *rule_scopes.back();
+}
 
 TestDeclaration::TestDeclaration(std::string suite_, std::string name_, std::string id_,
                                  std::vector<std::string> rules_)
@@ -58,8 +81,11 @@ void ProviderTest::SetUp() {
 }
 
 void ProviderTest::expect_clean_so_far() {
-    for (const auto& v : session_->verdict().violations)
-        if (!v.warning) ADD_FAILURE() << v.describe();
+    for (const auto& v : session_->verdict().violations) {
+        if (v.warning) continue;
+        RuleScope scope(v.rules);
+        ADD_FAILURE() << v.describe();
+    }
 }
 
 void ProviderTest::TearDown() {
@@ -72,6 +98,7 @@ void ProviderTest::TearDown() {
         if (v.warning) {
             warnings += (warnings.empty() ? "" : "\n") + v.describe();
         } else {
+            RuleScope scope(v.rules);
             ADD_FAILURE() << "oracle: " << v.describe();
         }
     }

@@ -53,7 +53,41 @@ class ProviderTest : public ::testing::TestWithParam<ProviderSpec> {
 
 std::string provider_label(const ::testing::TestParamInfo<ProviderSpec>& info);
 
+// Which rules a failure names, as data (never read back from message text). Every failure a test
+// records while a RuleScope is alive on the reporting thread names the rules of the innermost
+// scope: an oracle violation names the rules the oracle gave, a plain EXPECT/ASSERT names the
+// rules its NDKCT_RULE scope declares. The event stream (--ndkct_events) carries them beside each
+// message, and the runner's verdicts and waivers use only them. The rules also appear in
+// gtest's trace for people reading the console.
+class RuleScope {
+  public:
+    explicit RuleScope(std::vector<std::string> rules, const char* file = __builtin_FILE(),
+                       int line = __builtin_LINE());
+    ~RuleScope();
+    RuleScope(const RuleScope&) = delete;
+    RuleScope& operator=(const RuleScope&) = delete;
+
+  private:
+    std::vector<std::string> rules_;
+    ::testing::ScopedTrace trace_;
+};
+
+// The rules of the innermost RuleScope on this thread; empty outside every scope.
+const std::vector<std::string>& current_rules();
+
 }  // namespace ndkct::conformance
+
+#define NDKCT_RULE_CONCAT_(a, b) a##b
+#define NDKCT_RULE_CONCAT(a, b) NDKCT_RULE_CONCAT_(a, b)
+// The plain assertions that follow, to the end of the enclosing block, check these rules:
+//   NDKCT_RULE("FR-TOK-01");
+//   EXPECT_NE(remote_token, local_token);   // a failure here names FR-TOK-01
+#define NDKCT_RULE(...)                                                                    \
+    const ::ndkct::conformance::RuleScope NDKCT_RULE_CONCAT(ndkct_rule_scope_, __LINE__) { \
+        std::vector<std::string> {                                                         \
+            __VA_ARGS__                                                                    \
+        }                                                                                  \
+    }
 
 // A suite of directed tests, instantiated for every provider under test.
 #define NDKCT_SUITE(suite)                                                                      \
