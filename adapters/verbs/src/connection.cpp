@@ -519,6 +519,17 @@ NTSTATUS verbs_create_shared_endpoint(NDK_ADAPTER* ndk, const PSOCKADDR address,
     return STATUS_SUCCESS;
 }
 
+// The event thread finds a connection object through an rdma_cm id's context and reads it with
+// the adapter's mutex held (on_cm_event). Its ids are destroyed first, without the mutex
+// (rdma_destroy_id waits for the event thread to acknowledge their events); the object itself
+// goes with the mutex held, so that any read of it on the event thread comes before (found by
+// ThreadSanitizer: the worker's delete raced with on_cm_event's read of the connector's kind).
+template <typename T>
+void delete_under_lock(T* object) {
+    std::lock_guard lock(object->life.adapter->mutex);
+    delete object;
+}
+
 void destroy_connector(Connector* c) {
     {
         std::lock_guard lock(c->life.adapter->mutex);
@@ -530,17 +541,17 @@ void destroy_connector(Connector* c) {
     for (rdma_cm_id* id : c->stale_ids)
         rdma_destroy_id(id);
     VERBS_TRACE("destroyed connector %p", static_cast<void*>(c));
-    delete c;
+    delete_under_lock(c);
 }
 
 void destroy_listener(Listener* l) {
     if (l->id) rdma_destroy_id(l->id);  // the port is free from now on (CONN-LST-01)
-    delete l;
+    delete_under_lock(l);
 }
 
 void destroy_shared_endpoint(SharedEndpoint* e) {
     if (e->id) rdma_destroy_id(e->id);
-    delete e;
+    delete_under_lock(e);
 }
 
 // CLOSE-08 and CONN-LST-03, with the mutex held when a close starts.
