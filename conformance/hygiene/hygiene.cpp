@@ -353,6 +353,12 @@ int main(int argc, char** argv) {
     Arena arena(1024);
     auto buffer = arena.allocate(8 * PAGE_SIZE);
     Adapter a(entry, arena);
+    // One adapter opened and closed first: what a provider makes once per process (a device
+    // probe, a cache) is there at the start too. `start` is then compared with the end, when
+    // everything is closed again.
+    a.open();
+    a.shut();
+    Snapshot start = now();
     a.open();
     a.pd = a.new_pd();
     a.cq = a.new_cq();
@@ -396,6 +402,20 @@ int main(int argc, char** argv) {
     close(a.cq);
     close(a.pd);
     a.shut();
+    // Everything closed: what the cycles' adapter kept by design until its close (the reference
+    // provider's object history) must be gone too.
+    Snapshot end = now();
+    long long kept = static_cast<long long>(end.heap) - static_cast<long long>(start.heap);
+    bool end_flat = end.fds == start.fds && end.maps <= start.maps + 2 &&
+                    end.threads == start.threads && end.device == start.device &&
+                    kept <= 256 * 1024;
+    flat = flat && end_flat;
+    std::printf(
+        "%-17s %7s %8s  %3zu->%-4zu %4zu->%-5zu %3zu->%-4zu %9zu->%-11zu %+9lld B total  "
+        "%s -> %s%s\n",
+        "all closed", "-", "-", start.fds, end.fds, start.maps, end.maps, start.threads,
+        end.threads, start.heap, end.heap, kept, device_text(start.device).c_str(),
+        device_text(end.device).c_str(), end_flat ? "" : "   NOT FLAT");
     struct rusage usage {};
     getrusage(RUSAGE_SELF, &usage);
     std::printf("hygiene %s: %s (max RSS %ld KiB)\n", spec_text.c_str(),
