@@ -460,8 +460,11 @@ void Sut::check(const char* after) {
     for (size_t i = violations_seen_; i < v.violations.size(); ++i) {
         if (v.violations[i].warning) continue;
         failures += "  oracle: " + v.violations[i].describe() + "\n";
-        for (const auto& rule : v.violations[i].rules)
-            if (std::find(rules.begin(), rules.end(), rule) == rules.end()) rules.push_back(rule);
+        // The rule each violation judged (its first; the rest follow from it and stay in the
+        // message): the property's failure names these as broken, like a directed test's.
+        const auto& judged = v.violations[i].rules;
+        if (!judged.empty() && std::find(rules.begin(), rules.end(), judged.front()) == rules.end())
+            rules.push_back(judged.front());
     }
     violations_seen_ = v.violations.size();
     if (failures.empty()) return;

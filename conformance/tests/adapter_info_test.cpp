@@ -222,6 +222,7 @@ NDKCT_TEST(AdapterInfo, ReadSinkRightNotRequired, "ndk.adapter.flag.read_sink_no
                                           2000, s->privileged_token(pair.pd));
         ASSERT_STATUS(STATUS_SUCCESS, s->read(pair.a, &second, {&privileged, 1},
                                               address_of(remote, 4000), r.remote_token));
+        NDKCT_RULE("PTOK-03", "AI-FLAG-02");  // reads into non-sink buffers succeed
         auto results = seed::settle(*s, pair.cq, 2);
         ASSERT_EQ(results.size(), 2u);
         for (const auto& each : results)
@@ -285,6 +286,7 @@ NDKCT_TEST(AdapterInfo, ReadLimitsAreUsable, "ndk.adapter.info.read_limits", "AI
                       session().read(pair.a, &contexts[i], {&sge, 1}, address_of(remote, i * 64),
                                      r.remote_token, NDK_OP_FLAG_RDMA_READ_SINK));
     }
+    NDKCT_RULE("AI-08");  // reads up to the limit all work
     auto results = seed::settle(session(), pair.cq, limit);
     ASSERT_EQ(results.size(), limit);
     for (const auto& each : results)

@@ -20,15 +20,18 @@ NDKCT_SUITE(Close);
 using namespace std::chrono_literals;
 
 bool wait_until(const std::atomic<bool>& flag, std::chrono::milliseconds limit = 5000ms) {
-    auto deadline = std::chrono::steady_clock::now() + limit;
+    auto deadline = std::chrono::steady_clock::now() + Session::scaled(limit);
     while (!flag && std::chrono::steady_clock::now() < deadline)
         std::this_thread::sleep_for(1ms);
     return flag;
 }
 
 void expect_clean(Session& s) {
-    for (const auto& v : s.verdict().violations)
-        if (!v.warning) ADD_FAILURE() << "oracle: " << v.describe();
+    for (const auto& v : s.verdict().violations) {
+        if (v.warning) continue;
+        RuleScope scope(v.rules, FailureKind::oracle);
+        ADD_FAILURE() << "oracle: " << v.describe();
+    }
 }
 
 // A CQ's close while its notification callback runs completes only after the callback returned
@@ -54,7 +57,11 @@ NDKCT_TEST(Close, CqCloseWaitsForARunningNotification, "ndk.close.cq.waits_for_n
     ASSERT_STATUS(STATUS_SUCCESS, session().receive(qp.object, nullptr, {&sge, 1}));
     session().arm_cq(cq.object, NDK_CQ_NOTIFY_ANY);
     session().flush(qp.object);  // a cancelled receive completes: the notification comes
-    ASSERT_TRUE(wait_until(inside)) << "no notification for the flushed receive";
+    {
+        NDKCT_RULE("CQ-NOT-07", "FLS-02");  // the flushed receive completes, the armed CQ notifies
+        ASSERT_TRUE(wait_until(inside)) << "no notification for the flushed receive";
+    }
+    NDKCT_RULE("CLOSE-07", "CLOSE-CQ-01");  // what the rest of the test checks
     NTSTATUS qp_close = session().close_async(qp.object);
     NTSTATUS cq_close = session().close_async(cq.object);
     bool early = cq_close == STATUS_SUCCESS && !returned;
@@ -103,7 +110,12 @@ NDKCT_TEST(Close, CloseFromInsideTheObjectsCompletionCallback, "ndk.close.from_c
         hook_done = true;
     });
     NTSTATUS s = session().connect_async(active.object, a.object, sa, sizeof address);
-    ASSERT_STATUS(STATUS_PENDING, s) << "a connect pends until the peer accepts";
+    {
+        // A connect's success means the peer accepted (CONN-15): the listener has not even
+        // heard of this one yet.
+        NDKCT_RULE("CONN-15");
+        ASSERT_STATUS(STATUS_PENDING, s) << "a connect pends until the peer accepts";
+    }
     NDK_CONNECTOR* passive = session().wait_connect_event(listener.object);
     ASSERT_TRUE(passive);
     s = session().accept_async(passive, b.object);
@@ -170,8 +182,11 @@ NDKCT_TEST(Close, AdapterCloseWaitsForRunningCallbacks, "ndk.close.adapter.block
     EXPECT_STATUS(STATUS_SUCCESS, inner->close(pd.object).final_status);
     model::Verdict verdict = inner->close_adapter();
     EXPECT_TRUE(returned) << "CLOSE-ADP-01: CloseNdkAdapter returned while a callback ran";
-    for (const auto& v : verdict.violations)
-        if (!v.warning) ADD_FAILURE() << "oracle (inner session): " << v.describe();
+    for (const auto& v : verdict.violations) {
+        if (v.warning) continue;
+        RuleScope scope(v.rules, FailureKind::oracle);
+        ADD_FAILURE() << "oracle (inner session): " << v.describe();
+    }
     inner.reset();
     expect_clean(session());
 }

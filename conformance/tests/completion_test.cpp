@@ -15,7 +15,7 @@ using seed::untouched;
 NDKCT_SUITE(Completions);
 
 size_t await_notifications(Session& s, NDK_CQ* cq, size_t want, milliseconds limit) {
-    auto deadline = std::chrono::steady_clock::now() + limit;
+    auto deadline = std::chrono::steady_clock::now() + Session::scaled(limit);
     size_t n = s.notifications(cq);
     while (n < want && std::chrono::steady_clock::now() < deadline) {
         std::this_thread::sleep_for(std::chrono::microseconds(200));
@@ -43,6 +43,7 @@ NDKCT_TEST(Completions, PlainResultsAgreeWithEx, "ndk.cq.results.plain_matches_e
     NDK_SGE first = Session::sge(out, 0, 300, o.local_token);
     NDK_SGE second = Session::sge(out, 300, 500, o.local_token);
     ASSERT_STATUS(STATUS_SUCCESS, session().send(pair.a, &s1, {&first, 1}));
+    NDKCT_RULE("CQ-RES-08", "CQ-GET-01");
     auto plain = pairs::drain_plain(session(), pair.cq, 2);
     ASSERT_EQ(plain.size(), 2u) << "NdkGetCqResults";
     for (const auto& r : plain) {
@@ -199,7 +200,7 @@ NDKCT_TEST(Completions, OverrunIsReportedAsBufferOverflow, "ndk.cq.status.overru
         if (!NT_SUCCESS(s)) break;
         std::this_thread::sleep_for(milliseconds(2));
     }
-    auto deadline = std::chrono::steady_clock::now() + milliseconds(5000);
+    auto deadline = std::chrono::steady_clock::now() + Session::scaled(milliseconds(5000));
     while (!(overrun = overrun_seen()) && std::chrono::steady_clock::now() < deadline)
         std::this_thread::sleep_for(milliseconds(1));
     EXPECT_TRUE(overrun) << "no notification with STATUS_BUFFER_OVERFLOW after 250 completions "
@@ -245,6 +246,7 @@ NDKCT_TEST(Completions, ModerationBoundsTheDelay, "ndk.cq.moderation.bounds", "C
         ASSERT_STATUS(STATUS_SUCCESS,
                       session().write(pair.a, &c, {&sge, 1}, address_of(marker.target),
                                       marker.dst.remote_token));
+    NDKCT_RULE("CQ-IM-12");
     EXPECT_EQ(await_notifications(session(), pair.cq, 1, milliseconds(3000)), 1u)
         << "4 completions with ModerationCount 4 raised no notification";
     EXPECT_EQ(session().drain(pair.cq, 4).size(), 4u);

@@ -258,7 +258,7 @@ NDKCT_TEST(Connection, DisconnectFlushesAndThePeerHearsOnce, "ndk.conn.disconnec
         EXPECT_TRUE(result.RequestContext == &first || result.RequestContext == &second);
     }
     // The passive side hears of it exactly once.
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    auto deadline = std::chrono::steady_clock::now() + Session::scaled(std::chrono::seconds(5));
     while (session().disconnect_events(pair.passive) == 0 &&
            std::chrono::steady_clock::now() < deadline)
         std::this_thread::sleep_for(std::chrono::milliseconds(5));
@@ -839,11 +839,12 @@ NDKCT_TEST(Connection, ExFormsConnectAndReportTheDisconnectOnce,
     ASSERT_TRUE(pair.connected) << pair.problem;
     expect_send_lands(session(), t.pd, t.cq, t.a, t.b, 6);
     EXPECT_STATUS(STATUS_SUCCESS, session().disconnect(pair.active).final_status);
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    auto deadline = std::chrono::steady_clock::now() + Session::scaled(std::chrono::seconds(5));
     while (session().disconnect_events(pair.passive) == 0 &&
            std::chrono::steady_clock::now() < deadline)
         std::this_thread::sleep_for(std::chrono::milliseconds(5));
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    NDKCT_RULE("CONN-DISC-03");  // the peer's disconnect is told once, through the Ex callback
     EXPECT_EQ(session().disconnect_ex_reasons(pair.passive).size(), 1u)
         << "CONN-DISC-03: the Ex callback, once";
     EXPECT_EQ(session().disconnect_events(pair.passive), 1u) << "and no plain callback besides";
@@ -1088,7 +1089,7 @@ NDKCT_TEST(QpOperations, SolicitedSendSatisfiesASolicitedArm, "ndk.conn.qp.send_
     for (const auto& r : results) {
         EXPECT_STATUS(STATUS_SUCCESS, r.Status);
     }
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    auto deadline = std::chrono::steady_clock::now() + Session::scaled(std::chrono::seconds(5));
     while (session().notifications(pair.cq) == before &&
            std::chrono::steady_clock::now() < deadline)
         std::this_thread::sleep_for(std::chrono::milliseconds(5));

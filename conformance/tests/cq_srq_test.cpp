@@ -37,7 +37,7 @@ NTSTATUS outcome(const Done& d) {
 size_t await_notifications(Session& s, void* object, size_t want,
                            std::chrono::milliseconds limit = 2000ms) {
     auto* key = static_cast<NDK_CQ*>(object);  // the count is kept per object, CQ or SRQ
-    auto deadline = std::chrono::steady_clock::now() + limit;
+    auto deadline = std::chrono::steady_clock::now() + Session::scaled(limit);
     size_t n = s.notifications(key);
     while (n < want && std::chrono::steady_clock::now() < deadline) {
         std::this_thread::sleep_for(2ms);
@@ -121,6 +121,7 @@ NDKCT_TEST(CompletionQueue, HoldsItsDepthWithoutOverrun, "ndk.cq.create.holds_de
     for (ULONG i = 0; i < depth; ++i) {
         ASSERT_STATUS(STATUS_SUCCESS, write_one(session(), pair.a, w, &contexts[i]));
     }
+    NDKCT_RULE("CQ-CREATE-04", "CQ-CST-01", "CQ-RES-05");
     auto results = session().drain(pair.cq, depth);
     ASSERT_EQ(results.size(), size_t(depth));
     for (ULONG i = 0; i < depth; ++i) {
@@ -149,8 +150,9 @@ NDKCT_TEST(CompletionQueue, AtMostNResultsAndEachOnce, "ndk.cq.get.bounds_once",
     for (int& c : contexts) {
         ASSERT_STATUS(STATUS_SUCCESS, write_one(session(), pair.a, w, &c));
     }
+    NDKCT_RULE("CQ-GET-01", "CQ-GET-04");  // at most N per call, each entry once
     std::multiset<void*> seen;
-    auto deadline = std::chrono::steady_clock::now() + 5s;
+    auto deadline = std::chrono::steady_clock::now() + Session::scaled(5s);
     while (seen.size() < size_t(count) && std::chrono::steady_clock::now() < deadline) {
         auto got = session().poll(pair.cq, 2);
         EXPECT_LE(got.size(), 2u);
@@ -203,6 +205,8 @@ NDKCT_TEST(CompletionQueue, ResultFieldsNameTheRequest, "ndk.cq.results.fields",
     ASSERT_STATUS(STATUS_SUCCESS,
                   session().read(a, &read_ctx, {&rsge, 1},
                                  reinterpret_cast<uint64_t>(out.data() + 10), o.remote_token));
+    NDKCT_RULE("CQ-RES-01", "CQ-RES-02", "CQ-RES-03", "CQ-RES-04", "CQ-RES-05", "CQ-CST-01",
+               "CQ-GET-03");  // what the rest of the test checks
     auto more = session().drain(cq, 2);
     results.insert(results.end(), more.begin(), more.end());
     ASSERT_EQ(results.size(), 4u);
@@ -276,15 +280,22 @@ NDKCT_TEST(CompletionQueue, ArmAnyNotifiesOnce, "ndk.cq.notify.any_once", "CQ-NO
     auto w = write_target(session(), pair.pd);
     session().arm_cq(pair.cq, NDK_CQ_NOTIFY_ANY);
     ASSERT_STATUS(STATUS_SUCCESS, write_one(session(), pair.a, w, nullptr));
-    EXPECT_EQ(await_notifications(session(), pair.cq, 1), 1u);
+    {
+        NDKCT_RULE("CQ-NOT-09", "CQ-NOT-07", "CQ-ARM-01");
+        EXPECT_EQ(await_notifications(session(), pair.cq, 1), 1u);
+    }
     EXPECT_EQ(session().drain(pair.cq, 1).size(), 1u);
     // The arm is consumed: further completions do not notify.
     ASSERT_STATUS(STATUS_SUCCESS, write_one(session(), pair.a, w, nullptr));
     ASSERT_STATUS(STATUS_SUCCESS, write_one(session(), pair.a, w, nullptr));
     EXPECT_EQ(session().drain(pair.cq, 2).size(), 2u);
     std::this_thread::sleep_for(100ms);
-    EXPECT_EQ(session().notifications(pair.cq), 1u);
+    {
+        NDKCT_RULE("CQ-NOT-06");
+        EXPECT_EQ(session().notifications(pair.cq), 1u);
+    }
     // A new arm with a fresh completion notifies again.
+    NDKCT_RULE("CQ-NOT-09", "CQ-NOT-06");
     session().arm_cq(pair.cq, NDK_CQ_NOTIFY_ANY);
     ASSERT_STATUS(STATUS_SUCCESS, write_one(session(), pair.a, w, nullptr));
     EXPECT_EQ(await_notifications(session(), pair.cq, 2), 2u);
@@ -300,6 +311,7 @@ NDKCT_TEST(CompletionQueue, ArmWithAQueuedEntryIsSatisfied, "ndk.cq.notify.arm_w
     std::this_thread::sleep_for(
         50ms);  // the entry is queued (or will be: ANY is satisfied either way)
     session().arm_cq(pair.cq, NDK_CQ_NOTIFY_ANY);
+    NDKCT_RULE("CQ-NOT-02", "CQ-NOT-09");
     EXPECT_EQ(await_notifications(session(), pair.cq, 1), 1u);
     EXPECT_EQ(session().drain(pair.cq, 1).size(), 1u);
 }
@@ -333,6 +345,7 @@ NDKCT_TEST(CompletionQueue, SolicitedArmWaitsForASolicitedSend, "ndk.cq.notify.s
     send_one(session(), pair.a, pair.b, x, 0);
     EXPECT_EQ(session().drain(pair.cq, 2).size(), 2u);
     std::this_thread::sleep_for(100ms);
+    NDKCT_RULE("CQ-NOT-10", "CQ-NOT-06");
     EXPECT_EQ(session().notifications(pair.cq), 0u) << "a plain send does not satisfy SOLICITED";
     send_one(session(), pair.a, pair.b, x, NDK_OP_FLAG_SEND_AND_SOLICIT_EVENT);
     EXPECT_EQ(await_notifications(session(), pair.cq, 1), 1u);
@@ -355,7 +368,11 @@ NDKCT_TEST(CompletionQueue, SolicitedArmFiresOnAnError, "ndk.cq.notify.solicited
     ASSERT_STATUS(STATUS_SUCCESS,
                   session().write(pair.a, nullptr, {&sge, 1},
                                   reinterpret_cast<uint64_t>(target.data()), dst.remote_token));
-    EXPECT_EQ(await_notifications(session(), pair.cq, 1), 1u);
+    {
+        NDKCT_RULE("CQ-NOT-11");  // an error completion satisfies a SOLICITED arm
+        EXPECT_EQ(await_notifications(session(), pair.cq, 1), 1u);
+    }
+    NDKCT_RULE("CQ-CST-03");  // the write without the remote right completes with an error
     auto results = session().drain(pair.cq, 1);
     ASSERT_EQ(results.size(), 1u);
     EXPECT_TRUE(NT_ERROR(results[0].Status)) << spec::status_name(results[0].Status);
@@ -367,6 +384,7 @@ NDKCT_TEST(CompletionQueue, SecondArmKeepsTheStrongerType, "ndk.cq.notify.rearm_
     ASSERT_TRUE(pair.connected) << pair.problem;
     auto x = send_setup(session(), pair.pd);
     // SOLICITED then ANY: ANY.
+    NDKCT_RULE("CQ-NOT-04", "CQ-NOT-09", "CQ-NOT-10");
     session().arm_cq(pair.cq, NDK_CQ_NOTIFY_SOLICITED);
     session().arm_cq(pair.cq, NDK_CQ_NOTIFY_ANY);
     send_one(session(), pair.a, pair.b, x, 0);
@@ -405,6 +423,7 @@ NDKCT_TEST(CompletionQueue, ResizeLimitsAndNewDepth, "ndk.cq.resize.depth", "CQ-
     for (int k = 0; k < 32; ++k) {
         ASSERT_STATUS(STATUS_SUCCESS, write_one(session(), pair.a, w, nullptr));
     }
+    NDKCT_RULE("CQ-RESIZE-04");  // the resized CQ holds its new depth
     auto results = session().drain(pair.cq, 32);
     ASSERT_EQ(results.size(), 32u);
     for (const auto& r : results)
@@ -749,6 +768,7 @@ NDKCT_TEST(CompletionQueue, ReArmWithOnlyOldEntries, "ndk.cq.notify.rearm_old_en
     auto w = write_target(session(), pair.pd);
     session().arm_cq(pair.cq, NDK_CQ_NOTIFY_ANY);
     ASSERT_STATUS(STATUS_SUCCESS, write_one(session(), pair.a, w, nullptr));
+    NDKCT_RULE("CQ-NOT-09", "CQ-NOT-08");
     ASSERT_EQ(await_notifications(session(), pair.cq, 1), 1u);
     // The entry is still queued but was there at the last notification: notifying now or on the
     // next entry are both right.

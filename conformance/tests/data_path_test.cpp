@@ -28,10 +28,18 @@ NDKCT_TEST(DataPath, WriteLandsInTheRemoteRegion, "ndk.qp.write.bytes_land", "WR
     ASSERT_STATUS(STATUS_SUCCESS, session().write(pair.a, &context, {&sge, 1},
                                                   reinterpret_cast<uint64_t>(target.data() + 50),
                                                   dst.remote_token));
-    auto results = session().drain(pair.cq, 1);
-    ASSERT_EQ(results.size(), 1u);
+    std::vector<NDK_RESULT_EX> results;
+    {
+        NDKCT_RULE("WR-10");  // the accepted write completes, once
+        results = session().drain(pair.cq, 1);
+        ASSERT_EQ(results.size(), 1u);
+    }
+    {
+        NDKCT_RULE("CQ-RES-05");
+        EXPECT_EQ(results[0].RequestContext, &context);
+    }
+    NDKCT_RULE("WRT-01");  // it succeeds, and its bytes land in the range written, nowhere else
     EXPECT_STATUS(STATUS_SUCCESS, results[0].Status);
-    EXPECT_EQ(results[0].RequestContext, &context);
     EXPECT_EQ(std::memcmp(target.data() + 50, source.data() + 100, 2 * PAGE_SIZE), 0);
     EXPECT_EQ(target.data()[49], std::byte{0}) << "nothing before the target range";
     EXPECT_EQ(target.data()[50 + 2 * PAGE_SIZE], std::byte{0}) << "nothing after it";
@@ -50,6 +58,7 @@ NDKCT_TEST(DataPath, ReadBringsTheRemoteBytes, "ndk.qp.read.bytes_land", "RD-01"
     ASSERT_STATUS(STATUS_SUCCESS,
                   session().read(pair.a, nullptr, {&sge, 1},
                                  reinterpret_cast<uint64_t>(remote.data() + 10), r.remote_token));
+    NDKCT_RULE("RD-01", "RMR-ACC-01");
     auto results = session().drain(pair.cq, 1);
     ASSERT_EQ(results.size(), 1u);
     EXPECT_STATUS(STATUS_SUCCESS, results[0].Status);

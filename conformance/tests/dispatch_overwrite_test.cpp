@@ -148,7 +148,7 @@ NDKCT_TEST(DispatchOverwrite, EveryObjectWorksThroughTheConsumersTable,
                   s.write(a.object, &written, {&out, 1}, target_va + 100, t.remote_token));
     expect_one_success(s, cq.object, &written, "NdkWrite");
     EXPECT_EQ(std::memcmp(target.data() + 100, source.data(), 1000), 0) << "the written bytes";
-    auto deadline = std::chrono::steady_clock::now() + 5s;
+    auto deadline = std::chrono::steady_clock::now() + Session::scaled(5s);
     while (s.notifications(cq.object) == notified && std::chrono::steady_clock::now() < deadline)
         std::this_thread::sleep_for(1ms);
     EXPECT_GT(s.notifications(cq.object), notified) << "the armed CQ notified";

@@ -45,6 +45,7 @@ struct Rig {
         return wait(&context);
     }
     NTSTATUS wait(const void* context) {
+        NDKCT_RULE("WR-10", "CQ-RES-05");  // an accepted request completes once, with its context
         auto results = s->drain(pair.cq, 1);
         if (results.size() != 1) {
             ADD_FAILURE() << "a posted request did not complete";
@@ -63,6 +64,7 @@ struct Rig {
     UINT32 registered(NDK_MR* mr, const std::vector<NDK_LOGICAL_ADDRESS>& list, ULONG fbo,
                       SIZE_T length, uint64_t base, ULONG flags) {
         static int context;
+        NDKCT_RULE("FR-ST-01");  // a valid fast registration succeeds and completes successfully
         NTSTATUS posted = post(&context, mr, list, fbo, length, base, flags);
         EXPECT_STATUS(STATUS_SUCCESS, posted);
         if (posted != STATUS_SUCCESS) return 0;
@@ -78,8 +80,8 @@ struct Rig {
         if (posted != STATUS_SUCCESS) return posted;
         return wait(&context);
     }
-    bool not_registered(NTSTATUS status, const void* context) {
-        return seed::expect_not_registered(*s, pair.a, pair.cq, marker, status, context);
+    bool not_registered(NTSTATUS status, const void* context, const std::vector<std::string>& why) {
+        return seed::expect_not_registered(*s, pair.a, pair.cq, marker, status, context, why);
     }
     void no_entry_for(const void* context) {
         seed::expect_no_entry_for(*s, pair.a, pair.cq, marker, context);
@@ -220,6 +222,7 @@ NDKCT_TEST(FastRegister, RefusedRemoteRightsRegisterNothing,
     int context;
     ASSERT_STATUS(STATUS_ACCESS_VIOLATION, r.post(&context, mr, r.pages(), 0, PAGE_SIZE, kFarBase,
                                                   NDK_OP_FLAG_ALLOW_REMOTE_WRITE));
+    NDKCT_RULE("FR-ACC-04", "FR-ACC-01", "IFR-TOK-02");  // what the rest of the test checks
     r.no_entry_for(&context);
     // The MR's remote token (readable once initialized) grants nothing: no region was registered.
     UINT32 token = session().remote_token(mr);
@@ -356,6 +359,8 @@ NDKCT_TEST(FastRegister, EveryPageCountUpToTheInitializedOneIsAccepted,
     ASSERT_TRUE(r.problem.empty()) << r.problem;
     NDK_MR* mr = seed::fast_register_mr(session(), r.pair.pd, 5, true);
     ASSERT_TRUE(mr);
+    NDKCT_RULE("FR-APC-03", "FR-APC-01", "IFR-APC-01",
+               "FR-INV-01");  // what the rest of the test checks
     for (size_t n = 1; n <= 5; ++n) {
         UINT32 token = r.registered(mr, seed::first(r.pages(), n), 0, n * PAGE_SIZE, kFarBase,
                                     NDK_OP_FLAG_ALLOW_REMOTE_WRITE);
@@ -376,6 +381,8 @@ NDKCT_TEST(FastRegister, FrmrPageCountPagesAreAccepted, "ndk.mr.fast_register.fr
     ASSERT_TRUE(r.problem.empty()) << r.problem;
     NDK_MR* mr = seed::fast_register_mr(session(), r.pair.pd, count, true);
     ASSERT_TRUE(mr);
+    NDKCT_RULE("FR-APC-03", "IFR-APC-04", "AI-02",
+               "FR-MAP-01");  // what the rest of the test checks
     SIZE_T length = SIZE_T(count) * PAGE_SIZE;
     UINT32 token = r.registered(mr, r.pages(), 0, length, kFarBase, NDK_OP_FLAG_ALLOW_REMOTE_WRITE);
     EXPECT_STATUS(STATUS_SUCCESS, r.peer_write(kFarBase, token, 64));
@@ -395,7 +402,7 @@ NDKCT_TEST(FastRegister, OnePageMoreThanInitializedDoesNotRegister,
     int context;
     NTSTATUS s =
         r.post(&context, mr, r.pages(), 0, 5 * PAGE_SIZE, kFarBase, NDK_OP_FLAG_ALLOW_REMOTE_WRITE);
-    if (r.not_registered(s, &context)) {
+    if (r.not_registered(s, &context, {"FR-APC-02"})) {
         // Refused inline: the MR is still initialized, and a request within its count works.
         r.registered(mr, seed::first(r.pages(), 4), 0, 4 * PAGE_SIZE, kFarBase,
                      NDK_OP_FLAG_ALLOW_REMOTE_WRITE);
@@ -412,7 +419,7 @@ NDKCT_TEST(FastRegister, ZeroPagesDoNotRegister, "ndk.mr.fast_register.zero_page
     int context;
     // No pages cannot hold even one byte (Length 1 > 0 * PAGE_SIZE - 0).
     NTSTATUS s = r.post(&context, mr, {}, 0, 1, kFarBase, NDK_OP_FLAG_ALLOW_REMOTE_WRITE);
-    r.not_registered(s, &context);
+    r.not_registered(s, &context, {"FR-LEN-02"});
 }
 
 // ---------------------------------------------------------------- FBO and BaseVirtualAddress
@@ -422,6 +429,8 @@ NDKCT_TEST(FastRegister, EveryFboInsideThePageIsAccepted, "ndk.mr.fast_register.
     seed::Mappings maps(session());
     Rig r = make_rig(session(), maps, 3);
     ASSERT_TRUE(r.problem.empty()) << r.problem;
+    NDKCT_RULE("FR-FBO-01", "FR-ALIGN-01", "FR-MAP-01",
+               "FR-TOK-01");  // what the rest of the test checks
     for (ULONG fbo : {0u, 1u, PAGE_SIZE - 1}) {
         NDK_MR* mr = seed::fast_register_mr(session(), r.pair.pd, 3, true);
         ASSERT_TRUE(mr);
@@ -449,7 +458,7 @@ NDKCT_TEST(FastRegister, FboOfAWholePageDoesNotRegister, "ndk.mr.fast_register.f
     // BaseVirtualAddress = FBO + 0 * PAGE_SIZE, so only the FBO is wrong.
     NTSTATUS s = r.post(&context, mr, r.pages(), PAGE_SIZE, 100, kFarBase + PAGE_SIZE,
                         NDK_OP_FLAG_ALLOW_REMOTE_WRITE);
-    r.not_registered(s, &context);
+    r.not_registered(s, &context, {"FR-FBO-02"});
 }
 
 NDKCT_TEST(FastRegister, BaseAddressCongruentToFboIsAccepted,
@@ -457,6 +466,7 @@ NDKCT_TEST(FastRegister, BaseAddressCongruentToFboIsAccepted,
     seed::Mappings maps(session());
     Rig r = make_rig(session(), maps, 2);
     ASSERT_TRUE(r.problem.empty()) << r.problem;
+    NDKCT_RULE("FR-ALIGN-01", "FR-MAP-01");  // what the rest of the test checks
     const ULONG fbo = 300;
     // FBO + n * PAGE_SIZE for n = 0, 1 and a large n: each is the region's first address.
     for (uint64_t base : {uint64_t(fbo), uint64_t(PAGE_SIZE + fbo), (uint64_t{1} << 46) + fbo}) {
@@ -488,7 +498,8 @@ NDKCT_TEST(FastRegister, BaseAddressNotCongruentToFboDoesNotRegister,
         int context;
         NTSTATUS s = r.post(&context, mr, r.pages(), c.fbo, PAGE_SIZE, c.base,
                             NDK_OP_FLAG_ALLOW_REMOTE_WRITE);
-        if (!r.not_registered(s, &context)) break;  // an error completion ends the QP's usefulness
+        if (!r.not_registered(s, &context, {"FR-ALIGN-01"}))
+            break;  // an error completion ends the QP's usefulness
     }
 }
 
@@ -502,7 +513,7 @@ NDKCT_TEST(FastRegister, ZeroBaseAddressWithNonZeroFboDoesNotRegister,
     ASSERT_TRUE(mr);
     int context;
     NTSTATUS s = r.post(&context, mr, r.pages(), 8, 100, 0, NDK_OP_FLAG_ALLOW_REMOTE_WRITE);
-    r.not_registered(s, &context);
+    r.not_registered(s, &context, {"FR-ALIGN-01"});
 }
 
 NDKCT_TEST(FastRegister, ZeroBaseAddressWithZeroFboIsAnOrdinaryStartOrRefusedCleanly,
@@ -515,7 +526,8 @@ NDKCT_TEST(FastRegister, ZeroBaseAddressWithZeroFboIsAnOrdinaryStartOrRefusedCle
     int context;
     NTSTATUS s = r.post(&context, mr, r.pages(), 0, PAGE_SIZE, 0, NDK_OP_FLAG_ALLOW_REMOTE_WRITE);
     ASSERT_NE(s, STATUS_PENDING);
-    if (NT_ERROR(s)) {  // AMB-05 reject: refused inline, no entry
+    NDKCT_RULE("FR-ALIGN-02", "FR-ZBVA-01");  // what the rest of the test checks
+    if (NT_ERROR(s)) {                        // AMB-05 reject: refused inline, no entry
         r.no_entry_for(&context);
         return;
     }
@@ -537,6 +549,7 @@ NDKCT_TEST(FastRegister, LengthToTheEndOfTheLastPageIsAccepted,
     ASSERT_TRUE(r.problem.empty()) << r.problem;
     NDK_MR* mr = seed::fast_register_mr(session(), r.pair.pd, 3, true);
     ASSERT_TRUE(mr);
+    NDKCT_RULE("FR-LEN-01", "FR-MAP-01");  // what the rest of the test checks
     const ULONG fbo = 100;
     SIZE_T length = 3 * PAGE_SIZE - fbo;
     uint64_t base = kFarBase + fbo;
@@ -556,7 +569,7 @@ NDKCT_TEST(FastRegister, LengthOnePastTheLastPageDoesNotRegister,
     int context;
     NTSTATUS s = r.post(&context, mr, r.pages(), 100, 3 * PAGE_SIZE - 100 + 1, kFarBase + 100,
                         NDK_OP_FLAG_ALLOW_REMOTE_WRITE);
-    r.not_registered(s, &context);
+    r.not_registered(s, &context, {"FR-LEN-02"});
 }
 
 NDKCT_TEST(FastRegister, HugeLengthDoesNotRegister, "ndk.mr.fast_register.length_huge", "FR-LEN-02",
@@ -576,7 +589,8 @@ NDKCT_TEST(FastRegister, HugeLengthDoesNotRegister, "ndk.mr.fast_register.length
         int context;
         NTSTATUS s = r.post(&context, mr, r.pages(), c.fbo, c.length, kFarBase + c.fbo,
                             NDK_OP_FLAG_ALLOW_REMOTE_WRITE);
-        if (!r.not_registered(s, &context)) break;  // an error completion ends the QP's usefulness
+        if (!r.not_registered(s, &context, {"FR-LEN-02"}))
+            break;  // an error completion ends the QP's usefulness
     }
 }
 
@@ -619,6 +633,7 @@ NDKCT_TEST(FastRegister, PagesMapInArrayOrder, "ndk.mr.fast_register.pages_in_ar
     UINT32 token = r.registered(mr, reversed, fbo, 3 * PAGE_SIZE - fbo, kFarBase + fbo,
                                 NDK_OP_FLAG_ALLOW_REMOTE_WRITE);
     ASSERT_STATUS(STATUS_SUCCESS, r.peer_write(kFarBase + fbo, token, 3 * PAGE_SIZE - fbo));
+    NDKCT_RULE("FR-PAGE-02", "FR-MAP-01", "LAM-PAGE-03");  // what the rest of the test checks
     // Region page 0 is memory page 2, region page 1 is memory page 1, region page 2 is page 0.
     EXPECT_TRUE(same(r.memory, 2 * PAGE_SIZE + fbo, r.source, 0, PAGE_SIZE - fbo));
     EXPECT_TRUE(same(r.memory, PAGE_SIZE, r.source, PAGE_SIZE - fbo, PAGE_SIZE));
@@ -638,6 +653,8 @@ NDKCT_TEST(FastRegister, RemoteWriteLandsWithTheRight, "ndk.mr.fast_register.rem
     UINT32 token =
         r.registered(mr, r.pages(), 0, 2 * PAGE_SIZE, kFarBase, NDK_OP_FLAG_ALLOW_REMOTE_WRITE);
     ASSERT_STATUS(STATUS_SUCCESS, r.peer_write(kFarBase + 1000, token, 5000));
+    NDKCT_RULE("FR-FLG-05", "FR-TOK-01", "FR-MAP-01",
+               "FR-ACC-03");  // what the rest of the test checks
     EXPECT_TRUE(same(r.memory, 1000, r.source, 0, 5000));
     EXPECT_TRUE(seed::untouched(r.memory, 0, 1000));
     EXPECT_TRUE(seed::untouched(r.memory, 6000, 2 * PAGE_SIZE - 6000));
@@ -669,6 +686,7 @@ NDKCT_TEST(FastRegister, RemoteReadReturnsTheBytesWithTheRight, "ndk.mr.fast_reg
     UINT32 token = r.registered(mr, r.pages(), fbo, 2 * PAGE_SIZE - fbo, kFarBase + fbo,
                                 NDK_OP_FLAG_ALLOW_REMOTE_READ);
     ASSERT_STATUS(STATUS_SUCCESS, r.peer_read(kFarBase + fbo + 10, token, PAGE_SIZE));
+    NDKCT_RULE("FR-FLG-04", "FR-MAP-01", "FR-TOK-01");  // what the rest of the test checks
     EXPECT_TRUE(same(r.sink, 0, r.memory, fbo + 10, PAGE_SIZE));
 }
 
@@ -698,6 +716,7 @@ NDKCT_TEST(FastRegister, InvalidateEndsRemoteAccess, "ndk.mr.fast_register.inval
     ASSERT_STATUS(STATUS_SUCCESS, r.peer_write(kFarBase, token, 128));
     EXPECT_TRUE(same(r.memory, 0, r.source, 0, 128));
     ASSERT_STATUS(STATUS_SUCCESS, r.invalidate(mr));
+    NDKCT_RULE("FR-INV-01", "INV-01");  // what the rest of the test checks
     // The old token reaches nothing now.
     EXPECT_TRUE(NT_ERROR(r.peer_write(kFarBase + 2048, token, 128)));
     EXPECT_TRUE(seed::untouched(r.memory, 128, PAGE_SIZE - 128));
@@ -719,6 +738,7 @@ NDKCT_TEST(FastRegister, InvalidateThenRegisterAgainReachesTheNewRegion,
     UINT32 second =
         r.registered(mr, high, 12, 2 * PAGE_SIZE - 12, base, NDK_OP_FLAG_ALLOW_REMOTE_WRITE);
     ASSERT_STATUS(STATUS_SUCCESS, r.peer_write(base, second, 64));
+    NDKCT_RULE("FR-INV-01", "FR-TOK-01", "IFR-APC-01");  // what the rest of the test checks
     EXPECT_TRUE(same(r.memory, 2 * PAGE_SIZE + 12, r.source, 0, 64))
         << "the new pages, at the new FBO";
     EXPECT_TRUE(seed::untouched(r.memory, 0, 2 * PAGE_SIZE)) << "nothing in the old pages";
@@ -745,6 +765,7 @@ NDKCT_TEST(FastRegister, LocalReadNeedsNoFlag, "ndk.mr.fast_register.local_read_
     ASSERT_STATUS(STATUS_SUCCESS, session().write(r.pair.a, &context, {&sge, 1}, address_of(target),
                                                   dst.remote_token));
     ASSERT_STATUS(STATUS_SUCCESS, r.wait(&context));
+    NDKCT_RULE("FR-FLG-02", "FR-TOK-02");  // what the rest of the test checks
     EXPECT_TRUE(same(target, 0, r.memory, fbo + 100, 5000));
 }
 
@@ -812,6 +833,7 @@ NDKCT_TEST(FastRegister, ReadSinkFlagMakesTheRegionAReadSink, "ndk.mr.fast_regis
     ASSERT_STATUS(STATUS_SUCCESS, session().read(r.pair.a, &context, {&into, 1},
                                                  address_of(remote, 4), rem.remote_token));
     ASSERT_STATUS(STATUS_SUCCESS, r.wait(&context));
+    NDKCT_RULE("FR-SINK-03", "FR-SINK-02", "FR-SINK-01");  // what the rest of the test checks
     EXPECT_TRUE(same(r.memory, 8, remote, 4, 6000));
 }
 
@@ -829,6 +851,7 @@ NDKCT_TEST(FastRegister, SilentSuccessMakesNoEntry, "ndk.mr.fast_register.silent
     ASSERT_STATUS(STATUS_SUCCESS,
                   r.post(&context, mr, r.pages(), 0, PAGE_SIZE, kFarBase,
                          NDK_OP_FLAG_ALLOW_REMOTE_WRITE | NDK_OP_FLAG_SILENT_SUCCESS));
+    NDKCT_RULE("FR-SILENT-01");  // what the rest of the test checks
     UINT32 token = session().remote_token(mr);
     r.no_entry_for(&context);
     // It did register.
@@ -848,7 +871,7 @@ NDKCT_TEST(FastRegister, SilentRequestThatFailsStillMakesAnEntry,
     // although SILENT_SUCCESS is set.
     NTSTATUS s = r.post(&context, mr, r.pages(), PAGE_SIZE, 10, kFarBase + PAGE_SIZE,
                         NDK_OP_FLAG_ALLOW_REMOTE_WRITE | NDK_OP_FLAG_SILENT_SUCCESS);
-    r.not_registered(s, &context);
+    r.not_registered(s, &context, {"FR-FBO-02"});
 }
 
 NDKCT_TEST(FastRegister, DeferredRequestCompletesOnceANonDeferredOneFollows,
@@ -918,6 +941,7 @@ NDKCT_TEST(FastRegister, ReadFenceWaitsForEarlierReads, "ndk.mr.fast_register.re
                                          NDK_OP_FLAG_ALLOW_REMOTE_WRITE | NDK_OP_FLAG_READ_FENCE));
     auto results = session().drain(r.pair.cq, 2);
     ASSERT_EQ(results.size(), 2u);
+    NDKCT_RULE("FR-FENCE-01");  // what the rest of the test checks
     EXPECT_EQ(results[0].RequestContext, &read_context)
         << "the fenced registration completed before the read";
     EXPECT_EQ(results[1].RequestContext, &fr_context);
@@ -932,6 +956,8 @@ NDKCT_TEST(FastRegister, ManyRegistrationCyclesNeverPendAndEachWorks,
     seed::Mappings maps(session());
     Rig r = make_rig(session(), maps, 4);
     ASSERT_TRUE(r.problem.empty()) << r.problem;
+    NDKCT_RULE("FR-ST-03", "FR-ST-01", "FR-INV-01", "FR-TOK-01", "IFR-ST-01",
+               "IFR-ST-02");  // what the rest of the test checks
     // Several MRs (each initialization may pend or not), each registered and invalidated in turn.
     std::vector<NDK_MR*> mrs;
     for (int i = 0; i < 6; ++i) {

@@ -62,6 +62,7 @@ NDKCT_TEST(General, EveryObjectIsWellFormedAndAnswersByPosition, "ndk.general.ob
     session().remote_token(mw.object);
     // Every object, the adapter included, refuses an extension it does not have.
     objects.push_back(session().adapter());
+    NDKCT_RULE("EXT-01");
     for (void* object : objects) {
         NDK_EXTENSION_INTERFACE extension{};
         NTSTATUS s = session().query_extension_interface(object, kUnknownInterface,
@@ -70,6 +71,7 @@ NDKCT_TEST(General, EveryObjectIsWellFormedAndAnswersByPosition, "ndk.general.ob
             << "object type " << static_cast<NDK_OBJECT_HEADER*>(object)->ObjectType;
     }
     objects.pop_back();
+    NDKCT_RULE("CLOSE-API-01", "CLOSE-01");
     // CLOSE-API-01: every close goes through slot 0 of the object's table (Session::close).
     session().close_all();
     EXPECT_TRUE(session().verdict().clean());
@@ -93,12 +95,15 @@ NDKCT_TEST(General, EventCallbacksReceiveTheirOwnContext, "ndk.general.event_con
     ASSERT_STATUS(STATUS_SUCCESS, session().receive(pair.a, nullptr, {&sge, 1}));
     session().flush(pair.a);
     ASSERT_EQ(session().drain(pair.cq, 1).size(), 1u);
-    auto deadline = std::chrono::steady_clock::now() + 5s;
+    auto deadline = std::chrono::steady_clock::now() + Session::scaled(5s);
     while (session().notifications(pair.cq) == 0 && std::chrono::steady_clock::now() < deadline)
         std::this_thread::sleep_for(2ms);
     std::this_thread::sleep_for(30ms);
-    EXPECT_EQ(session().notifications(pair.cq), 1u) << "the CQ with the completion";
-    EXPECT_EQ(session().notifications(quiet_cq.object), 0u) << "not the other CQ";
+    {
+        NDKCT_RULE("GEN-CB-05", "CQ-NOT-09");
+        EXPECT_EQ(session().notifications(pair.cq), 1u) << "the CQ with the completion";
+        EXPECT_EQ(session().notifications(quiet_cq.object), 0u) << "not the other CQ";
+    }
     // Two listeners, a request to the second.
     auto first = session().create_listener();
     auto second = session().create_listener();
@@ -114,13 +119,24 @@ NDKCT_TEST(General, EventCallbacksReceiveTheirOwnContext, "ndk.general.event_con
                                          reinterpret_cast<const sockaddr*>(&two), sizeof two);
     ASSERT_TRUE(s == STATUS_PENDING || s == STATUS_SUCCESS);
     NDK_CONNECTOR* incoming = session().wait_connect_event(second.object);
-    ASSERT_TRUE(incoming) << "the event reaches the listener the request was for";
-    EXPECT_EQ(session().connect_events(first.object), 0u) << "and not the other";
-    EXPECT_STATUS(STATUS_SUCCESS, session().reject(incoming));
-    EXPECT_STATUS(STATUS_CONNECTION_REFUSED, session().wait_connect(connector.object).final_status);
+    {
+        NDKCT_RULE("GEN-CB-05", "CONN-20");
+        ASSERT_TRUE(incoming) << "the event reaches the listener the request was for";
+        EXPECT_EQ(session().connect_events(first.object), 0u) << "and not the other";
+    }
+    {
+        NDKCT_RULE("CONN-23", "CONN-08");  // a rejected request fails the connect
+        EXPECT_STATUS(STATUS_SUCCESS, session().reject(incoming));
+        EXPECT_STATUS(STATUS_CONNECTION_REFUSED,
+                      session().wait_connect(connector.object).final_status);
+    }
     // The passive connector hears of the active side's disconnect; the active side does not.
-    EXPECT_STATUS(STATUS_SUCCESS, session().disconnect(pair.active).final_status);
-    deadline = std::chrono::steady_clock::now() + 5s;
+    {
+        NDKCT_RULE("CONN-DISC-01");
+        EXPECT_STATUS(STATUS_SUCCESS, session().disconnect(pair.active).final_status);
+    }
+    NDKCT_RULE("CONN-DISC-02", "GEN-CB-05");
+    deadline = std::chrono::steady_clock::now() + Session::scaled(5s);
     while (session().disconnect_events(pair.passive) == 0 &&
            std::chrono::steady_clock::now() < deadline)
         std::this_thread::sleep_for(2ms);

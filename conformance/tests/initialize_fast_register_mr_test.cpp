@@ -23,6 +23,8 @@ struct Rig {
     // Fast-registers the first `n` pages (remote write when `remote`), has the peer write the
     // region's last 8 bytes, and checks they landed. Invalidates afterwards.
     void usable_for(NDK_MR* mr, size_t n, bool remote) {
+        // An MR initialized for N pages takes fast registrations of n <= N.
+        NDKCT_RULE("IFR-APC-01");
         static int context;
         ULONG flags = remote ? NDK_OP_FLAG_ALLOW_REMOTE_WRITE : NDK_OP_FLAG_ALLOW_LOCAL_WRITE;
         SIZE_T length = n * PAGE_SIZE;
@@ -44,6 +46,7 @@ struct Rig {
         ASSERT_STATUS(STATUS_SUCCESS, wait(&invalidate_context));
     }
     NTSTATUS wait(const void* context) {
+        NDKCT_RULE("WR-10", "CQ-RES-05");
         auto results = s->drain(pair.cq, 1);
         if (results.size() != 1) {
             ADD_FAILURE() << "a posted request did not complete";

@@ -198,6 +198,7 @@ NDKCT_TEST(MemoryWindows, BindAcceptsEveryFlagCombination, "ndk.mw.bind.flag_com
                                                      address_of(region), PAGE_SIZE, f))
             << "flags 0x" << std::hex << f;
         entries += (f & NDK_OP_FLAG_SILENT_SUCCESS) ? 0 : 1;
+        NDKCT_RULE("BND-07", "DEFER-03");  // every combination is accepted and completes once
         if (set % 8 == 7 && !(f & NDK_OP_FLAG_DEFER)) {  // keep the queue shallow
             auto marker_results = seed::settle(session(), pair.cq, entries);
             EXPECT_EQ(marker_results.size(), entries) << "after flags 0x" << std::hex << f;
@@ -206,6 +207,7 @@ NDKCT_TEST(MemoryWindows, BindAcceptsEveryFlagCombination, "ndk.mw.bind.flag_com
             entries = 0;
         }
     }
+    NDKCT_RULE("DEFER-07");
     // DEFER-07: a non-deferred request hands the deferred ones over.
     auto marker = seed::make_marker(session(), pair.pd);
     static int marker_context;

@@ -122,7 +122,7 @@ inline std::vector<NDK_RESULT> poll_plain(Session& s, NDK_CQ* cq, ULONG max) {
 inline std::vector<NDK_RESULT> drain_plain(Session& s, NDK_CQ* cq, size_t count,
                                            milliseconds timeout = milliseconds(5000)) {
     std::vector<NDK_RESULT> all;
-    auto deadline = std::chrono::steady_clock::now() + timeout;
+    auto deadline = std::chrono::steady_clock::now() + Session::scaled(timeout);
     while (all.size() < count && std::chrono::steady_clock::now() < deadline) {
         auto got = poll_plain(s, cq, static_cast<ULONG>(count - all.size()));
         all.insert(all.end(), got.begin(), got.end());

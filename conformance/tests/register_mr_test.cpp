@@ -140,7 +140,8 @@ NDKCT_TEST(RegisterMr, LoneRemoteWriteBitGrantsRemoteWriteWhenAccepted, "ndk.mr.
     Outcome o =
         register_chain(session(), r.pair.pd, chain, PAGE_SIZE, NDKCT_MR_FLAG_REMOTE_WRITE_BIT);
     ASSERT_TRUE(o.mr);
-    if (!o.done.ok()) {  // AMB-03 reject
+    NDKCT_RULE("RMR-FLG-04");  // what the rest of the test checks
+    if (!o.done.ok()) {        // AMB-03 reject
         EXPECT_TRUE(NT_ERROR(o.done.final_status));
         return;
     }
@@ -208,6 +209,7 @@ NDKCT_TEST(RegisterMr, RemoteReadWithTheFlagReturnsTheRegionBytes, "ndk.mr.regis
     ASSERT_STATUS(STATUS_SUCCESS, rem.status);
     ASSERT_STATUS(STATUS_SUCCESS,
                   r.peer_read(address_of(remote, 700), rem.remote_token, 2 * PAGE_SIZE));
+    NDKCT_RULE("RMR-ACC-01", "RMR-VA-01", "RMR-TOK-02");  // what the rest of the test checks
     EXPECT_TRUE(same(r.sink, 0, remote, 700, 2 * PAGE_SIZE));
 }
 
@@ -273,6 +275,7 @@ NDKCT_TEST(RegisterMr, ReadSinkRegistrationWorksAsAReadSink, "ndk.mr.register.re
     ASSERT_STATUS(STATUS_SUCCESS, session().read(r.pair.a, &context, {&into, 1},
                                                  address_of(remote, 1), rem.remote_token));
     ASSERT_STATUS(STATUS_SUCCESS, r.wait(&context));
+    NDKCT_RULE("RMR-SINK-03", "RMR-SINK-02", "RMR-SINK-01");  // what the rest of the test checks
     EXPECT_TRUE(same(landing, 5, remote, 1, 2000));
     EXPECT_TRUE(seed::untouched(landing, 0, 5));
 }
@@ -289,6 +292,7 @@ NDKCT_TEST(RegisterMr, RemoteWriteLandsAtItsVirtualAddressOnly, "ndk.mr.register
         session().register_buffer(r.pair.pd, target, NDK_MR_FLAG_ALLOW_REMOTE_WRITE, 100, 5000);
     ASSERT_STATUS(STATUS_SUCCESS, dst.status);
     ASSERT_STATUS(STATUS_SUCCESS, r.peer_write(address_of(target, 100), dst.remote_token, 5000));
+    NDKCT_RULE("RMR-VA-01", "RMR-VA-03", "RMR-TOK-02");  // what the rest of the test checks
     EXPECT_TRUE(same(target, 100, r.source, 0, 5000));
     EXPECT_TRUE(seed::untouched(target, 0, 100));
     EXPECT_TRUE(seed::untouched(target, 5100, 3 * PAGE_SIZE - 5100));
@@ -356,6 +360,7 @@ NDKCT_TEST(RegisterMr, SplitChainAndSingleMdlGiveTheSameRegion, "ndk.mr.register
     ASSERT_STATUS(STATUS_SUCCESS,
                   r.peer_write(address_of(target, offset + half), session().remote_token(b.mr),
                                static_cast<ULONG>(length - half)));
+    NDKCT_RULE("RMR-MDL-05", "RMR-VA-03");  // what the rest of the test checks
     EXPECT_TRUE(same(target, offset + half, r.source, 0, length - half));
     seed::fill(r.source, 7);
     EXPECT_TRUE(same(target, offset, r.source, 0, half));
@@ -409,6 +414,7 @@ NDKCT_TEST(RegisterMr, RefusedRegistrationLeavesTheMrUnregistered,
                                       .final_status);
     ASSERT_STATUS(STATUS_SUCCESS,
                   r.peer_write(address_of(target, 990), session().remote_token(made.object), 64));
+    NDKCT_RULE("RMR-ST-04", "RMR-MDL-01", "RMR-PRE-01");  // what the rest of the test checks
     EXPECT_TRUE(same(target, 990, r.source, 0, 64));
 }
 
@@ -426,6 +432,7 @@ NDKCT_TEST(RegisterMr, ChainBrokenAfterLengthIsAccepted, "ndk.mr.register.broken
     Outcome b =
         register_chain(session(), r.pair.pd, joint, PAGE_SIZE + 1, NDK_MR_FLAG_ALLOW_REMOTE_WRITE);
     ASSERT_TRUE(a.mr && b.mr);
+    NDKCT_RULE("RMR-MDL-04", "RMR-LEN-03");  // what the rest of the test checks
     EXPECT_STATUS(STATUS_SUCCESS, a.done.final_status);
     EXPECT_STATUS(STATUS_SUCCESS, b.done.final_status);
     if (a.done.ok()) {
@@ -457,6 +464,7 @@ NDKCT_TEST(RegisterMr, LengthFromOneByteToTheWholeChainIsAccepted,
            "ndk.mr.register.length_within_chain", "RMR-LEN-03", "RMR-LEN-01") {
     Rig r = make_rig(session());
     ASSERT_TRUE(r.problem.empty()) << r.problem;
+    NDKCT_RULE("RMR-LEN-03", "RMR-LEN-01");  // what the rest of the test checks
     auto target = session().buffer(2 * PAGE_SIZE);
     auto chain = platform::describe(target, 0, 2 * PAGE_SIZE);
     for (SIZE_T length : {SIZE_T(1), SIZE_T(PAGE_SIZE), SIZE_T(2 * PAGE_SIZE)}) {
@@ -499,6 +507,7 @@ NDKCT_TEST(RegisterMr, DeregisterEndsRemoteAccess, "ndk.mr.register.deregister_e
     ASSERT_STATUS(STATUS_SUCCESS, dst.status);
     ASSERT_STATUS(STATUS_SUCCESS, r.peer_write(address_of(target), dst.remote_token, 100));
     ASSERT_STATUS(STATUS_SUCCESS, session().deregister_mr(dst.mr).final_status);
+    NDKCT_RULE("RMR-DEREG-01", "DMR-01");  // what the rest of the test checks
     EXPECT_TRUE(NT_ERROR(r.peer_write(address_of(target, 2000), dst.remote_token, 100)));
     EXPECT_TRUE(seed::untouched(target, 100, PAGE_SIZE - 100));
 }
@@ -525,6 +534,7 @@ NDKCT_TEST(RegisterMr, RegisterAgainAfterDeregister, "ndk.mr.register.reregister
                                       .final_status);
     ASSERT_STATUS(STATUS_SUCCESS,
                   r.peer_write(address_of(second, 300), session().remote_token(made.object), 500));
+    NDKCT_RULE("RMR-DEREG-01", "RMR-PRE-01", "RMR-TOK-02");  // what the rest of the test checks
     EXPECT_TRUE(same(second, 300, r.source, 0, 500));
     EXPECT_TRUE(seed::untouched(first, 0, PAGE_SIZE));
 }
@@ -533,6 +543,8 @@ NDKCT_TEST(RegisterMr, ManyRegistrationsInlineOrPendingAreEachUsable, "ndk.mr.re
            "RMR-ST-01", "RMR-ST-02", "RMR-CTX-01", "RMR-TOK-01", "RMR-TOK-02", "DMR-01") {
     Rig r = make_rig(session());
     ASSERT_TRUE(r.problem.empty()) << r.problem;
+    NDKCT_RULE("RMR-ST-01", "RMR-ST-02", "RMR-CTX-01", "RMR-TOK-01", "RMR-TOK-02",
+               "DMR-01");  // what the rest of the test checks
     auto target = session().buffer(32 * PAGE_SIZE);
     std::vector<Registered> regions;
     for (size_t i = 0; i < 32; ++i) {

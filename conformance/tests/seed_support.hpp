@@ -162,12 +162,16 @@ inline Marker make_marker(Session& s, NDK_PD* pd) {
 // a little after. A request refused inline before it must not be among them (WR-05, FR-ST-04).
 inline std::vector<NDK_RESULT_EX> after_marker(Session& s, NDK_QP* qp, NDK_CQ* cq, Marker& m,
                                                const void* context) {
+    NDKCT_RULE("WR-10");  // the marker is a valid write: accepted, it completes once
     NDK_SGE sge = Session::sge(m.source, 0, 8, m.src.local_token);
     NTSTATUS posted = s.write(qp, const_cast<void*>(context), {&sge, 1}, address_of(m.target),
                               m.dst.remote_token);
-    EXPECT_STATUS(STATUS_SUCCESS, posted) << "the marker write";
+    {
+        NDKCT_RULE("WRT-01");
+        EXPECT_STATUS(STATUS_SUCCESS, posted) << "the marker write";
+    }
     std::vector<NDK_RESULT_EX> all;
-    auto deadline = std::chrono::steady_clock::now() + milliseconds(5000);
+    auto deadline = std::chrono::steady_clock::now() + Session::scaled(milliseconds(5000));
     while (!find_result(all, context) && std::chrono::steady_clock::now() < deadline) {
         auto got = s.drain(cq, 1, milliseconds(50));
         all.insert(all.end(), got.begin(), got.end());
@@ -183,25 +187,32 @@ inline void expect_no_entry_for(Session& s, NDK_QP* qp, NDK_CQ* cq, Marker& m,
                                 const void* refused) {
     static int marker_context;
     auto results = after_marker(s, qp, cq, m, &marker_context);
+    NDKCT_RULE("WR-05");
     EXPECT_FALSE(find_result(results, refused)) << "a request refused inline made a CQ entry";
     EXPECT_EQ(results.size(), 1u) << "only the marker's entry was expected";
 }
 
 // A fast registration that must not take effect, in either form AMB-29 allows: refused inline
 // (an error status, no CQ entry ever) or accepted (STATUS_SUCCESS) and completed with an error
-// status. Returns true when it was refused inline (the QP is then still usable).
+// status. `why`: the rule that makes it invalid (a success completion breaks that rule). Returns
+// true when it was refused inline (the QP is then still usable).
 inline bool expect_not_registered(Session& s, NDK_QP* qp, NDK_CQ* cq, Marker& m, NTSTATUS status,
-                                  const void* context) {
-    EXPECT_NE(status, STATUS_PENDING) << "NdkFastRegister never pends (FR-ST-03)";
+                                  const void* context, const std::vector<std::string>& why) {
+    {
+        NDKCT_RULE("FR-ST-03");
+        EXPECT_NE(status, STATUS_PENDING) << "NdkFastRegister never pends (FR-ST-03)";
+    }
     if (NT_ERROR(status)) {
         expect_no_entry_for(s, qp, cq, m, context);
         return true;
     }
+    NDKCT_RULE("AMB-29", "FR-ST-01");  // accepted: then it completes, with an error
     EXPECT_STATUS(STATUS_SUCCESS, status);
     auto results = s.drain(cq, 1);
     EXPECT_EQ(results.size(), 1u) << "an accepted request must complete (FR-ST-01)";
     if (!results.empty()) {
         EXPECT_EQ(results[0].RequestContext, context);
+        RuleScope invalid(why);
         EXPECT_TRUE(NT_ERROR(results[0].Status))
             << "the request must not register the region, but completed with "
             << spec::status_name(results[0].Status);
@@ -248,8 +259,11 @@ inline std::unique_ptr<Session> session_with(
 // Closes everything of a second session and fails the test on what its oracle found.
 inline void finish(Session& s) {
     s.close_all();
-    for (const auto& v : s.verdict().violations)
-        if (!v.warning) ADD_FAILURE() << "oracle (second session): " << v.describe();
+    for (const auto& v : s.verdict().violations) {
+        if (v.warning) continue;
+        RuleScope scope(v.rules, FailureKind::oracle);
+        ADD_FAILURE() << "oracle (second session): " << v.describe();
+    }
 }
 
 // For a second session whose reference provider fails calls for want of resources: repeats a

@@ -76,6 +76,7 @@ NDKCT_TEST(MemoryObjects, DeregisteredMrStaysOpen, "ndk.mr.deregister.object_sta
                   session().write(pair.a, &context, {&sge, 1}, address_of(second), token));
     auto results = session().drain(pair.cq, 1);
     ASSERT_EQ(results.size(), 1u);
+    NDKCT_RULE("DMR-03", "TOK-01", "TOK-02");  // what the rest of the test checks
     EXPECT_STATUS(STATUS_SUCCESS, results[0].Status);
     EXPECT_EQ(std::memcmp(second.data(), source.data(), 256), 0);
     EXPECT_TRUE(untouched(first, 0, PAGE_SIZE)) << "the old registration's buffer was written";
@@ -116,6 +117,7 @@ NDKCT_TEST(MemoryObjects, TokensWorkExactlyAsReturned, "ndk.mr.tokens.used_as_re
                                                   address_of(remote, 3000), r.remote_token));
     results = session().drain(pair.cq, 1);
     ASSERT_EQ(results.size(), 1u);
+    NDKCT_RULE("TOK-01", "TOK-02", "TOK-03");  // what the rest of the test checks
     EXPECT_STATUS(STATUS_SUCCESS, results[0].Status);
     EXPECT_EQ(std::memcmp(remote.data() + 3000, local.data(), 700), 0);
 }

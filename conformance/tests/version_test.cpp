@@ -152,6 +152,7 @@ NDKCT_TEST(Versions, Instance12HasTheNewMembersWorking, "ndk.version.v12_members
     NDK_SGE send = Session::sge(out, 0, 100, o.local_token);
     ASSERT_STATUS(STATUS_SUCCESS,
                   s->send_and_invalidate(pair.a, &sai_context, {&send, 1}, 0, window_token));
+    NDKCT_RULE("VER-08", "SAI-01");
     auto results = seed::settle(*s, pair.cq, 2);
     ASSERT_EQ(results.size(), 2u);
     const NDK_RESULT_EX* r = seed::find_result(results, &receive_context);
@@ -169,6 +170,7 @@ NDKCT_TEST(Versions, Instance12HasTheNewMembersWorking, "ndk.version.v12_members
                            u.remote_token, NDK_OP_FLAG_DEFER));
     ASSERT_STATUS(STATUS_SUCCESS, s->write(pair.a, &last_context, {&second, 1},
                                            seed::address_of(target, 64), u.remote_token));
+    NDKCT_RULE("VER-09", "DEFER-07");
     results = seed::settle(*s, pair.cq, 2);
     ASSERT_EQ(results.size(), 2u);
     for (const auto& each : results)

@@ -24,6 +24,7 @@ bool v12(Session& s) {
 // many CQ entries it owes. After each non-deferred request everything owed so far must complete
 // successfully (a non-deferred request hands earlier deferred ones over: DEFER-07).
 void every_combination(Session& s, NDK_CQ* cq, const std::vector<ULONG>& flags,
+                       const std::vector<std::string>& rules,
                        const std::function<size_t(ULONG, size_t)>& post) {
     size_t owed = 0;
     // From all flags down to none: the last request is never deferred.
@@ -34,6 +35,8 @@ void every_combination(Session& s, NDK_CQ* cq, const std::vector<ULONG>& flags,
         owed += post(f, set);
         if (::testing::Test::HasFatalFailure()) return;
         if (f & NDK_OP_FLAG_DEFER) continue;
+        // Every combination is accepted and completes (the operation's flag rule; DEFER-03).
+        RuleScope scope(rules);
         auto results = s.drain(cq, owed);
         EXPECT_EQ(results.size(), owed) << "flags 0x" << std::hex << f;
         for (const auto& r : results)
@@ -41,6 +44,7 @@ void every_combination(Session& s, NDK_CQ* cq, const std::vector<ULONG>& flags,
         owed = 0;
     }
     auto extra = s.drain(cq, 1, milliseconds(30));
+    NDKCT_RULE("WR-SILENT-01");
     EXPECT_EQ(extra.size(), 0u) << "an entry too many (a silent success made one?)";
 }
 
@@ -60,7 +64,7 @@ NDKCT_TEST(WorkRequests, WriteAcceptsItsFlags, "ndk.qp.write.flag_combinations",
     std::vector<ULONG> flags = {NDK_OP_FLAG_SILENT_SUCCESS, NDK_OP_FLAG_READ_FENCE};
     if (v12(session())) flags.push_back(NDK_OP_FLAG_DEFER);
     std::vector<int> contexts(8);
-    every_combination(session(), pair.cq, flags, [&](ULONG f, size_t i) {
+    every_combination(session(), pair.cq, flags, {"WRT-03", "DEFER-03"}, [&](ULONG f, size_t i) {
         NDK_SGE sge = Session::sge(source, i * 64, 64, src.local_token);
         EXPECT_STATUS(STATUS_SUCCESS,
                       session().write(pair.a, &contexts[i], {&sge, 1}, address_of(target, i * 64),
@@ -91,7 +95,7 @@ NDKCT_TEST(WorkRequests, ReadAcceptsItsFlags, "ndk.qp.read.flag_combinations", "
             pair.pd, sinks.back(), NDK_MR_FLAG_ALLOW_LOCAL_WRITE | NDK_MR_FLAG_RDMA_READ_SINK));
     }
     std::vector<int> contexts(sinks.size());
-    every_combination(session(), pair.cq, flags, [&](ULONG f, size_t i) {
+    every_combination(session(), pair.cq, flags, {"RD-06", "DEFER-03"}, [&](ULONG f, size_t i) {
         NDK_SGE sge = Session::sge(sinks[i], 0, 128, regs[i].local_token);
         EXPECT_STATUS(STATUS_SUCCESS,
                       session().read(pair.a, &contexts[i], {&sge, 1}, address_of(remote, i * 16),
@@ -117,7 +121,7 @@ NDKCT_TEST(WorkRequests, SendAcceptsItsFlags, "ndk.qp.send.flag_combinations", "
                                 NDK_OP_FLAG_SEND_AND_SOLICIT_EVENT, NDK_OP_FLAG_INLINE};
     if (v12(session())) flags.push_back(NDK_OP_FLAG_DEFER);
     std::vector<int> sends(32), receives(32);
-    every_combination(session(), pair.cq, flags, [&](ULONG f, size_t i) {
+    every_combination(session(), pair.cq, flags, {"SND-03", "DEFER-03"}, [&](ULONG f, size_t i) {
         NDK_SGE receive = Session::sge(in, i * 64, 64, i_.local_token);
         EXPECT_STATUS(STATUS_SUCCESS, session().receive(pair.b, &receives[i], {&receive, 1}));
         NDK_SGE sge = Session::sge(out, i * 32, 32, o.local_token);
@@ -172,7 +176,7 @@ NDKCT_TEST(WorkRequests, SendAndInvalidateAcceptsItsFlags,
         session(), pair.cq,
         {NDK_OP_FLAG_SILENT_SUCCESS, NDK_OP_FLAG_READ_FENCE, NDK_OP_FLAG_SEND_AND_SOLICIT_EVENT,
          NDK_OP_FLAG_INLINE, NDK_OP_FLAG_DEFER},
-        [&](ULONG f, size_t i) {
+        {"SAI-05", "DEFER-03"}, [&](ULONG f, size_t i) {
             NDK_SGE receive = Session::sge(in, i * 64, 64, i_.local_token);
             EXPECT_STATUS(STATUS_SUCCESS, session().receive(pair.b, &receives[i], {&receive, 1}));
             NDK_SGE sge = Session::sge(out, i * 32, 32, o.local_token);
@@ -195,7 +199,7 @@ NDKCT_TEST(WorkRequests, InvalidateAcceptsItsFlags, "ndk.qp.invalidate.flag_comb
     for (size_t k = 0; k < (size_t{1} << flags.size()); ++k)
         windows.push_back(bound_window(session(), pair, pair.a));
     std::vector<int> contexts(windows.size());
-    every_combination(session(), pair.cq, flags, [&](ULONG f, size_t i) {
+    every_combination(session(), pair.cq, flags, {"INV-04", "DEFER-03"}, [&](ULONG f, size_t i) {
         EXPECT_STATUS(STATUS_SUCCESS, session().invalidate(pair.a, &contexts[i], windows[i].mw, f));
         return entries_for(f);
     });
@@ -256,6 +260,7 @@ void read_local_invalidate(Session& s, bool supported) {
     ASSERT_STATUS(STATUS_SUCCESS,
                   s.read(pair.a, &read_context, {&sge, 1}, address_of(remote), r.remote_token,
                          NDK_OP_FLAG_RDMA_READ_LOCAL_INVALIDATE | NDK_OP_FLAG_RDMA_READ_SINK));
+    NDKCT_RULE("RD-01", "RD-06");  // the read with the flag works as a read
     auto results = seed::settle(s, pair.cq, 2);
     ASSERT_EQ(results.size(), 2u);
     for (const auto& each : results)
@@ -360,6 +365,7 @@ NDKCT_TEST(WorkRequests, DeferredChainCompletesOnce, "ndk.qp.defer.chain", "DEFE
     NDK_SGE end = Session::sge(source, 200, 100, src.local_token);
     ASSERT_STATUS(STATUS_SUCCESS, session().write(pair.a, &last, {&end, 1}, address_of(target, 200),
                                                   dst.remote_token));
+    NDKCT_RULE("DEFER-03", "DEFER-07", "DEFER-01");  // what the rest of the test checks
     size_t expected = NT_ERROR(over) ? 3 : 4;
     auto results = seed::settle(session(), pair.cq, expected);
     EXPECT_EQ(results.size(), expected);
@@ -397,6 +403,7 @@ NDKCT_TEST(WorkRequests, InitiatorSgeLimitIsUsable, "ndk.qp.sge.initiator_limit"
                   session().write(pair.a, &context, sgl, address_of(target), dst.remote_token));
     auto results = session().drain(pair.cq, 1);
     ASSERT_EQ(results.size(), 1u);
+    NDKCT_RULE("SGE-04", "SGE-13");  // what the rest of the test checks
     EXPECT_STATUS(STATUS_SUCCESS, results[0].Status);
     size_t at = 0;
     for (ULONG k = 0; k < shape.initiator_sge; ++k) {
@@ -719,7 +726,7 @@ NDKCT_TEST(WorkRequests, PeerDisconnectDoesNotFlushByItself, "ndk.qp.disconnect.
     ASSERT_STATUS(STATUS_SUCCESS, session().receive(pair.b, &r2, {&receive, 1}));
     Done d = session().disconnect(pair.active);
     EXPECT_TRUE(d.ok()) << spec::status_name(d.final_status);
-    auto deadline = std::chrono::steady_clock::now() + milliseconds(5000);
+    auto deadline = std::chrono::steady_clock::now() + Session::scaled(milliseconds(5000));
     while (session().disconnect_events(pair.passive) == 0 &&
            std::chrono::steady_clock::now() < deadline)
         std::this_thread::sleep_for(milliseconds(2));

@@ -1,24 +1,30 @@
-"""The HTML report of a run: one self-contained page (inline CSS, SVG plots, vanilla JS).
+"""The HTML report of a run: one self-contained page (inline CSS, SVG plots, vanilla JS) that
+fits the window.
 
-- the run: provider identity, NDK_ADAPTER_INFO, profile, seed, the gate's decision;
-- plots: verdicts per NDK function, rules per object by verdict, test durations;
-- the rule matrix: every catalog rule with its verdict (the worst verdict of the tests that
-  declare it or whose failure names it), filterable by object, function, level and verdict,
-  with the rule's summary and documentation pages beside the failure, counterexample and the
-  command that replays it;
+- first line: what to fix next (the broken rule that stops the most tests, and its function);
+- the broken rules, ranked by how many tests they stop, each with its evidence shown once: the
+  minimal counterexample (the shortest property counterexample naming it) or the shortest
+  failure, and the command that replays it;
+- the run: provider identity, NDK_ADAPTER_INFO, profile, NDKPI version and why, seed, the gate;
+- plots: rules per NDK function by rule verdict, rules per object by rule verdict, test
+  durations;
+- the rule matrix: every catalog rule with its verdict (reports/ndkct_reports/rules.py: broken,
+  waived, warning, pass, blocked by ..., not supported, untested), filterable by object,
+  function, level, verdict and text (a rule ID typed in the text box matches that rule exactly);
 - every test, and the waivers that applied.
 Works without JavaScript (filters need it); when its script has run, <body data-ready="1">.
 """
 import html
 import math
 
+from . import rules as rule_verdicts
 from .catalog import page_url
 
-# Worst first: a rule's verdict is the first of these among its tests.
-RULE_ORDER = ("fail", "crash", "timeout", "waived", "warning", "pass", "not_supported")
+TEST_ORDER = ("fail", "crash", "timeout", "blocked", "waived", "warning", "pass", "not_supported")
+RULE_ORDER = rule_verdicts.RULE_VERDICTS
 COLORS = {"pass": "#2e7d32", "fail": "#c62828", "crash": "#6a1b9a", "timeout": "#e65100",
           "waived": "#546e7a", "warning": "#f9a825", "not_supported": "#9e9e9e",
-          "untested": "#e3e3e3"}
+          "untested": "#e3e3e3", "broken": "#c62828", "blocked": "#8d6e63"}
 LABELS = {"not_supported": "not supported"}
 FLAGS = {0x1: "IN_ORDER_DMA_SUPPORTED", 0x2: "RDMA_READ_SINK_NOT_REQUIRED",
          0x4: "CQ_INTERRUPT_MODERATION_SUPPORTED", 0x8: "MULTI_ENGINE_SUPPORTED",
@@ -39,18 +45,8 @@ def chip(verdict, text=None):
             f'</span>')
 
 
-def rule_verdicts(result, rules):
-    """For every rule: its verdict and the tests behind it (declared or named by a failure)."""
-    by_rule = {r["id"]: [] for r in rules}
-    for t in result["tests"]:
-        for rid in dict.fromkeys(t["rules"] + t["failed_rules"]):
-            if rid in by_rule:
-                by_rule[rid].append(t)
-    verdicts = {}
-    for rid, tests in by_rule.items():
-        present = {t["verdict"] for t in tests}
-        verdicts[rid] = next((v for v in RULE_ORDER if v in present), "untested")
-    return verdicts, by_rule
+def rule_link(rid):
+    return f'<a href="#rule-{e(rid)}">{e(rid)}</a>'
 
 
 def stacked_bars(title, rows, order, width=760, bar=16, attribute=None):
@@ -93,7 +89,7 @@ def stacked_bars(title, rows, order, width=760, bar=16, attribute=None):
 
 
 def duration_plot(tests, width=760):
-    """Histogram of test durations on decades, bars split by verdict."""
+    """Histogram of test durations on decades, bars split by test verdict."""
     edges = [0, 1e-3, 1e-2, 1e-1, 1, 10, math.inf]
     names = ["< 1 ms", "1-10 ms", "10-100 ms", "0.1-1 s", "1-10 s", "> 10 s"]
     rows = []
@@ -104,7 +100,7 @@ def duration_plot(tests, width=760):
                 c[t["verdict"]] = c.get(t["verdict"], 0) + 1
         rows.append((name, c))
     return stacked_bars("Test durations (tests per duration band)", rows,
-                        [v for v in RULE_ORDER if any(c.get(v) for _, c in rows)], width)
+                        [v for v in TEST_ORDER if any(c.get(v) for _, c in rows)], width)
 
 
 def adapter_info_rows(info):
@@ -124,35 +120,74 @@ def adapter_info_rows(info):
     return "\n".join(rows)
 
 
-def evidence(tests):
-    """What the tests behind a rule say: failures with counterexample and replay, else the list."""
-    bad = [t for t in tests if t["verdict"] in ("fail", "crash", "timeout", "waived")]
-    parts = []
-    for t in bad[:3]:
-        parts.append(f'<details><summary>{chip(t["verdict"])} {e(t["id"] or t["test"])}'
-                     f'</summary>')
-        if t["verdict"] == "waived" and t.get("waiver"):
-            parts.append(f'<p class="waiver">waived {e(t.get("waived_verdict", ""))}: '
-                         f'{e(t["waiver"]["reason"])} [{e(t["waiver"]["reference"])}]</p>')
-        parts.append(f'<pre class="msg">{e(t["message"][:2000])}</pre>')
-        if t.get("counterexample"):
-            parts.append(f'<p>Minimal counterexample:</p><pre class="cex">'
-                         f'{e(t["counterexample"])}</pre>')
-        parts.append(f'<p>Replay: <code>{e(t["replay"])}</code></p></details>')
-    if len(bad) > 3:
-        parts.append(f"<p>and {len(bad) - 3} more failing tests (see Tests below)</p>")
-    if not bad and tests:
-        parts.append('<span class="tests">' + ", ".join(
-            f'<span title="{e(t["test"])}">{e(t["id"] or t["test"])}</span>'
-            for t in tests[:4]) + (f" +{len(tests) - 4}" if len(tests) > 4 else "") + "</span>")
+def best_evidence(rid, tests):
+    """The one failing test that shows a broken rule best: a property test's counterexample
+    (the shortest), else the failing test with the shortest message."""
+    naming = [t for t in tests if rid in t["failed_rules"]
+              and t["verdict"] in ("fail", "crash", "timeout", "waived")]
+    if not naming:
+        return None
+    with_cex = [t for t in naming if t.get("counterexample")]
+    if with_cex:
+        return min(with_cex, key=lambda t: (t["counterexample"].count("\n"), t["test"]))
+    return min(naming, key=lambda t: (len(t["message"]), t["test"]))
+
+
+def broken_section(result, shown):
+    """The broken rules, ranked; each with its evidence once. `shown` collects the tests whose
+    counterexample appears here, so that it is not repeated below."""
+    ranked = result["rules"]["ranked"]
+    if not ranked:
+        return "<p>No rule is broken.</p>"
+    parts = ['<ol class="broken">']
+    for r in ranked:
+        t = best_evidence(r["rule"], result["tests"])
+        parts.append(f'<li id="broken-{e(r["rule"])}"><b>{rule_link(r["rule"])}</b> '
+                     f'<span class="fn">{e(r["function"])}</span> stops '
+                     f'<b>{r["tests_stopped"]}</b> test{"s" if r["tests_stopped"] != 1 else ""}'
+                     f' ({r["failed_in"]} name it): {e(r["summary"])}')
+        if t is not None:
+            parts.append(f'<div class="evidence">{chip(t["verdict"])} '
+                         f'<span class="tid">{e(t["id"] or t["test"])}</span>')
+            if t.get("counterexample") and t["test"] not in shown:
+                shown.add(t["test"])
+                parts.append(f'<p>Minimal counterexample:</p><pre class="cex">'
+                             f'{e(t["counterexample"])}</pre>')
+            elif t.get("counterexample"):
+                parts.append('<p>Minimal counterexample: the same as above.</p>')
+            else:
+                parts.append(f'<pre class="msg">{e(t["message"][:1500])}</pre>')
+            parts.append(f'<p>Replay: <code>{e(t["replay"])}</code></p></div>')
+        parts.append("</li>")
+    parts.append("</ol>")
     return "".join(parts)
 
 
-def matrix(result, rules, verdicts, by_rule):
+def matrix_evidence(entry):
+    """What the matrix says beside a rule's verdict (the full evidence of broken rules is above
+    in "Broken rules")."""
+    v = entry["verdict"]
+    if v == "broken":
+        return (f'<a href="#broken-{e(entry["id"])}">evidence above</a>; failing: '
+                + e(", ".join(entry["broken_in"][:3]))
+                + (f" +{len(entry['broken_in']) - 3}" if len(entry["broken_in"]) > 3 else ""))
+    if v == "blocked":
+        by = " ".join(rule_link(r) for r in entry.get("blocked_by", [])[:6])
+        reasons = "; ".join(entry.get("blocked_reasons", []))
+        return ("blocked by " + (by or "") + (f" ({e(reasons)})" if reasons else "")
+                + f' <span class="tests">in {e(", ".join(entry["blocked_in"][:3]))}</span>')
+    tests = entry.get("tests", [])
+    if tests:
+        return ('<span class="tests">' + e(", ".join(tests[:4]))
+                + (f" +{len(tests) - 4}" if len(tests) > 4 else "") + "</span>")
+    return ""
+
+
+def matrix(rules, table):
     objects = sorted({r["object"] for r in rules})
     functions = sorted({r["function"] for r in rules})
     levels = sorted({r["level"] for r in rules})
-    used = [v for v in RULE_ORDER + ("untested",) if v in verdicts.values()]
+    used = [v for v in RULE_ORDER if any(x["verdict"] == v for x in table.values())]
 
     def options(values, fmt=lambda v: v):
         return "".join(f'<option value="{e(v)}">{e(fmt(v))}</option>' for v in values)
@@ -163,53 +198,64 @@ def matrix(result, rules, verdicts, by_rule):
  <label>Function <select id="f-function"><option value="">any</option>{options(functions)}</select></label>
  <label>Level <select id="f-level"><option value="">any</option>{options(levels)}</select></label>
  <label>Verdict <select id="f-verdict"><option value="">any</option>{options(used, label)}</select></label>
- <label>Text <input id="f-text" type="search" placeholder="rule ID, words of the summary"></label>
+ <label>Text <input id="f-text" type="search" placeholder="a rule ID (exact), or words"></label>
  <span id="f-count">{len(rules)} of {len(rules)} rules</span>
 </div>
 <table id="matrix" class="grid">
+<colgroup><col class="c-id"><col class="c-level"><col class="c-obj"><col class="c-fn">
+<col class="c-v"><col class="c-n"><col class="c-sum"><col class="c-ev"></colgroup>
 <thead><tr><th>Rule</th><th>Level</th><th>Object</th><th>Function</th><th>Verdict</th>
 <th>Tests</th><th>What the documentation says</th><th>Evidence</th></tr></thead>
 <tbody>"""
     body = []
     for r in rules:
-        v = verdicts[r["id"]]
-        tests = by_rule[r["id"]]
+        entry = dict(table[r["id"]], id=r["id"])
+        v = entry["verdict"]
         sources = " ".join(f'<a href="{e(page_url(s))}" target="_blank" rel="noopener">'
                            f'{e(s.split("/")[-1])}</a>' for s in r["source"])
         body.append(
-            f'<tr id="rule-{e(r["id"])}" data-object="{e(r["object"])}" '
+            f'<tr id="rule-{e(r["id"])}" data-rule="{e(r["id"])}" data-object="{e(r["object"])}" '
             f'data-function="{e(r["function"])}" data-level="{e(r["level"])}" '
             f'data-verdict="{v}"><td class="rid">{e(r["id"])}</td><td>{e(r["level"])}</td>'
-            f'<td>{e(r["object"])}</td><td>{e(r["function"])}</td><td>{chip(v)}</td>'
-            f'<td class="num">{len(tests)}</td><td class="sum">{e(r["summary"])}'
-            f'<div class="src">{sources}</div></td><td class="ev">{evidence(tests)}</td></tr>')
+            f'<td>{e(r["object"])}</td><td class="fn">{e(r["function"])}</td><td>{chip(v)}</td>'
+            f'<td class="num">{len(entry["tests"])}</td><td class="sum">{e(r["summary"])}'
+            f'<div class="src">{sources}</div></td><td class="ev">{matrix_evidence(entry)}</td>'
+            f'</tr>')
     return head + "\n".join(body) + "</tbody></table>"
 
 
-def tests_table(result):
+def tests_table(result, shown):
     rows = []
-    for t in sorted(result["tests"], key=lambda t: (RULE_ORDER.index(t["verdict"]), t["test"])):
-        rules = " ".join(f'<a href="#rule-{e(r)}">{e(r)}</a>' for r in t["rules"])
-        named = " ".join(f'<a href="#rule-{e(r)}">{e(r)}</a>' for r in t["failed_rules"])
+    for t in sorted(result["tests"], key=lambda t: (TEST_ORDER.index(t["verdict"]), t["test"])):
+        rules = " ".join(rule_link(r) for r in t["rules"])
+        named = " ".join(rule_link(r) for r in t["failed_rules"])
+        blocked = " ".join(rule_link(r) for r in t.get("blocked_by", []))
         detail = ""
         if t["message"] or t.get("counterexample"):
+            cex = ""
+            if t.get("counterexample"):
+                cex = ('<p>Minimal counterexample: shown above (Broken rules).</p>'
+                       if t["test"] in shown else
+                       f'<pre class="cex">{e(t["counterexample"])}</pre>')
             detail = (f'<details><summary>{e((t["message"].splitlines() or [""])[0][:120])}'
-                      f'</summary><pre class="msg">{e(t["message"][:4000])}</pre>'
-                      + (f'<pre class="cex">{e(t["counterexample"])}</pre>'
-                         if t.get("counterexample") else "")
-                      + f'<p>Replay: <code>{e(t["replay"])}</code></p></details>')
+                      f'</summary><pre class="msg">{e(t["message"][:4000])}</pre>{cex}'
+                      f'<p>Replay: <code>{e(t["replay"])}</code></p></details>')
         rows.append(
             f'<tr data-verdict="{t["verdict"]}"><td>{chip(t["verdict"])}'
             f'{"" if t["must_pass"] else " <small>(optional)</small>"}</td>'
-            f'<td>{e(t["id"])}<div class="gname">{e(t["test"])}</div></td><td>{rules}'
-            f'{"<div>failure names: " + named + "</div>" if named else ""}</td>'
-            f'<td class="num">{t["duration_s"] * 1000:.1f} ms</td><td>{detail}</td></tr>')
+            f'<td class="tid">{e(t["id"])}<div class="gname">{e(t["test"])}</div></td>'
+            f'<td>{rules}'
+            f'{"<div>broken: " + named + "</div>" if named else ""}'
+            f'{"<div>blocked by: " + blocked + "</div>" if blocked else ""}</td>'
+            f'<td class="num">{t["duration_s"] * 1000:.1f} ms</td><td class="ev">{detail}</td>'
+            f'</tr>')
     return ('<div class="filters"><label>Verdict <select id="t-verdict"><option value="">any'
             '</option>' + "".join(f'<option value="{v}">{e(label(v))}</option>'
-                                  for v in RULE_ORDER if result["counts"].get(v)) +
-            '</select></label></div><table id="tests" class="grid"><thead><tr><th>Verdict</th>'
-            '<th>Test</th><th>Rules</th><th>Duration</th><th>Message</th></tr></thead><tbody>'
-            + "\n".join(rows) + "</tbody></table>")
+                                  for v in TEST_ORDER if result["counts"].get(v)) +
+            '</select></label></div><table id="tests" class="grid"><colgroup><col class="c-v">'
+            '<col class="c-test"><col class="c-rules"><col class="c-n"><col class="c-msg">'
+            '</colgroup><thead><tr><th>Verdict</th><th>Test</th><th>Rules</th><th>Duration</th>'
+            '<th>Message</th></tr></thead><tbody>' + "\n".join(rows) + "</tbody></table>")
 
 
 def waivers_table(result):
@@ -226,27 +272,36 @@ def waivers_table(result):
 
 
 CSS = """
-body{font:14px/1.4 system-ui,-apple-system,"Segoe UI",sans-serif;margin:0 24px 40px;color:#222}
+*{box-sizing:border-box}
+body{font:14px/1.4 system-ui,-apple-system,"Segoe UI",sans-serif;margin:0 auto;padding:0 20px 40px;color:#222;max-width:1800px}
 h1{font-size:22px;margin:18px 0 4px}h2{font-size:18px;margin:28px 0 8px;border-bottom:1px solid #ccc}
+.next{font-size:17px;font-weight:bold;margin:10px 0;padding:8px 12px;border-left:6px solid #c62828;background:#fdecea}
+.next.ok{border-color:#2e7d32;background:#e8f5e9}
 .gate{display:inline-block;padding:4px 12px;border-radius:4px;color:#fff;font-weight:bold}
 .gate.pass{background:#2e7d32}.gate.fail{background:#c62828}
-.facts{border-collapse:collapse}.facts th{text-align:left;padding:2px 12px 2px 0;color:#555;font-weight:normal}
+.facts{border-collapse:collapse;max-width:100%}.facts th{text-align:left;padding:2px 12px 2px 0;color:#555;font-weight:normal;vertical-align:top}
+.facts td{overflow-wrap:anywhere}
 .v{display:inline-block;padding:1px 7px;border-radius:10px;color:#fff;font-size:12px;white-space:nowrap}
-.v-pass{background:#2e7d32}.v-fail{background:#c62828}.v-crash{background:#6a1b9a}
+.v-pass{background:#2e7d32}.v-fail,.v-broken{background:#c62828}.v-crash{background:#6a1b9a}
 .v-timeout{background:#e65100}.v-waived{background:#546e7a}.v-warning{background:#f9a825;color:#222}
-.v-not_supported{background:#9e9e9e}.v-untested{background:#e3e3e3;color:#555}
+.v-not_supported{background:#9e9e9e}.v-untested{background:#e3e3e3;color:#555}.v-blocked{background:#8d6e63}
 .counts .v{font-size:14px;margin-right:6px}
 .plots{display:flex;flex-wrap:wrap;gap:24px}.plot{max-width:100%;height:auto}
 .plot-title{font-weight:bold;font-size:13px}.axis,.legend{font-size:11px}.bar{cursor:pointer}
 .filters{margin:8px 0;display:flex;gap:14px;flex-wrap:wrap;align-items:center}
-.grid{border-collapse:collapse;width:100%}.grid th,.grid td{border-bottom:1px solid #e4e4e4;padding:4px 6px;vertical-align:top;text-align:left}
+.filters select{max-width:240px}
+.grid{border-collapse:collapse;width:100%;table-layout:fixed}
+.grid th,.grid td{border-bottom:1px solid #e4e4e4;padding:4px 6px;vertical-align:top;text-align:left;overflow-wrap:anywhere}
 .grid thead th{position:sticky;top:0;background:#f4f4f4}
-.rid{font-family:monospace;white-space:nowrap}.num{text-align:right;white-space:nowrap}
-.sum{max-width:520px}.src a{font-size:11px;margin-right:6px;color:#1565c0}
-.ev{max-width:380px;overflow-wrap:anywhere}.tests{font-size:11px;color:#555}
-#matrix td:nth-child(4){max-width:190px;overflow-wrap:anywhere}.filters select{max-width:240px}.gname{font-size:11px;color:#666;font-family:monospace}
-pre{white-space:pre-wrap;word-break:break-word;background:#f7f7f7;padding:6px;margin:4px 0;font-size:12px}
-pre.cex{background:#fff3e0}code{font-size:12px;word-break:break-all}.waiver{color:#37474f}
+.c-id{width:9em}.c-level{width:7em}.c-obj{width:7em}.c-fn{width:11em}.c-v{width:7.5em}.c-n{width:5em}
+.c-sum{width:34%}.c-test{width:28%}.c-rules{width:16%}
+.rid{font-family:monospace}.num{text-align:right;white-space:nowrap}
+.src a{font-size:11px;margin-right:6px;color:#1565c0}
+.tests{font-size:11px;color:#555}.fn{font-family:monospace;font-size:12px}
+.gname,.tid{font-size:11px;font-family:monospace}.gname{color:#666}
+ol.broken li{margin:0 0 10px}.evidence{margin:4px 0 0;padding:4px 8px;border-left:3px solid #ddd}
+pre{white-space:pre-wrap;overflow-wrap:anywhere;background:#f7f7f7;padding:6px;margin:4px 0;font-size:12px;max-width:100%}
+pre.cex{background:#fff3e0}code{font-size:12px;overflow-wrap:anywhere}.waiver{color:#37474f}
 """
 
 SCRIPT = """
@@ -256,11 +311,15 @@ SCRIPT = """
   var f = {object: byId('f-object'), 'function': byId('f-function'), level: byId('f-level'),
            verdict: byId('f-verdict')};
   var text = byId('f-text'), count = byId('f-count');
+  var ruleId = /^[A-Za-z][A-Za-z0-9]*(-[A-Za-z0-9]+)+$/;
   function apply() {
-    var shown = 0, words = text.value.trim().toLowerCase();
+    var shown = 0, words = text.value.trim(), exact = ruleId.test(words) &&
+      rows.some(function (r) { return r.dataset.rule === words.toUpperCase(); });
+    var lower = words.toLowerCase();
     rows.forEach(function (r) {
       var ok = Object.keys(f).every(function (k) { return !f[k].value || r.dataset[k] === f[k].value; });
-      if (ok && words) ok = r.textContent.toLowerCase().indexOf(words) >= 0;
+      if (ok && words) ok = exact ? r.dataset.rule === words.toUpperCase()
+                                  : r.textContent.toLowerCase().indexOf(lower) >= 0;
       r.hidden = !ok;
       if (ok) shown++;
     });
@@ -288,24 +347,27 @@ SCRIPT = """
 
 
 def write(result, rules, path):
-    verdicts, by_rule = rule_verdicts(result, rules)
+    table = rule_verdicts.verdicts(result["tests"], rules)
     ident = result["provider"]["identity"]
     gate = result["gate"]
-    function_of = {r["id"]: r["function"] for r in rules}
-    object_of = {r["id"]: r["object"] for r in rules}
+    summary = result.get("rules") or rule_verdicts.summarize(result["tests"], rules)
+    result = dict(result, rules=summary)
+    nxt = summary.get("next")
 
     per_function = {}
-    for t in result["tests"]:
-        for fn in dict.fromkeys(function_of[r] for r in t["rules"] if r in function_of):
-            c = per_function.setdefault(fn, {})
-            c[t["verdict"]] = c.get(t["verdict"], 0) + 1
-    fn_rows = sorted(per_function.items(), key=lambda kv: (-sum(kv[1].values()), kv[0]))
     per_object = {}
-    for rid, v in verdicts.items():
-        c = per_object.setdefault(object_of[rid], {})
+    for r in rules:
+        v = table[r["id"]]["verdict"]
+        if v != "untested":
+            c = per_function.setdefault(r["function"], {})
+            c[v] = c.get(v, 0) + 1
+        c = per_object.setdefault(r["object"], {})
         c[v] = c.get(v, 0) + 1
+    fn_rows = sorted(per_function.items(),
+                     key=lambda kv: (-kv[1].get("broken", 0), -sum(kv[1].values()), kv[0]))
     obj_rows = sorted(per_object.items(), key=lambda kv: (-sum(kv[1].values()), kv[0]))
-    test_verdicts = [v for v in RULE_ORDER if result["counts"].get(v)]
+    fn_order = [v for v in RULE_ORDER if any(c.get(v) for _, c in fn_rows)]
+    obj_order = [v for v in RULE_ORDER if any(c.get(v) for _, c in obj_rows)]
 
     slow = sorted(result["tests"], key=lambda t: -t["duration_s"])[:8]
     slow_list = "".join(f'<li>{t["duration_s"] * 1000:.1f} ms: {e(t["id"] or t["test"])}</li>'
@@ -314,12 +376,14 @@ def write(result, rules, path):
         ("Provider", f'{ident.get("name")} {ident.get("version")}: {ident.get("description")}'),
         ("Spec", result["provider"]["spec"]),
         ("Vendor / device", f'{ident.get("vendor_id", 0):#x} / {ident.get("device_id", 0):#x}'),
-        ("NDKPI version", f'{result["ndk_version"]} (provider implements up to '
-                          f'{ident.get("ndk_version")})'),
+        ("NDKPI version", result.get("ndk_version_reason") or
+         f'{result["ndk_version"]} (provider implements up to {ident.get("ndk_version")})'),
         ("Profile", f'{result["profile"]["name"]} ({result["profile"]["origin"]})'),
         ("Seed", str(result["seed"])),
         ("Started", f'{result["started"]}, {result["duration_s"]:.1f} s'
-                    + ("" if result["complete"] else " (interrupted: partial results)")),
+                    + ("" if result["complete"] else
+                       f' (did not complete: {result.get("stopped") or "interrupted"}; partial '
+                       f'results)')),
         ("Selection", f'{result["selection"]["selected"]} tests'
                       + "".join(f'; {k} {" ".join(v)}' for k, v in result["selection"].items()
                                 if k in ("tests", "exclude_tests", "rules", "exclude_rules")
@@ -333,38 +397,51 @@ def write(result, rules, path):
     ]
     facts_html = "".join(f"<tr><th>{e(k)}</th><td>{e(v)}</td></tr>" for k, v in facts)
     counts_html = " ".join(chip(v, f"{label(v)} {n}") for v, n in result["counts"].items() if n)
-    covered = sum(1 for v in verdicts.values() if v != "untested")
+    rule_counts_html = " ".join(chip(v, f"{label(v)} {n}")
+                                for v, n in summary["counts"].items() if n)
     reasons = "".join(f"<li>{e(r)}</li>" for r in gate["reasons"])
+    lead = (f'<p class="next">{e(nxt["text"])}</p>' if nxt else
+            '<p class="next ok">Nothing to fix: no rule is broken.</p>')
+    shown = set()
+    broken = broken_section(result, shown)
+    tests_html = tests_table(result, shown)
     page = f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>ndkct report: {e(ident.get("name", ""))}</title>
 <style>{CSS}</style></head>
 <body>
+{lead}
 <h1>ndkct conformance report: {e(ident.get("name", ""))}
  <span class="gate {"pass" if gate["passed"] else "fail"}">{"PASS" if gate["passed"] else "FAIL"}</span></h1>
 {"<ul class='reasons'>" + reasons + "</ul>" if reasons else
  "<p>Every must-pass test passed, was waived or is not supported.</p>"}
-<p class="counts">{counts_html}</p>
+<p class="counts">Tests: {counts_html}</p>
+<p class="counts">Rules: {rule_counts_html}</p>
+
+<h2>Broken rules, most blocking first</h2>
+{broken}
+
+<h2>The run</h2>
 <table class="facts">{facts_html}</table>
 
 <h2>Plots</h2>
 <div class="plots">
-{stacked_bars("Verdicts per NDK function (tests naming a rule of the function)", fn_rows,
-              test_verdicts, attribute="function")}
-{stacked_bars(f"Rules per object by verdict ({covered} of {len(rules)} rules covered)",
-              obj_rows, [v for v in RULE_ORDER + ("untested",) if any(c.get(v) for _, c in obj_rows)])}
+{stacked_bars("Rules per NDK function by rule verdict (broken: named by a failure)", fn_rows,
+              fn_order, attribute="function")}
+{stacked_bars("Rules per object by rule verdict", obj_rows, obj_order)}
 {duration_plot(result["tests"])}
 <div><b>Slowest tests</b><ol>{slow_list}</ol></div>
 </div>
 
 <h2>Rule matrix</h2>
-<p>Every rule of the catalog with the verdict of the tests that declare it or whose failure
-names it (the worst one); <i>untested</i>: no test in this run covers it.</p>
-{matrix(result, rules, verdicts, by_rule)}
+<p>Every rule of the catalog. <i>broken</i>: a failure names it; <i>blocked</i>: its tests
+stopped before checking it, at the rules named; <i>pass</i>: a test checked it and it held;
+<i>untested</i>: no test in this run covers it.</p>
+{matrix(rules, table)}
 
 <h2>Tests</h2>
-{tests_table(result)}
+{tests_html}
 
 <h2>Waivers</h2>
 {waivers_table(result)}

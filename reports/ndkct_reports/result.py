@@ -9,7 +9,7 @@ killed: a partial run is reported as such ("complete": false), never lost.
 import json
 import os
 
-VERDICTS = ("pass", "fail", "not_supported", "waived", "warning", "crash", "timeout")
+VERDICTS = ("pass", "fail", "not_supported", "waived", "warning", "crash", "timeout", "blocked")
 GOOD = ("pass", "warning", "waived", "not_supported")
 SCHEMA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "result.schema.json")
 
@@ -21,9 +21,17 @@ def counts(tests):
     return c
 
 
-def gate(tests, waivers, strict_waivers, complete):
-    """Exit decision: every must-pass test passed, was waived or is not supported."""
+def gate(tests, waivers, strict_waivers, complete, stopped=None, allow_empty=False):
+    """Exit decision: every must-pass test passed, was waived or is not supported, and at least
+    one must-pass test ran (unless allow_empty)."""
     reasons = []
+    if not any(t["must_pass"] for t in tests) and not allow_empty:
+        reasons.append("no must-pass test ran: nothing was checked (--allow-empty accepts that)")
+    bugs = [t for t in tests if t.get("ndkct_bug")]
+    if bugs:
+        reasons.append(f"ndkct's own code failed in {len(bugs)} test{'s' if len(bugs) != 1 else ''}"
+                       f" (not the provider's fault; report it): "
+                       + ", ".join(t["id"] or t["test"] for t in bugs[:5]))
     bad = [t for t in tests if t["must_pass"] and t["verdict"] not in GOOD]
     if bad:
         names = ", ".join(f"{t['id'] or t['test']} ({t['verdict']}"
@@ -37,22 +45,30 @@ def gate(tests, waivers, strict_waivers, complete):
         reasons.append(f"{len(stale)} stale waiver{'s' if len(stale) != 1 else ''} (the failure "
                        f"is gone; remove it): " + ", ".join(w["where"] for w in stale))
     if not complete:
-        reasons.append("the run did not complete (interrupted)")
+        reasons.append("the run did not complete: " + (stopped or "interrupted"))
     return {"passed": not reasons, "reasons": reasons}
 
 
-def finish(run, tests, waivers, strict_waivers, complete, finished):
+def finish(run, tests, waivers, strict_waivers, complete, finished, catalog_rules,
+           stopped=None):
     """The result document from the run record and the test records."""
+    from . import rules as rule_verdicts
     result = dict(run)
     result.pop("record", None)
     result["finished"] = finished
     result["complete"] = complete
+    if stopped:
+        result["stopped"] = stopped
     result["tests"] = tests
     result["waivers"] = waivers
     result["counts"] = counts(tests)
+    result["rules"] = rule_verdicts.summarize(tests, catalog_rules)
     result["must_pass"] = dict(result["must_pass"], tests=sum(t["must_pass"] for t in tests))
-    result["gate"] = gate(tests, waivers, strict_waivers, complete)
-    return result
+    allow_empty = result.get("selection", {}).get("allow_empty", False)
+    result["gate"] = gate(tests, waivers, strict_waivers, complete, stopped, allow_empty)
+    # What a reader needs first leads the document: what to fix next and the broken rules.
+    lead = {k: result.pop(k) for k in ("format", "rules") if k in result}
+    return {**lead, **result}
 
 
 def validate(result):

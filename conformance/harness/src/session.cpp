@@ -7,11 +7,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <set>
 #include <thread>
 #include <utility>
 
+#include "ndkct/conformance/in_flight.hpp"
 #include "ndkct/model/translate.hpp"
 #include "ndkct/platform/spin.hpp"
 #include "ndkct/spec/profile.hpp"
@@ -65,11 +67,19 @@ using platform::spin_until;
 
 thread_local int t_hook_depth = 0;  // > 0 on a provider thread running a hook
 
-void run_hook(const std::function<void()>& hook) {
-    if (!hook) return;
+// A hook's exception must not unwind through the provider's frames: it is kept for the test.
+void run_hook(Session* session, const std::function<void()>& hook) {
+    if (!hook || !session->hook_starts()) return;
     ++t_hook_depth;
-    hook();
+    try {
+        hook();
+    } catch (const std::exception& error) {
+        session->hook_error(error.what());
+    } catch (...) {
+        session->hook_error("a hook threw an exception that is not a std::exception");
+    }
     --t_hook_depth;
+    session->hook_ends();
 }
 
 std::mutex g_live_mutex;
@@ -172,10 +182,22 @@ void check_object(const Ndk* object, NDK_VERSION version, model::Verdict& v, con
         }
 }
 
-// Every NDK object has its dispatch table right after the 40-byte header.
+// Every NDK object has its dispatch table right after the 40-byte header. A NULL object or
+// table is a step that failed before (or a provider that handed out no table): the harness
+// stops the test with an exception rather than call through it.
 const void* dispatch_of(const void* object) {
-    return *reinterpret_cast<const void* const*>(static_cast<const char*>(object) +
-                                                 offsetof(NDK_PD, Dispatch));
+    if (!object) throw SessionError("an NDK call on a NULL object: an earlier step gave no object");
+    const void* table = *reinterpret_cast<const void* const*>(static_cast<const char*>(object) +
+                                                              offsetof(NDK_PD, Dispatch));
+    if (!table) throw SessionError("an NDK call on an object whose Dispatch is NULL");
+    return table;
+}
+
+// An object argument the provider would dereference: NULL means an earlier step failed.
+void require(const void* object, const char* function, const char* role) {
+    if (!object)
+        throw SessionError(std::string(function) + " with a NULL " + role +
+                           ": an earlier step gave no object (the test cannot go on)");
 }
 
 template <typename Table>
@@ -227,7 +249,7 @@ static void arrive(Session::Callback* cb, NTSTATUS status, NDK_OBJECT_HEADER* ob
                                              "close had completed"));
         session->report(std::move(late));
     }
-    if (at == HookAt::before_arrival) run_hook(hook);
+    if (at == HookAt::before_arrival) run_hook(session, hook);
     int calls;
     bool inline_result;
     {
@@ -239,7 +261,7 @@ static void arrive(Session::Callback* cb, NTSTATUS status, NDK_OBJECT_HEADER* ob
         cb->came.store(true, std::memory_order_release);
     }
     cb->arrived.notify_all();
-    if (at == HookAt::after_arrival) run_hook(hook);
+    if (at == HookAt::after_arrival) run_hook(session, hook);
     cb->finished = true;
     --session->running_callbacks_;
     model::Verdict v;
@@ -313,7 +335,7 @@ static void event_callback(Session::EventRecord* r, const char* what, Body body)
     if (!v.clean()) session->report(std::move(v));
     body();
     event_arrived(r);
-    run_hook(session->event_hook(r->object));
+    run_hook(session, session->event_hook(r->object));
     --r->inside;
     --session->running_callbacks_;
 }
@@ -398,6 +420,146 @@ std::shared_ptr<const ParsedProfile> parsed_profile(const std::string& name_or_p
 
 }  // namespace
 
+// ================= One provider call: its in-flight record, rules and outcome =================
+
+// Constructed right before a provider call, destroyed (or done()) when it returned. Refuses a
+// NULL object (a failed earlier step) before the provider sees it; writes the call into the
+// thread's in-flight slot (function, object, NDK syntax, the rules the model judges it by); and
+// when a call the model held valid fails, remembers it as what blocks the test from going on.
+struct Session::InFlight {
+    struct Needed {
+        const void* object;
+        const char* role;  // "PD", "receive CQ": for the message
+    };
+
+    Session& session;
+    const char* function;
+    bool valid = true;  // the model expected it to succeed
+    model::RuleIds rules;
+    std::optional<in_flight::Call> record;
+
+    InFlight(Session& s, const model::Call& call, std::initializer_list<Needed> needed)
+        : session(s), function(model::ndk_function_name(call)) {
+        for (const auto& n : needed)
+            if (!n.object)
+                throw SessionError(std::string(function) + " with a NULL " + n.role +
+                                   ": an earlier step gave no object (the test cannot go on)");
+        in_flight::note_function(static_cast<unsigned>(call.index()), function);
+        std::string object;
+        {
+            std::lock_guard lock(s.oracle_mutex_);
+            model::Expectation e = s.oracle_->expect(call);
+            valid = !e.must_fail() && !e.undefined && !e.consumer_error;
+            if (valid) {
+                rules = e.success_rules;
+            } else {
+                for (const auto& f : e.failures)
+                    for (const auto& r : f.rules)
+                        if (std::find(rules.begin(), rules.end(), r) == rules.end())
+                            rules.push_back(r);
+            }
+            if (needed.size() > 0)
+                if (const model::Object* o = s.oracle_->find(s.id(needed.begin()->object)))
+                    object = std::string(model::kind_name(o->kind)) + " " + std::to_string(o->id);
+        }
+        std::string text;
+        for (const auto& r : rules)
+            text += (text.empty() ? "" : ",") + r;
+        record.emplace(function, object, text, model::show(call));
+    }
+
+    // The call returned (its record is cleared); `status` is its outcome so far.
+    void returned(NTSTATUS status, bool gave_no_object = false) {
+        record.reset();
+        outcome(status, gave_no_object);
+    }
+
+    // A final outcome (inline, or the callback's): a valid call that failed blocks the test.
+    void outcome(NTSTATUS status, bool gave_no_object = false) {
+        if (!valid || status == STATUS_PENDING) return;
+        if (!NT_ERROR(status) && !(gave_no_object && NT_SUCCESS(status))) return;
+        std::string what = std::string(function) +
+                           (NT_ERROR(status) ? " returned " + spec::status_name(status)
+                                             : std::string(" succeeded without an object"));
+        std::lock_guard lock(session.blocker_mutex_);
+        session.unexpected_failure_ = {rules, std::move(what)};
+    }
+};
+
+Session::Blocker Session::blocker() {
+    Blocker b;
+    {
+        // A failure may be recorded while this thread holds the oracle (a test's with_oracle).
+        std::unique_lock lock(oracle_mutex_, std::try_to_lock);
+        if (lock.owns_lock())
+            for (const auto& v : verdict_.violations) {
+                if (v.warning) continue;
+                if (b.what.empty()) b.what = v.describe();
+                // The rule the oracle judged (the rest of its list follows from it).
+                if (!v.rules.empty() &&
+                    std::find(b.rules.begin(), b.rules.end(), v.rules.front()) == b.rules.end())
+                    b.rules.push_back(v.rules.front());
+            }
+    }
+    if (!b.rules.empty()) return b;
+    std::lock_guard lock(blocker_mutex_);
+    return unexpected_failure_;
+}
+
+Session::Blocker Session::any_blocker(Session* preferred) {
+    if (preferred) {
+        Blocker b = preferred->blocker();
+        if (!b.rules.empty()) return b;
+    }
+    // Under the lock that keeps a session from being destroyed meanwhile (blocker() takes only
+    // the session's own leaf locks, and the oracle's without waiting).
+    std::lock_guard lock(g_live_mutex);
+    for (Session* s : g_sessions) {
+        if (s == preferred) continue;
+        Blocker b = s->blocker();
+        if (!b.rules.empty()) return b;
+    }
+    return {};
+}
+
+// NDKCT_PATIENCE=F (0 < F <= 1) scales how long the harness waits for what a provider owes
+// (completion callbacks, completions, connect events). Below 1 only for sweeps of providers
+// that lose what they owe (conformance/runner/tests/sweep.py), where the time is the cost.
+static double patience_factor() {
+    static const double factor = [] {
+        const char* text = std::getenv("NDKCT_PATIENCE");
+        double f = text ? std::strtod(text, nullptr) : 1.0;
+        return f > 0 && f <= 1 ? f : 1.0;
+    }();
+    return factor;
+}
+
+milliseconds Session::scaled(milliseconds full) {
+    return milliseconds(std::max<int64_t>(
+        1, static_cast<int64_t>(static_cast<double>(full.count()) * patience_factor())));
+}
+
+milliseconds Session::patience(milliseconds full) const {
+    if (patience_lost_) return std::min(full, milliseconds(200));
+    return scaled(full);
+}
+
+void Session::owed_but_missing(std::vector<std::string> rules, std::string what) {
+    patience_lost_ = true;
+    std::lock_guard lock(blocker_mutex_);
+    unexpected_failure_ = {std::move(rules), std::move(what)};
+}
+
+void Session::hook_error(std::string what) {
+    std::lock_guard lock(blocker_mutex_);
+    hook_errors_.push_back(std::move(what));
+}
+
+std::vector<std::string> Session::hook_errors() {
+    std::lock_guard lock(blocker_mutex_);
+    return std::exchange(hook_errors_, {});
+}
+
 Session::Session(const ProviderSpec& spec, SessionOptions options)
     : spec_(spec), options_(std::move(options)) {
     entry_ = &entry_points_for(spec);  // throws ProviderSpecError with the reason
@@ -415,14 +577,26 @@ Session::Session(const ProviderSpec& spec, SessionOptions options)
     open.DeviceName = spec.device.empty() ? nullptr : spec.device.c_str();
     open.ErrorMessage = message;
     open.ErrorMessageSize = sizeof message;
-    NTSTATUS status = entry_->OpenAdapter(&arena_->host_memory(), &open, &adapter_);
+    NTSTATUS status;
+    {
+        in_flight::Call flight(
+            "NdkctOpenAdapter", "", "ADP-OPEN-01",
+            "NdkctOpenAdapter(Memory, Options{Version=" + std::to_string(open.Version.Major) + "." +
+                std::to_string(open.Version.Minor) + "}, &adapter)");
+        status = entry_->OpenAdapter(&arena_->host_memory(), &open, &adapter_);
+    }
     if (status != STATUS_SUCCESS || !adapter_)
         throw SessionError("provider " + spec.text + " (" + identity_->Name +
                            ") did not open an adapter: " + spec::status_name(status) +
                            (message[0] ? std::string(": ") + message : ""));
     // The negotiated version decides what the oracle expects; read it once unjudged.
     ULONG size = sizeof info_;
-    status = table<NDK_ADAPTER_DISPATCH>(adapter_).NdkQueryAdapterInfo(adapter_, &info_, &size);
+    {
+        in_flight::Call flight(
+            "NdkQueryAdapterInfo", "adapter", "AI-01",
+            "NdkQueryAdapterInfo(adapter, &info, *size=" + std::to_string(size) + ")");
+        status = table<NDK_ADAPTER_DISPATCH>(adapter_).NdkQueryAdapterInfo(adapter_, &info_, &size);
+    }
     if (status != STATUS_SUCCESS) {
         entry_->CloseAdapter(adapter_);
         throw SessionError("provider " + spec.text + ": NdkQueryAdapterInfo failed with " +
@@ -449,7 +623,11 @@ Session::Session(const ProviderSpec& spec, SessionOptions options)
 model::Verdict Session::close_adapter() {
     close_all();
     if (adapter_) {
-        entry_->CloseAdapter(adapter_);
+        {
+            in_flight::Call flight("NdkctCloseAdapter", "adapter", "CLOSE-ADP-01",
+                                   "NdkctCloseAdapter(adapter)");
+            entry_->CloseAdapter(adapter_);
+        }
         // CLOSE-ADP-01, CLOSE-05: closing the adapter blocks until every callback the provider
         // made for it, or for any object of it, has returned.
         if (int running = running_callbacks_.load(); running > 0) {
@@ -467,6 +645,7 @@ model::Verdict Session::close_adapter() {
 }
 
 Session::~Session() {
+    drop_hooks();
     close_adapter();
     std::lock_guard lock(g_live_mutex);
     g_sessions.erase(this);
@@ -566,6 +745,25 @@ void Session::hook_events(const void* object, std::function<void()> fn) {
         event_hooks_[object] = std::move(fn);
     else
         event_hooks_.erase(object);
+}
+
+bool Session::hook_starts() {
+    ++hooks_running_;  // before the flag is read: drop_hooks sees it or it sees the flag
+    if (!hooks_dropped_) return true;
+    --hooks_running_;
+    return false;
+}
+
+void Session::drop_hooks() {
+    {
+        std::lock_guard lock(hooks_mutex_);
+        hooks_dropped_ = true;
+        next_hook_ = nullptr;
+        event_hooks_.clear();
+    }
+    if (in_hook()) return;  // (never from a hook; a hook waiting for itself would not end)
+    while (hooks_running_ > 0)
+        std::this_thread::sleep_for(milliseconds(1));
 }
 
 std::function<void()> Session::event_hook(const void* object) {
@@ -673,13 +871,18 @@ void Session::returned(Callback* cb, NTSTATUS status) {
 }
 
 NTSTATUS Session::wait(Callback* cb) {
+    in_flight::Wait waiting(cb->name, "", "GEN-ASYNC-01");
     // A provider's callback usually comes within microseconds of the call (from its worker
     // thread, on another core): waiting for it a moment without sleeping saves the thread's
     // wake-up, which costs far more than the wait.
     spin_until([cb] { return cb->came.load(std::memory_order_acquire); });
     std::unique_lock lock(cb->mutex);
-    if (!cb->arrived.wait_for(lock, options_.callback_timeout, [&] { return cb->calls > 0; })) {
+    const milliseconds limit = patience(options_.callback_timeout);
+    if (!cb->arrived.wait_for(lock, limit, [&] { return cb->calls > 0; })) {
         lock.unlock();
+        owed_but_missing({"GEN-ASYNC-01"}, std::string(cb->name) +
+                                               " returned STATUS_PENDING and its completion "
+                                               "callback did not come");
         // CLOSE-08: the close of a request's object starts the request's cancellation, so once
         // that close was requested nothing else is awaited.
         bool close_requested = false;
@@ -698,7 +901,7 @@ NTSTATUS Session::wait(Callback* cb) {
                         std::string(cb->name) + of +
                             " returned STATUS_PENDING but its completion callback did not come "
                             "within " +
-                            std::to_string(options_.callback_timeout.count()) + " ms" +
+                            std::to_string(limit.count()) + " ms" +
                             (close_requested ? ", though its object's close was requested (the "
                                                "close cancels it)"
                                              : "")));
@@ -709,13 +912,16 @@ NTSTATUS Session::wait(Callback* cb) {
 }
 
 template <typename Ndk, typename Invoke>
-Made<Ndk> Session::create(const model::Call& call, Invoke invoke, const char* name) {
+Made<Ndk> Session::create(const model::Call& call, Invoke invoke, const char* name,
+                          const void* target) {
     Made<Ndk> made;
+    InFlight flight(*this, call, {{target, "object"}});
     Callback* cb = new_callback(kCreate, name);
     Ndk* const sentinel = reinterpret_cast<Ndk*>(uintptr_t{0x5E47140});
     Ndk* out = sentinel;
     const auto started = std::chrono::steady_clock::now();
     made.status = invoke(on_create, cb, &out);
+    flight.returned(made.status, made.status == STATUS_SUCCESS && (out == sentinel || !out));
     watch_hook_call(*this, options_.hook_call_watchdog, name, started);
     returned(cb, made.status);
     Observed o;
@@ -752,6 +958,7 @@ Made<Ndk> Session::create(const model::Call& call, Invoke invoke, const char* na
         return made;
     } else if (made.status == STATUS_PENDING) {
         made.final_status = wait(cb);
+        flight.outcome(made.final_status, NT_SUCCESS(made.final_status) && !cb->object);
         if (out != sentinel) {  // GEN-CREATE-04: written later, while the request was pending
             model::Verdict v;
             v.add(violation({"GEN-CREATE-04"},
@@ -782,9 +989,11 @@ template <typename Invoke>
 Done Session::request(const model::Call& call, Invoke invoke, const char* name,
                       const std::function<void(Observed&)>& outputs, const void* target) {
     Done done;
+    InFlight flight(*this, call, {{target ? target : adapter_, "object"}});
     Callback* cb = new_callback(kRequest, name, target);
     const auto started = std::chrono::steady_clock::now();
     done.status = invoke(on_request, cb);
+    flight.returned(done.status);
     watch_hook_call(*this, options_.hook_call_watchdog, name, started);
     returned(cb, done.status);
     Observed o;
@@ -806,6 +1015,7 @@ Done Session::request(const model::Call& call, Invoke invoke, const char* name,
     }
     if (done.status == STATUS_PENDING) {
         done.final_status = wait(cb);
+        flight.outcome(done.final_status);
         if (done.final_status == STATUS_PENDING) return done;
         process_events();  // events the request caused come before its completion
         Observed later;
@@ -850,8 +1060,11 @@ NDK_SGE Session::sge(const platform::LockedBuffer& buffer, size_t offset, ULONG 
 
 NTSTATUS Session::query_adapter_info(NDK_ADAPTER_INFO* info, ULONG* size) {
     ULONG given = size ? *size : 0;
+    calls::QueryAdapterInfo call{id(adapter_), given, info != nullptr};
+    InFlight flight(*this, call, {{adapter_, "adapter"}});
     NTSTATUS status =
         table<NDK_ADAPTER_DISPATCH>(adapter_).NdkQueryAdapterInfo(adapter_, info, size);
+    flight.returned(status);
     Observed o;
     o.status = status;
     if (size) o.size_out = *size;
@@ -861,8 +1074,7 @@ NTSTATUS Session::query_adapter_info(NDK_ADAPTER_INFO* info, ULONG* size) {
         o.adapter_info = copy;
     }
     std::lock_guard lock(oracle_mutex_);
-    verdict_.merge(
-        oracle_->apply(calls::QueryAdapterInfo{id(adapter_), given, info != nullptr}, o).verdict);
+    verdict_.merge(oracle_->apply(call, o).verdict);
     return status;
 }
 
@@ -875,7 +1087,7 @@ Made<NDK_CQ> Session::create_cq(ULONG depth, bool with_notification) {
                 adapter_, depth, with_notification ? on_cq_notification : nullptr, r, nullptr, done,
                 ctx, out);
         },
-        "NdkCreateCq");
+        "NdkCreateCq", adapter_);
     r->object = made.object;
     if (made.object) event_records_[made.object] = r;
     return made;
@@ -887,7 +1099,7 @@ Made<NDK_PD> Session::create_pd() {
         [&](NDK_FN_CREATE_COMPLETION* done, void* ctx, NDK_PD** out) {
             return table<NDK_ADAPTER_DISPATCH>(adapter_).NdkCreatePd(adapter_, done, ctx, out);
         },
-        "NdkCreatePd");
+        "NdkCreatePd", adapter_);
 }
 
 Made<NDK_SHARED_ENDPOINT> Session::create_shared_endpoint(const sockaddr* address, ULONG length) {
@@ -897,7 +1109,7 @@ Made<NDK_SHARED_ENDPOINT> Session::create_shared_endpoint(const sockaddr* addres
             return table<NDK_ADAPTER_DISPATCH>(adapter_).NdkCreateSharedEndpoint(
                 adapter_, const_cast<sockaddr*>(address), length, done, ctx, out);
         },
-        "NdkCreateSharedEndpoint");
+        "NdkCreateSharedEndpoint", adapter_);
 }
 
 Made<NDK_CONNECTOR> Session::create_connector() {
@@ -907,7 +1119,7 @@ Made<NDK_CONNECTOR> Session::create_connector() {
             return table<NDK_ADAPTER_DISPATCH>(adapter_).NdkCreateConnector(adapter_, done, ctx,
                                                                             out);
         },
-        "NdkCreateConnector");
+        "NdkCreateConnector", adapter_);
 }
 
 Made<NDK_LISTENER> Session::create_listener() {
@@ -918,7 +1130,7 @@ Made<NDK_LISTENER> Session::create_listener() {
             return table<NDK_ADAPTER_DISPATCH>(adapter_).NdkCreateListener(
                 adapter_, on_connect_event, r, done, ctx, out);
         },
-        "NdkCreateListener");
+        "NdkCreateListener", adapter_);
     r->object = made.object;
     if (made.object) event_records_[made.object] = r;
     return made;
@@ -976,8 +1188,10 @@ LamResult Session::build_lam(MDL* mdl, SIZE_T length, ULONG buffer_size, bool wi
             },
             "NdkBuildLam", outputs);
     } else {
+        InFlight flight(*this, call, {{adapter_, "adapter"}});
         lam.done.status = lam.done.final_status = table<NDK_ADAPTER_DISPATCH>(adapter_).NdkBuildLAM(
             adapter_, mdl, length, nullptr, nullptr, lam.mapping(), &size, &fbo);
+        flight.returned(lam.done.status);
         Observed o;
         o.status = lam.done.status;
         outputs(o);
@@ -1007,7 +1221,10 @@ LamResult Session::build_lam(MDL* mdl, SIZE_T length, ULONG buffer_size, bool wi
 void Session::release_lam(LamResult& lam) {
     if (!lam.mapping()) return;
     model::ObjectId lam_id = id(lam.mapping());
-    table<NDK_ADAPTER_DISPATCH>(adapter_).NdkReleaseLAM(adapter_, lam.mapping());
+    {
+        InFlight flight(*this, calls::ReleaseLam{id(adapter_), lam_id}, {{adapter_, "adapter"}});
+        table<NDK_ADAPTER_DISPATCH>(adapter_).NdkReleaseLAM(adapter_, lam.mapping());
+    }
     // LAM-REL-02: building and releasing leave the chain exactly as it was passed.
     if (lam.check_chain_on_release && lam.mdl && !lam.mdl_snapshot.empty() &&
         snapshot_mdl_chain(lam.mdl) != lam.mdl_snapshot) {
@@ -1030,7 +1247,7 @@ Made<NDK_MR> Session::create_mr(NDK_PD* pd, bool fast_register) {
         [&](NDK_FN_CREATE_COMPLETION* done, void* ctx, NDK_MR** out) {
             return table<NDK_PD_DISPATCH>(pd).NdkCreateMr(pd, fast_register, done, ctx, out);
         },
-        "NdkCreateMr");
+        "NdkCreateMr", pd);
 }
 
 Made<NDK_MW> Session::create_mw(NDK_PD* pd) {
@@ -1039,7 +1256,7 @@ Made<NDK_MW> Session::create_mw(NDK_PD* pd) {
         [&](NDK_FN_CREATE_COMPLETION* done, void* ctx, NDK_MW** out) {
             return table<NDK_PD_DISPATCH>(pd).NdkCreateMw(pd, done, ctx, out);
         },
-        "NdkCreateMw");
+        "NdkCreateMw", pd);
 }
 
 Made<NDK_SRQ> Session::create_srq(NDK_PD* pd, ULONG depth, ULONG max_sge, ULONG threshold,
@@ -1052,7 +1269,7 @@ Made<NDK_SRQ> Session::create_srq(NDK_PD* pd, ULONG depth, ULONG max_sge, ULONG 
                 pd, depth, max_sge, threshold, with_notification ? on_srq_notification : nullptr, r,
                 nullptr, done, ctx, out);
         },
-        "NdkCreateSrq");
+        "NdkCreateSrq", pd);
     r->object = made.object;
     if (made.object) event_records_[made.object] = r;
     return made;
@@ -1060,6 +1277,8 @@ Made<NDK_SRQ> Session::create_srq(NDK_PD* pd, ULONG depth, ULONG max_sge, ULONG 
 
 Made<NDK_QP> Session::create_qp(NDK_PD* pd, NDK_CQ* receive_cq, NDK_CQ* initiator_cq,
                                 void* qp_context, const QpShape& s) {
+    require(receive_cq, "NdkCreateQp", "receive CQ");
+    require(initiator_cq, "NdkCreateQp", "initiator CQ");
     return create<NDK_QP>(
         calls::CreateQp{id(pd), id(receive_cq), id(initiator_cq), context_of(qp_context),
                         s.receive_depth, s.initiator_depth, s.receive_sge, s.initiator_sge,
@@ -1069,11 +1288,14 @@ Made<NDK_QP> Session::create_qp(NDK_PD* pd, NDK_CQ* receive_cq, NDK_CQ* initiato
                 pd, receive_cq, initiator_cq, qp_context, s.receive_depth, s.initiator_depth,
                 s.receive_sge, s.initiator_sge, s.inline_size, done, ctx, out);
         },
-        "NdkCreateQp");
+        "NdkCreateQp", pd);
 }
 
 Made<NDK_QP> Session::create_qp_with_srq(NDK_PD* pd, NDK_CQ* receive_cq, NDK_CQ* initiator_cq,
                                          NDK_SRQ* srq, void* qp_context, const QpShape& s) {
+    require(receive_cq, "NdkCreateQpWithSrq", "receive CQ");
+    require(initiator_cq, "NdkCreateQpWithSrq", "initiator CQ");
+    require(srq, "NdkCreateQpWithSrq", "SRQ");
     return create<NDK_QP>(
         calls::CreateQpWithSrq{id(pd), id(receive_cq), id(initiator_cq), id(srq),
                                context_of(qp_context), s.initiator_depth, s.initiator_sge,
@@ -1083,12 +1305,15 @@ Made<NDK_QP> Session::create_qp_with_srq(NDK_PD* pd, NDK_CQ* receive_cq, NDK_CQ*
                 pd, receive_cq, initiator_cq, srq, qp_context, s.initiator_depth, s.initiator_sge,
                 s.inline_size, done, ctx, out);
         },
-        "NdkCreateQpWithSrq");
+        "NdkCreateQpWithSrq", pd);
 }
 
 UINT32 Session::privileged_token(NDK_PD* pd) {
     UINT32 token = 0;
-    table<NDK_PD_DISPATCH>(pd).NdkGetPrivilegedMemoryRegionToken(pd, &token);
+    {
+        InFlight flight(*this, calls::GetPrivilegedMemoryRegionToken{id(pd)}, {{pd, "PD"}});
+        table<NDK_PD_DISPATCH>(pd).NdkGetPrivilegedMemoryRegionToken(pd, &token);
+    }
     Observed o;
     o.value = token;
     std::lock_guard lock(oracle_mutex_);
@@ -1128,7 +1353,10 @@ Done Session::initialize_fast_register_mr(NDK_MR* mr, ULONG pages, bool remote_a
 
 UINT32 Session::local_token(NDK_MR* mr) {
     Observed o;
-    o.value = table<NDK_MR_DISPATCH>(mr).NdkGetLocalTokenFromMr(mr);
+    {
+        InFlight flight(*this, calls::GetLocalTokenFromMr{id(mr)}, {{mr, "MR"}});
+        o.value = table<NDK_MR_DISPATCH>(mr).NdkGetLocalTokenFromMr(mr);
+    }
     std::lock_guard lock(oracle_mutex_);
     verdict_.merge(oracle_->apply(calls::GetLocalTokenFromMr{id(mr)}, o).verdict);
     return o.value;
@@ -1136,7 +1364,10 @@ UINT32 Session::local_token(NDK_MR* mr) {
 
 UINT32 Session::remote_token(NDK_MR* mr) {
     Observed o;
-    o.value = table<NDK_MR_DISPATCH>(mr).NdkGetRemoteTokenFromMr(mr);
+    {
+        InFlight flight(*this, calls::GetRemoteTokenFromMr{id(mr)}, {{mr, "MR"}});
+        o.value = table<NDK_MR_DISPATCH>(mr).NdkGetRemoteTokenFromMr(mr);
+    }
     std::lock_guard lock(oracle_mutex_);
     verdict_.merge(oracle_->apply(calls::GetRemoteTokenFromMr{id(mr)}, o).verdict);
     return o.value;
@@ -1144,7 +1375,10 @@ UINT32 Session::remote_token(NDK_MR* mr) {
 
 UINT32 Session::remote_token(NDK_MW* mw) {
     Observed o;
-    o.value = table<NDK_MW_DISPATCH>(mw).NdkGetRemoteTokenFromMw(mw);
+    {
+        InFlight flight(*this, calls::GetRemoteTokenFromMw{id(mw)}, {{mw, "MW"}});
+        o.value = table<NDK_MW_DISPATCH>(mw).NdkGetRemoteTokenFromMw(mw);
+    }
     std::lock_guard lock(oracle_mutex_);
     verdict_.merge(oracle_->apply(calls::GetRemoteTokenFromMw{id(mw)}, o).verdict);
     return o.value;
@@ -1179,6 +1413,7 @@ Done Session::resize_cq(NDK_CQ* cq, ULONG depth) {
 }
 
 void Session::arm_cq(NDK_CQ* cq, ULONG type) {
+    InFlight flight(*this, calls::ArmCq{id(cq), type}, {{cq, "CQ"}});
     process_events();  // a notification already delivered consumed the previous arm
     {
         // The arm is recorded first: a notification may come before NdkArmCq returns.
@@ -1189,14 +1424,20 @@ void Session::arm_cq(NDK_CQ* cq, ULONG type) {
 }
 
 NTSTATUS Session::control_cq_interrupt_moderation(NDK_CQ* cq, ULONG interval, ULONG count) {
+    calls::ControlCqInterruptModeration call{id(cq), interval, count};
+    InFlight flight(*this, call, {{cq, "CQ"}});
     NTSTATUS s = table<NDK_CQ_DISPATCH>(cq).NdkControlCqInterruptModeration(cq, interval, count);
-    return post(calls::ControlCqInterruptModeration{id(cq), interval, count}, s);
+    flight.returned(s);
+    return post(call, s);
 }
 
 std::vector<NDK_RESULT_EX> Session::poll(NDK_CQ* cq, ULONG max, std::optional<bool> use_ex) {
     std::vector<NDK_RESULT_EX> results(max);
     bool ex = use_ex.value_or(NDKCT_VERSION_AT_LEAST(info_.Version, 1, 2));
     ULONG n;
+    std::optional<InFlight> flight;
+    flight.emplace(*this, calls::GetCqResults{id(cq), max, ex},
+                   std::initializer_list<InFlight::Needed>{{cq, "CQ"}});
     if (ex) {
         n = table<NDK_CQ_DISPATCH>(cq).NdkGetCqResultsEx(cq, results.data(), max);
     } else {
@@ -1210,6 +1451,7 @@ std::vector<NDK_RESULT_EX> Session::poll(NDK_CQ* cq, ULONG max, std::optional<bo
             results[i].RequestContext = plain[i].RequestContext;
         }
     }
+    flight.reset();
     results.resize(std::min(n, max));
     process_events();
     Observed o;
@@ -1222,7 +1464,13 @@ std::vector<NDK_RESULT_EX> Session::poll(NDK_CQ* cq, ULONG max, std::optional<bo
 
 std::vector<NDK_RESULT_EX> Session::drain(NDK_CQ* cq, size_t count, milliseconds timeout) {
     std::vector<NDK_RESULT_EX> all;
-    auto deadline = std::chrono::steady_clock::now() + timeout;
+    // A wait of a second or more is for completions that must come (WR-10); a shorter one
+    // probes that nothing more does.
+    const bool owed = timeout >= milliseconds(1000);
+    const milliseconds limit = owed ? patience(timeout) : timeout;
+    in_flight::Wait waiting("NdkGetCqResults", "", owed ? "WR-10" : "",
+                            "(polling the CQ for the completions of requests posted before)");
+    auto deadline = std::chrono::steady_clock::now() + limit;
     while (all.size() < count) {
         auto got = poll(cq, static_cast<ULONG>(std::min<size_t>(count - all.size(), 64)));
         all.insert(all.end(), got.begin(), got.end());
@@ -1230,6 +1478,12 @@ std::vector<NDK_RESULT_EX> Session::drain(NDK_CQ* cq, size_t count, milliseconds
         if (std::chrono::steady_clock::now() > deadline) break;
         if (got.empty()) std::this_thread::sleep_for(std::chrono::microseconds(200));
     }
+    if (owed && all.size() < count)
+        owed_but_missing({"WR-10"}, std::to_string(count - all.size()) + " of " +
+                                        std::to_string(count) +
+                                        " completions did not appear "
+                                        "within " +
+                                        std::to_string(limit.count()) + " ms");
     return all;
 }
 
@@ -1253,11 +1507,13 @@ Done Session::modify_srq(NDK_SRQ* srq, ULONG depth, ULONG threshold) {
 }
 
 NTSTATUS Session::srq_receive(NDK_SRQ* srq, void* context, std::span<const NDK_SGE> sgl) {
+    calls::SrqReceive call{id(srq), context_of(context),
+                           model::view_sgl(sgl.data(), static_cast<ULONG>(sgl.size()))};
+    InFlight flight(*this, call, {{srq, "SRQ"}});
     NTSTATUS s = table<NDK_SRQ_DISPATCH>(srq).NdkSrqReceive(srq, context, sgl.data(),
                                                             static_cast<ULONG>(sgl.size()));
-    return post(calls::SrqReceive{id(srq), context_of(context),
-                                  model::view_sgl(sgl.data(), static_cast<ULONG>(sgl.size()))},
-                s);
+    flight.returned(s);
+    return post(call, s);
 }
 
 // ---- QP ----
@@ -1268,7 +1524,10 @@ NTSTATUS Session::send(NDK_QP* qp, void* context, std::span<const NDK_SGE> sgl, 
     calls::Send call{id(qp), context_of(context), model::view_sgl(sgl.data(), n), flags,
                      flags & NDK_OP_FLAG_INLINE ? model::inline_payload(sgl.data(), n)
                                                 : std::vector<std::byte>{}};
-    return post(call, table<NDK_QP_DISPATCH>(qp).NdkSend(qp, context, sgl.data(), n, flags));
+    InFlight flight(*this, call, {{qp, "QP"}});
+    NTSTATUS s = table<NDK_QP_DISPATCH>(qp).NdkSend(qp, context, sgl.data(), n, flags);
+    flight.returned(s);
+    return post(call, s);
 }
 
 NTSTATUS Session::send_and_invalidate(NDK_QP* qp, void* context, std::span<const NDK_SGE> sgl,
@@ -1281,14 +1540,20 @@ NTSTATUS Session::send_and_invalidate(NDK_QP* qp, void* context, std::span<const
                                   token,
                                   flags & NDK_OP_FLAG_INLINE ? model::inline_payload(sgl.data(), n)
                                                              : std::vector<std::byte>{}};
-    return post(call, table<NDK_QP_DISPATCH>(qp).NdkSendAndInvalidate(qp, context, sgl.data(), n,
-                                                                      flags, token));
+    InFlight flight(*this, call, {{qp, "QP"}});
+    NTSTATUS s =
+        table<NDK_QP_DISPATCH>(qp).NdkSendAndInvalidate(qp, context, sgl.data(), n, flags, token);
+    flight.returned(s);
+    return post(call, s);
 }
 
 NTSTATUS Session::receive(NDK_QP* qp, void* context, std::span<const NDK_SGE> sgl) {
     ULONG n = static_cast<ULONG>(sgl.size());
     calls::Receive call{id(qp), context_of(context), model::view_sgl(sgl.data(), n)};
-    return post(call, table<NDK_QP_DISPATCH>(qp).NdkReceive(qp, context, sgl.data(), n));
+    InFlight flight(*this, call, {{qp, "QP"}});
+    NTSTATUS s = table<NDK_QP_DISPATCH>(qp).NdkReceive(qp, context, sgl.data(), n);
+    flight.returned(s);
+    return post(call, s);
 }
 
 NTSTATUS Session::read(NDK_QP* qp, void* context, std::span<const NDK_SGE> sgl, UINT64 address,
@@ -1296,8 +1561,11 @@ NTSTATUS Session::read(NDK_QP* qp, void* context, std::span<const NDK_SGE> sgl, 
     ULONG n = static_cast<ULONG>(sgl.size());
     calls::Read call{id(qp), context_of(context), model::view_sgl(sgl.data(), n), address, token,
                      flags};
-    return post(call, table<NDK_QP_DISPATCH>(qp).NdkRead(qp, context, sgl.data(), n, address, token,
-                                                         flags));
+    InFlight flight(*this, call, {{qp, "QP"}});
+    NTSTATUS s =
+        table<NDK_QP_DISPATCH>(qp).NdkRead(qp, context, sgl.data(), n, address, token, flags);
+    flight.returned(s);
+    return post(call, s);
 }
 
 NTSTATUS Session::write(NDK_QP* qp, void* context, std::span<const NDK_SGE> sgl, UINT64 address,
@@ -1311,8 +1579,11 @@ NTSTATUS Session::write(NDK_QP* qp, void* context, std::span<const NDK_SGE> sgl,
                       flags,
                       flags & NDK_OP_FLAG_INLINE ? model::inline_payload(sgl.data(), n)
                                                  : std::vector<std::byte>{}};
-    return post(call, table<NDK_QP_DISPATCH>(qp).NdkWrite(qp, context, sgl.data(), n, address,
-                                                          token, flags));
+    InFlight flight(*this, call, {{qp, "QP"}});
+    NTSTATUS s =
+        table<NDK_QP_DISPATCH>(qp).NdkWrite(qp, context, sgl.data(), n, address, token, flags);
+    flight.returned(s);
+    return post(call, s);
 }
 
 NTSTATUS Session::fast_register(NDK_QP* qp, void* context, NDK_MR* mr,
@@ -1321,27 +1592,38 @@ NTSTATUS Session::fast_register(NDK_QP* qp, void* context, NDK_MR* mr,
     calls::FastRegister call{id(qp), context_of(context), id(mr), {}, fbo, length, base, flags};
     for (const auto& page : pages)
         call.adapter_pages.push_back(static_cast<uint64_t>(page.QuadPart));
+    InFlight flight(*this, call, {{qp, "QP"}, {mr, "MR"}});
     NTSTATUS s = table<NDK_QP_DISPATCH>(qp).NdkFastRegister(
         qp, context, mr, static_cast<ULONG>(pages.size()), pages.data(), fbo, length,
         reinterpret_cast<PVOID>(base), flags);
+    flight.returned(s);
     return post(call, s);
 }
 
 NTSTATUS Session::bind(NDK_QP* qp, void* context, NDK_MR* mr, NDK_MW* mw, uint64_t va,
                        SIZE_T length, ULONG flags) {
+    calls::Bind call{id(qp), context_of(context), id(mr), id(mw), va, length, flags};
+    InFlight flight(*this, call, {{qp, "QP"}, {mr, "MR"}, {mw, "MW"}});
     NTSTATUS s = table<NDK_QP_DISPATCH>(qp).NdkBind(qp, context, mr, mw,
                                                     reinterpret_cast<PVOID>(va), length, flags);
-    return post(calls::Bind{id(qp), context_of(context), id(mr), id(mw), va, length, flags}, s);
+    flight.returned(s);
+    return post(call, s);
 }
 
 NTSTATUS Session::invalidate(NDK_QP* qp, void* context, void* target, ULONG flags) {
+    calls::Invalidate call{id(qp), context_of(context), id(target), flags};
+    InFlight flight(*this, call, {{qp, "QP"}, {target, "MR or MW"}});
     NTSTATUS s = table<NDK_QP_DISPATCH>(qp).NdkInvalidate(
         qp, context, static_cast<NDK_OBJECT_HEADER*>(target), flags);
-    return post(calls::Invalidate{id(qp), context_of(context), id(target), flags}, s);
+    flight.returned(s);
+    return post(call, s);
 }
 
 void Session::flush(NDK_QP* qp) {
-    table<NDK_QP_DISPATCH>(qp).NdkFlush(qp);
+    {
+        InFlight flight(*this, calls::Flush{id(qp)}, {{qp, "QP"}});
+        table<NDK_QP_DISPATCH>(qp).NdkFlush(qp);
+    }
     std::lock_guard lock(oracle_mutex_);
     verdict_.merge(oracle_->apply(calls::Flush{id(qp)}, {}).verdict);
 }
@@ -1362,12 +1644,14 @@ template <typename Invoke>
 NTSTATUS Session::start_async(const model::Call& call, Invoke invoke, const char* name, int kind,
                               std::unordered_map<const void*, PendingAsync>& pending,
                               const void* key) {
+    InFlight flight(*this, call, {{key, "object"}});
     // The key is the object the call is on: the callback's target is set before the record is
     // published in callbacks_, where provider threads read it under the lock (a write after
     // publication raced with check_close_order, found by ThreadSanitizer).
     Callback* cb = new_callback(kind, name, key);
     const auto started = std::chrono::steady_clock::now();
     NTSTATUS s = invoke(cb);
+    flight.returned(s);
     watch_hook_call(*this, options_.hook_call_watchdog, name, started);
     returned(cb, s);
     Observed o;
@@ -1375,7 +1659,7 @@ NTSTATUS Session::start_async(const model::Call& call, Invoke invoke, const char
     std::lock_guard lock(oracle_mutex_);
     model::Applied a = oracle_->apply(call, o);
     verdict_.merge(std::move(a.verdict));
-    pending[key] = {cb, a.pending, s};
+    pending[key] = {cb, a.pending, s, flight.valid, flight.rules};
     return s;
 }
 
@@ -1418,6 +1702,11 @@ Done Session::wait_for(std::unordered_map<const void*, PendingAsync>& table_of, 
     done.status = done.final_status = p.status;
     if (p.status != STATUS_PENDING) return done;
     done.final_status = wait(p.callback);
+    if (p.valid && NT_ERROR(done.final_status)) {
+        std::lock_guard lock(blocker_mutex_);
+        unexpected_failure_ = {p.rules, std::string(p.callback->name) + " completed with " +
+                                            spec::status_name(done.final_status)};
+    }
     if (done.final_status == STATUS_PENDING) return done;
     process_events();
     std::lock_guard lock(oracle_mutex_);
@@ -1442,9 +1731,19 @@ NDK_CONNECTOR* Session::wait_connect_event(NDK_LISTENER* listener, milliseconds 
     auto it = event_records_.find(listener);
     if (it == event_records_.end()) return nullptr;
     EventRecord* r = it->second;
+    in_flight::Wait waiting("NdkConnectEventCallback", "",
+                            timeout >= milliseconds(1000) ? "CONN-20" : "",
+                            "(waiting for a connect event on the listener)");
     spin_until([r] { return r->incoming_count.load(std::memory_order_acquire) > 0; });
     std::unique_lock lock(r->mutex);
-    if (!r->arrived.wait_for(lock, timeout, [&] { return !r->incoming.empty(); })) return nullptr;
+    const milliseconds limit = timeout >= milliseconds(1000) ? patience(timeout) : timeout;
+    if (!r->arrived.wait_for(lock, limit, [&] { return !r->incoming.empty(); })) {
+        lock.unlock();
+        if (timeout >= milliseconds(1000))
+            owed_but_missing({"CONN-20"}, "no connect event reached the listener within " +
+                                              std::to_string(limit.count()) + " ms");
+        return nullptr;
+    }
     NDK_CONNECTOR* c = r->incoming.front();
     r->incoming.pop_front();
     r->incoming_count.fetch_sub(1, std::memory_order_relaxed);
@@ -1495,10 +1794,13 @@ Done Session::complete_connect(NDK_CONNECTOR* connector) {
 
 NTSTATUS Session::reject(NDK_CONNECTOR* connector, std::span<const uint8_t> private_data) {
     remember_private_data(connector, private_data);
+    calls::Reject call{id(connector), static_cast<uint32_t>(private_data.size())};
+    InFlight flight(*this, call, {{connector, "connector"}});
     NTSTATUS s = table<NDK_CONNECTOR_DISPATCH>(connector).NdkReject(
         connector, const_cast<uint8_t*>(private_data.data()),
         static_cast<ULONG>(private_data.size()));
-    return post(calls::Reject{id(connector), static_cast<uint32_t>(private_data.size())}, s);
+    flight.returned(s);
+    return post(call, s);
 }
 
 Done Session::disconnect(NDK_CONNECTOR* connector) {
@@ -1675,9 +1977,15 @@ ConnectionData Session::get_connection_data(NDK_CONNECTOR* connector, ULONG buff
     std::vector<uint8_t> buffer(with_buffer ? buffer_length + kGuard : 0, 0xEE);
     ULONG length = buffer_length;
     ULONG ird = 0xFFFFFFFF, ord = 0xFFFFFFFF;
-    out.status = table<NDK_CONNECTOR_DISPATCH>(connector).NdkGetConnectionData(
-        connector, with_limits ? &ird : nullptr, with_limits ? &ord : nullptr,
-        with_buffer ? buffer.data() : nullptr, &length);
+    calls::GetConnectionData call{id(connector), with_buffer, buffer_length};
+    call.has_read_limits = with_limits;
+    {
+        InFlight flight(*this, call, {{connector, "connector"}});
+        out.status = table<NDK_CONNECTOR_DISPATCH>(connector).NdkGetConnectionData(
+            connector, with_limits ? &ird : nullptr, with_limits ? &ord : nullptr,
+            with_buffer ? buffer.data() : nullptr, &length);
+        flight.returned(out.status);
+    }
     out.length = length;
     out.inbound_read_limit = ird;
     out.outbound_read_limit = ord;
@@ -1714,8 +2022,6 @@ ConnectionData Session::get_connection_data(NDK_CONNECTOR* connector, ULONG buff
                                                     std::to_string(buffer_length) +
                                                     "-byte buffer"));
         }
-        calls::GetConnectionData call{id(connector), with_buffer, buffer_length};
-        call.has_read_limits = with_limits;
         verdict_.merge(oracle_->apply(call, o).verdict);
         verdict_.merge(std::move(v));
     }
@@ -1727,6 +2033,9 @@ AddressResult Session::local_address(void* object, ULONG buffer_length) {
     AddressResult out;
     ULONG length = std::min<ULONG>(buffer_length, out.bytes.size());
     auto* address = reinterpret_cast<sockaddr*>(out.bytes.data());
+    std::optional<InFlight> flight;
+    flight.emplace(*this, calls::GetLocalAddress{id(object), buffer_length},
+                   std::initializer_list<InFlight::Needed>{{object, "object"}});
     switch (static_cast<NDK_OBJECT_HEADER*>(object)->ObjectType) {
         case NdkObjectTypeListener:
             out.status = table<NDK_LISTENER_DISPATCH>(object).NdkGetLocalAddress(
@@ -1741,6 +2050,7 @@ AddressResult Session::local_address(void* object, ULONG buffer_length) {
                 static_cast<NDK_CONNECTOR*>(object), address, &length);
             break;
     }
+    flight->returned(out.status);
     out.length = length;
     Observed o;
     o.status = out.status;
@@ -1755,8 +2065,13 @@ AddressResult Session::peer_address(NDK_CONNECTOR* connector, ULONG buffer_lengt
     AddressResult out;
     ULONG length = std::min<ULONG>(buffer_length, out.bytes.size());
     auto* address = reinterpret_cast<sockaddr*>(out.bytes.data());
-    out.status =
-        table<NDK_CONNECTOR_DISPATCH>(connector).NdkGetPeerAddress(connector, address, &length);
+    {
+        InFlight flight(*this, calls::GetPeerAddress{id(connector), buffer_length},
+                        {{connector, "connector"}});
+        out.status =
+            table<NDK_CONNECTOR_DISPATCH>(connector).NdkGetPeerAddress(connector, address, &length);
+        flight.returned(out.status);
+    }
     out.length = length;
     Observed o;
     o.status = out.status;
@@ -1768,6 +2083,8 @@ AddressResult Session::peer_address(NDK_CONNECTOR* connector, ULONG buffer_lengt
 }
 
 void Session::control_connect_events(NDK_LISTENER* listener, bool pause) {
+    InFlight flight(*this, calls::ControlConnectEvents{id(listener), pause},
+                    {{listener, "listener"}});
     {
         // Recorded first: requests that arrive once the call took effect are judged by it.
         std::lock_guard lock(oracle_mutex_);
@@ -1837,6 +2154,7 @@ LoopbackPair Session::connect_pair(NDK_PD* pd, NDK_CQ* cq, NDK_QP* a, NDK_QP* b,
 NTSTATUS Session::query_extension_interface(void* object, const GUID& interface_id,
                                             NDK_VERSION version, NDK_EXTENSION_INTERFACE* out) {
     // Slot 0 of the adapter's table, slot 1 (after the close) of every other (GEN-DISP-01).
+    InFlight flight(*this, calls::QueryExtensionInterface{id(object)}, {{object, "object"}});
     const auto* header = static_cast<NDK_OBJECT_HEADER*>(object);
     auto* const* slots = static_cast<NDK_FN_QUERY_EXTENSION_INTERFACE* const*>(dispatch_of(object));
     NDK_FN_QUERY_EXTENSION_INTERFACE* query =
@@ -1845,6 +2163,7 @@ NTSTATUS Session::query_extension_interface(void* object, const GUID& interface_
     out->Dispatch = sentinel;
     GUID copy = interface_id;
     NTSTATUS status = query(static_cast<NDK_OBJECT_HEADER*>(object), &copy, version, out);
+    flight.record.reset();
     model::Verdict v;
     // EXT-02: a success fills *pExtensionInterface with the extension's table.
     if (status == STATUS_SUCCESS && (out->Dispatch == sentinel || out->Dispatch == nullptr))
@@ -1901,6 +2220,8 @@ std::vector<Deferred> Session::finish_deferred() {
 // ---- Close ----
 
 NTSTATUS Session::close_async(void* object) {
+    if (!object)
+        throw SessionError("NdkCloseObject on a NULL object: an earlier step gave no object");
     // GEN-CREATE-07: NdkReserved left alone while the object is open.
     const auto& reserved = static_cast<const NDK_OBJECT_HEADER*>(object)->NdkReserved;
     const auto* reserved_bytes = reinterpret_cast<const std::byte*>(&reserved);

@@ -1,12 +1,14 @@
 """`./ndkct run`: the conformance run of one provider, from options to exit status.
 
-Steps: check the options and the provider; open it once (identity, NDK_ADAPTER_INFO); list the
-tests of every test executable; filter and shard; load waivers and the must-pass list; run the
-tests in isolated batches, writing each result as it arrives; write result.json, junit.xml and
-report.html; print a summary; exit 0 only when every must-pass test passed, was waived or is
-not supported (1 otherwise, 2 for bad input, 130 when interrupted).
+Steps: check every input (options, files, the output folder); load the provider and read its
+identity; choose the NDKPI version (version.py) and the profile; open the provider once
+(identity, NDK_ADAPTER_INFO); list the tests of every test executable; filter and shard (a
+selection with no test is an error unless --allow-empty); load waivers and the must-pass list;
+run the tests in isolated batches, writing each result as it arrives; write result.json,
+junit.xml and report.html; print a summary led by what to fix next; exit 0 only when every
+must-pass test passed, was waived or is not supported (1 otherwise, 2 for bad input, 130 when
+interrupted).
 """
-import argparse
 import datetime
 import glob
 import json
@@ -19,7 +21,9 @@ import subprocess
 import sys
 import time
 
-from . import InputError, execute, mustpass, provider as providers, selection, waivers as waiver_files
+from . import (InputError, execute, mustpass, opening, options, provider as providers, selection,
+               version as versions, waivers as waiver_files)
+from .summary import Progress, say, summarize
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", "..", ".."))
@@ -30,139 +34,19 @@ EXECUTABLES = (  # kind, path in the build folder
     ("directed", os.path.join("conformance", "tests", "conformance_tests")),
     ("property", os.path.join("conformance", "properties", "conformance_properties")),
 )
-VERSION_PROFILES = {"1.1": "ndkpi-1.1", "1.2": "ndkpi-1.2", "2.1": "default"}
-
-
-def say(text):
-    print(f"ndkct: {text}", file=sys.stderr, flush=True)
+QUIET_AFTER = 20  # failures printed while the run goes on; the summary has the rest
 
 
 def now():
     return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
 
 
-def parse_arguments(argv):
-    p = argparse.ArgumentParser(
-        prog="./ndkct run", description="Run the conformance suite (directed and property "
-        "tests) against one provider and write a report (result.json, junit.xml, report.html).",
-        epilog="Exit status: 0 when every must-pass test passed, was waived or is not supported; "
-        "1 otherwise (the reason is printed); 2 for bad input; 130 when interrupted. "
-        "See conformance/runner/README.md.")
-    p.add_argument("--provider", default="model", metavar="SPEC",
-                   help=f"the provider under test: {providers.KINDS} (default: model)")
-    p.add_argument("--profile", metavar="NAME|FILE", help="profile: default, strict, ndkpi-1.1, "
-                   "ndkpi-1.2 or a profile file (spec/profiles)")
-    p.add_argument("--ndk-version", choices=sorted(VERSION_PROFILES), metavar="V",
-                   help="NDKPI version 1.1, 1.2 or 2.1 (chooses the profile ndkpi-V when no "
-                   "--profile is given, and checks the provider reports it)")
-    p.add_argument("--seed", type=int, metavar="N", help="seed of the provider's choices")
-    p.add_argument("--tests", "--filter", action="append", default=[], metavar="PATTERNS",
-                   help="run only tests whose dotted ID or gtest name matches one of these globs "
-                   "(comma-separated; repeatable)")
-    p.add_argument("--exclude-tests", action="append", default=[], metavar="PATTERNS")
-    p.add_argument("--rules", action="append", default=[], metavar="PATTERNS",
-                   help="run only tests that declare a rule matching one of these globs")
-    p.add_argument("--exclude-rules", action="append", default=[], metavar="PATTERNS")
-    p.add_argument("--shard", metavar="I/N", help="run shard I of N of the selection")
-    p.add_argument("--timeout", type=float, default=120.0, metavar="SECONDS",
-                   help="time limit of one test (default 120)")
-    p.add_argument("--waivers", action="append", metavar="FILE",
-                   help="waiver file (repeatable; default: every conformance/waivers/*.txt; "
-                   "'none' for no waivers)")
-    p.add_argument("--strict-waivers", action="store_true",
-                   help="a stale waiver (its test now passes) fails the run (for CI)")
-    p.add_argument("--must-pass", metavar="FILE", help="must-pass list (default: "
-                   "conformance/must-pass/<profile>.txt; without one, every test)")
-    p.add_argument("--out", default=os.path.join(ROOT, "out"), metavar="DIR",
-                   help="output folder (default: out/)")
-    p.add_argument("--list", action="store_true", help="list the selected tests, run nothing")
-    p.add_argument("--suites", default="directed,property", metavar="KINDS",
-                   help="which tests: directed, property or both (default: both, when built)")
-    p.add_argument("--build", default=os.environ.get("NDKCT_BUILD_DIR", os.path.join(ROOT, "build")),
-                   metavar="DIR", help="the build folder (default: build/)")
-    p.add_argument("--no-html", action="store_true", help="write no HTML report")
-    p.add_argument("--guest-timeout", type=int, default=3600, metavar="SECONDS",
-                   help="time limit of the Soft-RoCE guest for verbs runs (default 3600)")
-    p.add_argument("--in-guest", action="store_true", help=argparse.SUPPRESS)
-    args = p.parse_args(argv)
-    if args.timeout <= 0:
-        raise InputError(f"--timeout {args.timeout:g}: must be more than 0 seconds")
-    return args
-
-
-def check_profile(build, name):
-    """The profile as ndkct-spec resolves it (name, ndk_version); errors name file, line, field."""
-    tool = os.path.join(build, "spec", "ndkct-spec")
-    if not os.path.exists(tool):
-        raise InputError(f"{tool} is missing: build first (./ndkct build)")
-    done = subprocess.run([tool, "profile", name], capture_output=True, text=True)
-    if done.returncode != 0:
-        raise InputError(f"bad profile '{name}': " + done.stderr.strip().removeprefix("ndkct-spec: "))
-    profile = json.loads(done.stdout)
-    return profile["name"], profile.get("ndk_version", "2.1")
-
-
-def describe(executable, provider_arg):
-    done = subprocess.run([executable, f"--provider={provider_arg}", "--ndkct_describe"],
-                          capture_output=True, text=True, timeout=120)
-    if done.returncode != 0:
-        problem = done.stderr.strip().removeprefix("ndkct: ") or f"exit status {done.returncode}"
-        raise InputError(problem)
-    return json.loads(done.stdout)
-
-
-class Progress:
-    """done/total, current group, failures so far, time left: one line that rewrites itself on a
-    terminal, a line every few seconds otherwise."""
-
-    def __init__(self, total):
-        self.total, self.done, self.bad, self.group = total, 0, 0, ""
-        self.started = time.monotonic()
-        self.tty = sys.stderr.isatty()
-        self.last = 0.0
-
-    def line(self):
-        elapsed = time.monotonic() - self.started
-        left = (elapsed / self.done * (self.total - self.done)) if self.done else 0
-        return (f"[{self.done:>{len(str(self.total))}}/{self.total}] {self.group:<24.24} "
-                f"failures {self.bad}  {elapsed:5.1f} s, ~{left:.0f} s left")
-
-    def show(self, force=False):
-        t = time.monotonic()
-        if self.tty:
-            if force or t - self.last > 0.1:
-                sys.stderr.write("\r" + self.line() + "\033[K")
-                sys.stderr.flush()
-                self.last = t
-        elif force or t - self.last > 5:
-            sys.stderr.write("ndkct: " + self.line() + "\n")
-            sys.stderr.flush()
-            self.last = t
-
-    def started_test(self, test):
-        self.group = test.get("suite") or test["test"].split(".")[0]
-        self.show()
-
-    def finished_test(self, r):
-        self.done += 1
-        if r["verdict"] in ("fail", "crash", "timeout"):
-            self.bad += 1
-            first = (r["message"].splitlines() or [""])
-            first = next((x for x in first if x.strip()), "")[:160]
-            rules = f" [{', '.join(r['failed_rules'])}]" if r["failed_rules"] else ""
-            self.clear()
-            sys.stderr.write(f"ndkct:   {r['verdict'].upper()} {r['id'] or r['test']}{rules}: "
-                             f"{first}\n")
-        self.show(force=self.done == self.total)
-
-    def clear(self):
-        if self.tty:
-            sys.stderr.write("\r\033[K")
-
-
 def has_device():
-    return subprocess.run([os.path.join(ROOT, "adapters", "rxe", "has-device")],
-                          capture_output=True).returncode == 0
+    tool = os.path.join(ROOT, "adapters", "rxe", "has-device")
+    if not os.path.exists(tool):  # an install without the Soft-RoCE guest
+        raise InputError("the verbs provider needs an RDMA device here: this install of ndkct "
+                         "has no Soft-RoCE guest (adapters/rxe is in the source tree)")
+    return subprocess.run([tool], capture_output=True).returncode == 0
 
 
 def run_in_guest(args, argv):
@@ -172,7 +56,6 @@ def run_in_guest(args, argv):
         raise InputError("no RDMA device on this machine and no qemu-system-x86_64 to start the "
                          "Soft-RoCE guest (Debian: qemu-system-x86; see adapters/rxe/README.md)")
     out = os.path.abspath(args.out)
-    os.makedirs(out, exist_ok=True)
     inner = [sys.executable, os.path.join(ROOT, "conformance", "runner", "ndkct-run")] + argv + [
         "--in-guest", "--out", out, "--build", os.path.abspath(args.build)]
     command = [os.path.join(ROOT, "adapters", "rxe", "device-run"), "--timeout",
@@ -200,37 +83,13 @@ def finalize_partial(out, args):
     run, tests = results.read_records(os.path.join(out, "results.jsonl"))
     rules = catalog.load()
     result = results.finish(run, tests, run.get("waivers", []), args.strict_waivers,
-                            complete=False, finished=now())
+                            complete=False, finished=now(), catalog_rules=rules,
+                            stopped="the Soft-RoCE guest ended before the run did")
     result["duration_s"] = round(time.time() - run.get("started_epoch", time.time()), 3)
     result.pop("started_epoch", None)
     paths = results.write_all(result, out, rules, html=not args.no_html)
     summarize(result, paths)
     return 1
-
-
-def summarize(result, paths):
-    c = result["counts"]
-    ident = result["provider"]["identity"]
-    say(f"{len(result['tests'])} tests against {ident.get('name')} {ident.get('version')} "
-        f"({result['provider']['spec']}, profile {result['profile']['name']}, NDKPI "
-        f"{result['ndk_version']}) in {result['duration_s']:.1f} s")
-    say("  " + ", ".join(f"{k} {v}" for k, v in c.items() if v or k in ("pass", "fail")))
-    for t in result["tests"]:
-        if t["verdict"] in ("fail", "crash", "timeout"):
-            first = next((x for x in t["message"].splitlines() if x.strip()), "")[:160]
-            rules = f" [{', '.join(t['failed_rules'])}]" if t["failed_rules"] else ""
-            mark = "" if t["must_pass"] else " (not must-pass)"
-            say(f"  {t['verdict'].upper()} {t['id'] or t['test']}{rules}{mark}: {first}")
-    for w in result["waivers"]:
-        if w.get("stale"):
-            say(f"  stale waiver {w['where']}: its tests ran and none failed as waived: remove it? "
-                f"({', '.join(w['matched'][:3])})")
-    say("  report: " + ", ".join(paths[k] for k in ("html", "json", "junit") if k in paths))
-    if result["gate"]["passed"]:
-        say("PASS: every must-pass test passed, was waived or is not supported")
-    else:
-        for reason in result["gate"]["reasons"]:
-            say(f"FAIL: {reason}")
 
 
 def main(argv):
@@ -241,8 +100,55 @@ def main(argv):
         return 2
 
 
+def waiver_paths(args):
+    if args.waivers == ["none"]:
+        return []
+    if args.waivers:
+        return args.waivers
+    return sorted(glob.glob(os.path.join(ROOT, "conformance", "waivers", "*.txt")))
+
+
+def choose_profile(args, provider, build, out, executable):
+    """Reads the provider's identity and settles the profile and NDKPI version of the run.
+    Returns (identity, profile_name, version, why)."""
+    # The profile: --profile, else one named in the provider spec, else --ndk-version's, else
+    # the default.
+    provider.override("profile", args.profile, "--profile")
+    if "profile" not in provider.options and args.ndk_version:
+        provider.options["profile"] = options.VERSION_PROFILES[args.ndk_version]
+    document, name, profile_version = versions.resolve_profile(build, provider.profile)
+    identity = opening.run_mode(executable, provider.argument(build), "identity", out,
+                                args.timeout, provider.library(build))
+    version, why = versions.choose(identity.get("ndk_version", ""), name, profile_version,
+                                   args.ndk_version)
+    chosen = versions.profile_for(build, out, provider.profile, document, name, profile_version,
+                                  version)
+    if chosen != provider.profile:
+        provider.options["profile"] = chosen
+        shown = chosen if "/" not in chosen else f"'{name}' at NDKPI {version} ({chosen})"
+        why += f"; profile {shown}"
+    return identity, name, version, why
+
+
+def describe(args, provider, build, out, executable, version):
+    try:
+        described = opening.run_mode(executable, provider.argument(build), "describe", out,
+                                     args.timeout, provider.library(build))
+    except InputError as error:
+        hint = ""
+        if "NDIS_STATUS_BAD_VERSION" in str(error):
+            hint = (f" (the run asked for NDKPI {version}; --ndk-version V chooses another: "
+                    f"1.1, 1.2 or 2.1)")
+        raise InputError(f"provider '{args.provider}': {error}{hint}") from None
+    reported = described["adapter_info"]["Version"]
+    if reported.split(".")[0] != version.split(".")[0] or versions.key(reported) < versions.key(version):
+        raise InputError(f"the run asked for NDKPI {version}; the provider opened at {reported} "
+                         f"(NDK_ADAPTER_INFO.Version; VER-02: the same major, at least that minor)")
+    return described
+
+
 def run(argv):
-    args = parse_arguments(argv)
+    args = options.parse(argv, ROOT)
     started_epoch, started = time.time(), now()
     build = os.path.abspath(args.build)
     provider = providers.Provider(args.provider)
@@ -250,17 +156,7 @@ def run(argv):
     rules = catalog.load()
     known_rules = {r["id"] for r in rules}
     rule_levels = {r["id"]: r["level"] for r in rules}
-
-    # The profile: --profile, else the one --ndk-version implies, else the spec's.
-    if args.profile is None and args.ndk_version and "profile" not in provider.options:
-        provider.options["profile"] = VERSION_PROFILES[args.ndk_version]
-    provider.override("profile", args.profile, "--profile")
-    profile_name, profile_version = check_profile(build, provider.profile)
-    if args.ndk_version and profile_version != args.ndk_version:
-        raise InputError(f"--ndk-version {args.ndk_version}: the profile '{provider.profile}' "
-                         f"is NDKPI {profile_version}")
     provider.check(build)
-    provider_arg = provider.argument(build)
 
     kinds = [k.strip() for k in args.suites.split(",") if k.strip()]
     for k in kinds:
@@ -272,51 +168,53 @@ def run(argv):
     if not present:
         raise InputError(f"no test executable in {build} ({', '.join(e for _, e in executables)}"
                          f"): build first (./ndkct build)")
+    shard = selection.parse_shard(args.shard)
+    waivers = waiver_files.load(waiver_paths(args), known_rules)
+    out = options.output_folder(args.out)
+    in_guest = args.in_guest or os.environ.get("NDKCT_IN_GUEST") == "1"
+    if provider.kind == "verbs" and not in_guest and not args.list and not has_device():
+        return run_in_guest(args, argv)
 
-    # Listing and selection need no provider: no guest either.
+    identity0, profile_name, ndk_version, version_why = choose_profile(
+        args, provider, build, out, present[0][1])
+    provider_arg = provider.argument(build)
+    must = mustpass.load(args.must_pass, profile_name,
+                         os.path.join(ROOT, "conformance", "must-pass"), known_rules)
+
+    # Listing and selection.
     tests = []
     for kind, exe in present:
-        tests += selection.list_tests(exe, kind, provider_arg)
+        tests += selection.list_tests(exe, kind, provider_arg, out)
     chosen = selection.select(tests, selection.split_patterns(args.tests),
                               selection.split_patterns(args.exclude_tests),
                               selection.split_patterns(args.rules),
-                              selection.split_patterns(args.exclude_rules), known_rules)
-    chosen = selection.shard(chosen, selection.parse_shard(args.shard))
+                              selection.split_patterns(args.exclude_rules), known_rules,
+                              args.allow_empty)
+    selected = len(chosen)
+    chosen = selection.shard(chosen, shard)
+    if not chosen and not args.allow_empty:
+        plural = "s" if selected != 1 else ""
+        raise InputError(f"--shard {args.shard}: this shard of the {selected} test{plural} "
+                         f"selected holds none (fewer tests than shards; --allow-empty accepts "
+                         f"that)")
     if args.list:
         for t in chosen:
             print(f"{t['id'] or '-':<60} {t['test']:<90} {','.join(t['rules'])}")
         say(f"{len(chosen)} of {len(tests)} tests selected")
         return 0
-
-    if args.waivers == ["none"]:
-        waiver_paths = []
-    elif args.waivers:
-        waiver_paths = args.waivers
-    else:
-        waiver_paths = sorted(glob.glob(os.path.join(ROOT, "conformance", "waivers", "*.txt")))
-    waivers = waiver_files.load(waiver_paths, known_rules)
-    must = mustpass.load(args.must_pass, profile_name,
-                         os.path.join(ROOT, "conformance", "must-pass"), known_rules)
-
-    in_guest = args.in_guest or os.environ.get("NDKCT_IN_GUEST") == "1"
-    if provider.kind == "verbs" and not in_guest and not has_device():
-        return run_in_guest(args, argv)
+    must_count = sum(must.applies(t, rule_levels) for t in chosen)
+    if must_count == 0 and not args.allow_empty:
+        raise InputError(f"the must-pass list ({must.describe()}) matches none of the "
+                         f"{len(chosen)} selected tests: the run could only pass with nothing "
+                         f"checked (--allow-empty accepts that)")
 
     # Open the provider once: its identity keys the waivers and heads the report.
-    try:
-        described = describe(present[0][1], provider_arg)
-    except InputError as error:
-        raise InputError(f"provider '{args.provider}': {error}") from None
+    described = describe(args, provider, build, out, present[0][1], ndk_version)
     identity = described["identity"]
     ndk_version = described["adapter_info"]["Version"]
-    if args.ndk_version and ndk_version != args.ndk_version:
-        raise InputError(f"--ndk-version {args.ndk_version}: the provider reports NDKPI "
-                         f"{ndk_version} (NDK_ADAPTER_INFO.Version)")
     active = [w for w in waivers if w.applies_to(identity)]
 
-    out = os.path.abspath(args.out)
     logs = os.path.join(out, "logs")
-    os.makedirs(logs, exist_ok=True)
     for old in ("result.json", "junit.xml", "report.html", "results.jsonl"):
         if os.path.exists(os.path.join(out, old)):
             os.remove(os.path.join(out, old))
@@ -332,12 +230,15 @@ def run(argv):
         "started": started, "started_epoch": started_epoch,
         "provider": {"spec": provider.canonical(), "kind": provider.kind, "identity": identity,
                      "adapter_info": described["adapter_info"]},
-        "profile": described["profile"], "ndk_version": ndk_version, "seed": provider.seed,
+        "profile": described["profile"], "ndk_version": ndk_version,
+        "ndk_version_reason": version_why, "seed": provider.seed,
         "selection": {"tests": selection.split_patterns(args.tests),
                       "exclude_tests": selection.split_patterns(args.exclude_tests),
                       "rules": selection.split_patterns(args.rules),
                       "exclude_rules": selection.split_patterns(args.exclude_rules),
-                      "shard": args.shard, "timeout_s": args.timeout, "selected": len(chosen)},
+                      "suites": [k for k, _ in present],
+                      "shard": args.shard, "timeout_s": args.timeout, "selected": len(chosen),
+                      "listed": len(tests), "allow_empty": args.allow_empty},
         "waivers": [w.to_json() for w in active],
         "must_pass": {"list": must.describe()},
     }
@@ -348,13 +249,16 @@ def run(argv):
 
     say(f"{len(chosen)} tests against '{provider.canonical()}' ({identity['name']} "
         f"{identity['version']}, vendor {identity['vendor_id']:#x}, device "
-        f"{identity['device_id']:#x}), profile {profile_name}, NDKPI {ndk_version}; "
+        f"{identity['device_id']:#x}), profile {profile_name}; {version_why}; "
         f"{len(active)} waiver(s) apply; must-pass: {must.describe()}")
     progress = Progress(len(chosen))
     finished = []
     replay_prefix = []
     if in_guest:  # the replay needs the guest too
         replay_prefix = [os.path.join(ROOT, "adapters", "rxe", "device-run"), "--"]
+    runners = []
+    interrupted = []
+    stopped = []
 
     def on_result(r):
         waiver_files.apply(active, identity, [r])
@@ -362,10 +266,21 @@ def run(argv):
         finished.append(r)
         records.write(json.dumps(dict(r, record="test")) + "\n")
         records.flush()
-        progress.finished_test(r)
-
-    runners = []
-    interrupted = []
+        bad = sum(t["verdict"] in ("fail", "crash", "timeout", "blocked") for t in finished)
+        if bad <= QUIET_AFTER:
+            progress.finished_test(r)
+        else:
+            if bad == QUIET_AFTER + 1 and r["verdict"] in ("fail", "crash", "timeout", "blocked"):
+                progress.clear()
+                say("  (more failures are not printed as they come: see the summary)")
+            progress.done += 1
+            progress.bad = bad
+            progress.show(force=progress.done == progress.total)
+        if args.max_failures and bad >= args.max_failures and not stopped:
+            stopped.append(f"stopped after {bad} failing tests (--max-failures "
+                           f"{args.max_failures})")
+            for runner in runners:
+                runner.stop = True
 
     def stop(signum, _frame):
         interrupted.append(signum)
@@ -376,17 +291,19 @@ def run(argv):
     signal.signal(signal.SIGTERM, stop)
     for kind, exe in present:
         mine = [t for t in chosen if t["executable"] == exe]
-        if not mine or interrupted:
+        if not mine or interrupted or stopped:
             continue
-        runner = execute.Runner(exe, provider_arg, logs, args.timeout, known_rules, replay_prefix)
+        runner = execute.Runner(exe, provider_arg, logs, args.timeout, known_rules, replay_prefix,
+                                provider.library(build), args.unresponsive_after)
         runners.append(runner)
         runner.run(mine, progress.started_test, on_result)
     progress.clear()
     records.close()
 
-    complete = not interrupted and len(finished) == len(chosen)
+    complete = not interrupted and not stopped and len(finished) == len(chosen)
     result = results.finish(run_record, finished, [w.to_json() for w in active],
-                            args.strict_waivers, complete, now())
+                            args.strict_waivers, complete, now(), rules,
+                            stopped=stopped[0] if stopped else None)
     result["duration_s"] = round(time.time() - started_epoch, 3)
     result.pop("started_epoch", None)
     paths = results.write_all(result, out, rules, html=not args.no_html)
@@ -397,6 +314,8 @@ def run(argv):
 
 
 def tool_version():
+    if os.environ.get("NDKCT_VERSION"):  # an install (packaging/ndkct.in)
+        return os.environ["NDKCT_VERSION"]
     try:
         with open(os.path.join(ROOT, "CMakeLists.txt"), encoding="utf-8") as f:
             for line in f:

@@ -12,7 +12,7 @@ A run exits 0 when every must-pass test it ran is pass, warning, waived or not_s
 import fnmatch
 import os
 
-from . import InputError
+from . import InputError, textfile
 
 LEVELS = ("must", "consumer-duty", "model-choice")
 
@@ -75,14 +75,4 @@ def load(explicit_path, profile_name, folder, known_rules):
         if not os.path.exists(candidate):
             return MustPass(None, [])
         path = candidate
-    try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
-    except OSError as error:
-        raise InputError(f"cannot read the must-pass list {path}: {error.strerror}") from None
-    except UnicodeDecodeError as error:
-        # Found by fuzz/runner_files_fuzz.py: one stray byte ended the runner in a traceback.
-        line = error.object[:error.start].count(b"\n") + 1
-        raise InputError(f"{path}:{line}: the must-pass list is not UTF-8 text (byte "
-                         f"0x{error.object[error.start]:02x} at offset {error.start})") from None
-    return parse(text, path, known_rules)
+    return parse(textfile.read_text(path, "the must-pass list"), path, known_rules)

@@ -21,6 +21,9 @@ class Provider:
             self.path, rest = os.path.abspath(parts[1]), parts[2:]
         elif self.kind in ("model", "verbs"):
             rest = parts[1:]
+        elif "/" in text or text.endswith(".so"):
+            raise InputError(f"unknown provider '{text}': a provider library is given as "
+                             f"lib:{text}")
         else:
             raise InputError(f"unknown provider '{text}' (use {KINDS})")
         for item in rest:
@@ -28,8 +31,10 @@ class Provider:
             if key not in ("seed", "profile", "device") or not eq or not value:
                 raise InputError(f"provider '{text}': unknown option '{item}' "
                                  f"(seed=N, profile=NAME|FILE, device=NAME)")
-            if key == "seed" and not value.isdigit():
-                raise InputError(f"provider '{text}': seed '{value}' is not a number")
+            if key == "seed" and not (value.isascii() and value.isdigit()):
+                raise InputError(f"provider '{text}': seed '{value}' is not a whole number")
+            if key == "seed" and int(value) > 2**64 - 1:
+                raise InputError(f"provider '{text}': seed {value} is out of range (0..2^64-1)")
             if key == "device" and self.kind == "model":
                 raise InputError(f"provider '{text}': the reference provider has no device")
             self.options[key] = value

@@ -2,28 +2,36 @@
 test IDs (dotted IDs or gtest names) and rule IDs, and shards."""
 import fnmatch
 import json
+import os
 import subprocess
 
 from . import InputError
 
 
-def list_tests(executable, kind, provider_arg, env=None):
-    """Every test the executable instantiates for the provider (--ndkct_list=json)."""
+def list_tests(executable, kind, provider_arg, work, timeout=120):
+    """Every test the executable instantiates for the provider (--ndkct_list=json, written to a
+    file: nothing a provider prints can disturb it)."""
+    out = os.path.join(work, f"list-{kind}.jsonl")
     try:
-        done = subprocess.run([executable, f"--provider={provider_arg}", "--ndkct_list=json"],
-                              capture_output=True, text=True, timeout=120, env=env)
+        done = subprocess.run([executable, f"--provider={provider_arg}", "--ndkct_list=json",
+                               f"--ndkct_out={out}"], capture_output=True, timeout=timeout,
+                              stdin=subprocess.DEVNULL)
     except OSError as error:
         raise InputError(f"cannot run {executable}: {error.strerror}") from None
+    except subprocess.TimeoutExpired:
+        raise InputError(f"{executable} did not list its tests within {timeout:g} s") from None
     if done.returncode != 0:
+        err = " ".join(done.stderr.decode("utf-8", "replace").split())
         raise InputError(f"{executable} could not list its tests (exit status "
-                         f"{done.returncode}): {done.stderr.strip()}")
+                         f"{done.returncode}): {err}")
     tests = []
-    for line in done.stdout.splitlines():
-        if line.startswith("{"):
-            t = json.loads(line)
-            t["kind"] = kind
-            t["executable"] = executable
-            tests.append(t)
+    with open(out, encoding="utf-8", errors="replace") as f:
+        for line in f:
+            if line.startswith("{"):
+                t = json.loads(line)
+                t["kind"] = kind
+                t["executable"] = executable
+                tests.append(t)
     return tests
 
 
@@ -43,8 +51,10 @@ def _rule_matches(test, pattern):
     return any(fnmatch.fnmatchcase(r, pattern) for r in test.get("rules", []))
 
 
-def select(tests, include_tests, exclude_tests, include_rules, exclude_rules, known_rules):
-    """Applies the filters. Every pattern must match something, else InputError."""
+def select(tests, include_tests, exclude_tests, include_rules, exclude_rules, known_rules,
+           allow_empty=False):
+    """Applies the filters. Every pattern must match something, and together they must leave a
+    test (unless allow_empty), else InputError."""
     for p in include_rules + exclude_rules:
         if not any(fnmatch.fnmatchcase(r, p) for r in known_rules):
             raise InputError(f"the rule filter '{p}' matches no rule of the catalog "
@@ -71,20 +81,25 @@ def select(tests, include_tests, exclude_tests, include_rules, exclude_rules, kn
         if any(_rule_matches(t, p) for p in exclude_rules):
             continue
         chosen.append(t)
-    if not chosen:
-        raise InputError("the filters together leave no test to run")
+    if not chosen and not allow_empty:
+        raise InputError("the filters together leave no test to run (--allow-empty accepts "
+                         "that)")
     return chosen
+
+
+SHARDS_MAX = 100_000
 
 
 def parse_shard(text):
     if text is None:
         return None
-    try:
-        index, count = (int(x) for x in text.split("/"))
-    except ValueError:
-        raise InputError(f"--shard '{text}': expected I/N, e.g. 1/4") from None
-    if count < 1 or not 1 <= index <= count:
-        raise InputError(f"--shard '{text}': I must be between 1 and N (N >= 1)")
+    parts = text.split("/")
+    if len(parts) != 2 or not all(p.isascii() and p.isdigit() for p in parts):
+        raise InputError(f"--shard '{text}': expected I/N with whole numbers, e.g. 1/4")
+    index, count = (int(x) for x in parts)
+    if not 1 <= count <= SHARDS_MAX or not 1 <= index <= count:
+        raise InputError(f"--shard '{text}': I must be between 1 and N, and N between 1 and "
+                         f"{SHARDS_MAX}")
     return index, count
 
 

@@ -26,7 +26,7 @@ A waiver that matched a test that ran but waived nothing is stale (the failure i
 import fnmatch
 import re
 
-from . import InputError
+from . import InputError, textfile
 
 FIELDS = ("provider", "vendor", "device", "tests", "rules", "reason", "reference")
 RULE_PATTERN = re.compile(r"^[A-Z*?][A-Z0-9*?\[\]]*(-[A-Z0-9*?\[\]]+)*$")
@@ -164,17 +164,7 @@ def parse(text, path, known_rules):
 def load(paths, known_rules):
     waivers = []
     for path in paths:
-        try:
-            with open(path, encoding="utf-8") as f:
-                text = f.read()
-        except OSError as error:
-            raise InputError(f"cannot read the waiver file {path}: {error.strerror}") from None
-        except UnicodeDecodeError as error:
-            # Found by fuzz/runner_files_fuzz.py: one stray byte ended the runner in a traceback.
-            line = error.object[:error.start].count(b"\n") + 1
-            raise InputError(f"{path}:{line}: the waiver file is not UTF-8 text (byte "
-                             f"0x{error.object[error.start]:02x} at offset {error.start})") from None
-        waivers += parse(text, path, known_rules)
+        waivers += parse(textfile.read_text(path, "the waiver file"), path, known_rules)
     return waivers
 
 

@@ -5,7 +5,10 @@ its reports (result.json against reports/result.schema.json, junit.xml, report.h
 chromium).
 
 usage: runner_test.py CASE --build BUILD --work DIR [--crash SO --hang SO --not-a-provider SO
-                      --faulty SO]
+                      --faulty SO --open-print SO --open-crash SO --open-hang SO]
+The cases are here and in cases_inputs.py (bad inputs, random arguments and files) and
+cases_vendor.py (the PROVIDER.md skeleton, verdicts per rule, budgets, empty gates, stable
+names, shards merged).
 """
 import argparse
 import json
@@ -63,13 +66,18 @@ def load_checked(out, complete=True):
           + "\n".join(problems))
     check(result["complete"] == complete, f"complete is {result['complete']}")
     root = ET.parse(os.path.join(out, "junit.xml")).getroot()  # well-formed XML
-    cases = root.findall("./testsuite/testcase")
+    cases = [c for c in root.findall("./testsuite/testcase") if c.get("classname") != "ndkct.run"]
     check(len(cases) == len(result["tests"]), f"junit.xml has {len(cases)} test cases, the "
           f"result {len(result['tests'])} tests")
+    incomplete = root.findall("./testsuite/testcase[@name='ndkct.run.incomplete']/error")
+    check(bool(incomplete) == (not complete), "junit.xml does not say whether the run completed")
+    check(sorted(c.get("name") for c in cases) == sorted(t["id"] for t in result["tests"]),
+          "junit.xml's test names are not the dotted test IDs")
     bad = sum(result["counts"][v] for v in ("fail", "crash"))
     check(len(root.findall("./testsuite/testcase/failure")) == bad,
           "junit.xml's <failure> count differs from fail + crash")
-    check(int(root.get("tests")) == len(result["tests"]), "junit.xml's tests attribute")
+    check(int(root.get("tests")) == len(result["tests"]) + (0 if complete else 1),
+          "junit.xml's tests attribute")
     return result
 
 
@@ -183,6 +191,17 @@ def case_crash_isolation(opts):
     write = tests[WRITE_TEST]
     check(write["verdict"] == "crash" and "SIGSEGV" in write["message"],
           f"write: {write['verdict']}: {write['message'][:200]}")
+    # Which call, which thread, whose crash, its rules: from the call-in-flight record.
+    check("The NDK call in flight: in NdkWrite(qp" in write["message"]
+          and "on the test's thread" in write["message"], "no call in flight:\n"
+          + write["message"])
+    check(write["crash"]["culprit"] == "provider" and not write["ndkct_bug"],
+          f"culprit {write['crash']['culprit']}")
+    check("crash_on_write.so" in write["message"].split("top frames:")[1], "no provider frame")
+    check("WRT-01" in write["failed_rules"], f"rules {write['failed_rules']}")
+    # Only this test's own output: no earlier test's lines.
+    earlier = [t["test"] for t in result["tests"] if t["test"] != write["test"]]
+    check(not any(name in write["message"] for name in earlier), "another test's output")
     crashed = [t for t in result["tests"] if t["verdict"] == "crash"]
     passed = [t for t in result["tests"] if t["verdict"] == "pass"]
     check(tests[SEND_TEST]["verdict"] == "pass", "the send test (after the crash) did not pass")
@@ -199,6 +218,9 @@ def case_timeout_isolation(opts):
     result = load_checked(out)
     tests = by_id(result)
     check(tests[WRITE_TEST]["verdict"] == "timeout", f"write: {tests[WRITE_TEST]['verdict']}")
+    message = tests[WRITE_TEST]["message"]
+    check("The NDK call in flight: in NdkWrite(qp" in message, "no call in flight:\n" + message)
+    check("WRT-01" in tests[WRITE_TEST]["failed_rules"], "the timeout's rules")
     check(tests[SEND_TEST]["verdict"] == "pass", "the send test (after the hang) did not pass")
     check(len(result["tests"]) == result["selection"]["selected"], "results were lost")
     print(f"timeout_isolation: {result['counts']} in {elapsed:.1f} s")
@@ -271,58 +293,6 @@ def write(path, text):
     with open(path, "w") as f:
         f.write(text)
     return path
-
-
-def case_bad_inputs(opts):
-    work = out_dir(opts, "bad_inputs")
-    bad_profile = write(os.path.join(work, "bad-profile.json"),
-                        '{\n  "name": "bad",\n  "ndk_version": "3.0"\n}\n')
-    bad_waiver = write(os.path.join(work, "bad-waiver.txt"),
-                       "# comment\nprovider: ndkct-model\ntests: *\nreson: typo\n")
-    no_reason = write(os.path.join(work, "no-reason.txt"),
-                      "provider: ndkct-model\ntests: *\nreference: here\n")
-    bad_vendor = write(os.path.join(work, "bad-vendor.txt"), "provider: x\nvendor: mellanox\n"
-                       "tests: *\nreason: r\nreference: here\n")
-    bad_rule = write(os.path.join(work, "bad-rule.txt"), "provider: x\ntests: *\nrules: NOPE-99\n"
-                     "reason: r\nreference: here\n")
-    bad_must = write(os.path.join(work, "bad-must.txt"), "ndk.*\nlevel:mustt\n")
-    cases = [
-        (["--provider", "foo"], r"unknown provider 'foo' \(use model"),
-        (["--provider", "model:speed=3"], r"unknown option 'speed=3'"),
-        (["--provider", "lib:/nonexistent/libx.so"], r"no such file: /nonexistent/libx\.so"),
-        (["--provider", f"lib:{opts.not_a_provider}"], r"does not export NdkctOpenAdapter"),
-        (["--tests", "NoSuchTest*"], r"--tests 'NoSuchTest\*' matches no test"),
-        (["--rules", "XYZ-*"], r"the rule filter 'XYZ-\*' matches no rule"),
-        (["--profile", "nosuch"], r"bad profile 'nosuch': no built-in profile"),
-        (["--profile", bad_profile], r"bad-profile\.json:3: ndk_version"),
-        (["--ndk-version", "1.1", "--profile", "strict"], r"the profile 'strict' is NDKPI 2\.1"),
-        (["--waivers", bad_waiver], r"bad-waiver\.txt:4: unknown field 'reson'"),
-        (["--waivers", no_reason], r"no-reason\.txt:1: the waiver has no 'reason' field"),
-        (["--waivers", bad_vendor], r"bad-vendor\.txt:2: vendor: 'mellanox' is not a number"),
-        (["--waivers", bad_rule], r"bad-rule\.txt:3: rules: 'NOPE-99' matches no rule"),
-        (["--waivers", "/nonexistent/w.txt"], r"cannot read the waiver file /nonexistent/w\.txt"),
-        (["--must-pass", bad_must], r"bad-must\.txt:2: level 'mustt' is not a catalog level"),
-        (["--shard", "4/3"], r"--shard '4/3'"),
-        (["--shard", "x"], r"--shard 'x': expected I/N"),
-        (["--timeout", "0"], r"--timeout 0: must be more than 0"),
-    ]
-    verbs_lib = os.path.join(opts.build, "adapters", "verbs", "libndkct_verbs_provider.so")
-    has_device = subprocess.run([os.path.join(ROOT, "adapters", "rxe", "has-device")]).returncode == 0
-    if os.path.exists(verbs_lib) and not has_device:
-        # No device, and a PATH without qemu: no way to start the guest.
-        cases.append((["--provider", "verbs", "--tests", SEND_TEST, "ENV:PATH=/nonexistent"],
-                      r"no RDMA device on this machine and no qemu-system-x86_64"))
-    for args, pattern in cases:
-        env = None
-        if args and args[-1].startswith("ENV:"):
-            name, _, value = args.pop()[4:].partition("=")
-            env = dict(os.environ, **{name: value})
-        done, output = runner(opts, *args, "--out", os.path.join(work, "out"), status=2, env=env)
-        check(re.search(pattern, output), f"{args}: the message does not match /{pattern}/",
-              output)
-        print("   " + output.strip().splitlines()[-1])
-    check(not os.path.exists(os.path.join(work, "out", "result.json")),
-          "bad input still wrote a report")
 
 
 def case_waivers(opts):
@@ -418,8 +388,12 @@ def case_html_faulty(opts):
     with open(os.path.join(opts.work, "faulty_provider", "report.html")) as f:
         page = f.read()
     row = re.search(r'<tr id="rule-WRT-01".*?</tr>', page, re.S)
-    check(row and 'data-verdict="fail"' in row.group(0), "WRT-01's matrix row is not fail")
-    check("--gtest_filter=" in row.group(0), "no replay command beside WRT-01")
+    check(row and 'data-verdict="broken"' in row.group(0), "WRT-01's matrix row is not broken")
+    check('href="#broken-WRT-01"' in row.group(0), "WRT-01's row does not link to its evidence")
+    broken = re.search(r'<li id="broken-WRT-01">.*?</li>', page, re.S)
+    check(broken and "--gtest_filter=" in broken.group(0), "no replay command for WRT-01")
+    check(page.index('id="broken-WRT-01"') < page.index('id="matrix"'),
+          "the broken rule does not come before the matrix")
 
 
 def case_verbs_device(opts):
@@ -448,9 +422,16 @@ def main():
     p.add_argument("--hang")
     p.add_argument("--not-a-provider")
     p.add_argument("--faulty")
+    p.add_argument("--open-print")
+    p.add_argument("--open-crash")
+    p.add_argument("--open-hang")
+    p.add_argument("--faulty-fr")
     opts = p.parse_args()
     opts.work = os.path.abspath(opts.work)
-    case = globals().get("case_" + opts.case)
+    import cases_inputs
+    import cases_vendor
+    case = (globals().get("case_" + opts.case) or getattr(cases_inputs, "case_" + opts.case, None)
+            or getattr(cases_vendor, "case_" + opts.case, None))
     if case is None:
         print(f"unknown case {opts.case}")
         return 2
@@ -464,4 +445,6 @@ def main():
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.path.insert(0, HERE)
+    import runner_test  # one copy of this module for the case files that import from it
+    sys.exit(runner_test.main())

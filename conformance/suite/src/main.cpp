@@ -4,12 +4,24 @@
 // Modes for people and for the runner (conformance/runner), none of which runs a test body:
 //   --coverage[=FILE]        which tests cover each catalog rule (JSON lines)
 //   --ndkct_list=json        every instantiated test: gtest name, dotted ID, rule IDs, provider
+//   --ndkct_identity         loads the first provider and prints its identity (no adapter)
 //   --ndkct_describe         opens the first provider once and prints its identity, its
 //                            NDK_ADAPTER_INFO and the profile (JSON)
-// and one for running:
+//   --ndkct_out=FILE         where those three write their JSON instead of stdout (a provider
+//                            may print to stdout; the runner's protocol never reads it)
+// and for running:
 //   --ndkct_events=FILE      appends one JSON line when each test starts and one when it ends
-//                            (verdict material: result, messages, properties), flushed at once,
-//                            so that a crash or a hang loses nothing that already finished
+//                            (verdict material: result, messages and the rules and kind of each
+//                            failure, the rules its checks reached, the NDK functions it called,
+//                            properties), flushed at once, so that a crash or a hang loses
+//                            nothing that already finished; the start line holds the offset of
+//                            the test's own output in stdout (when that is a file)
+//   --ndkct_flight=FILE      the call-in-flight record (ndkct/conformance/in_flight.hpp): which
+//                            NDK call each thread is in, and what a crash left
+// Every mode installs the crash handler (the signal, the thread and the top frames go to the
+// call-in-flight record) before the provider is loaded.
+#include <unistd.h>
+
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -18,6 +30,7 @@
 #include <set>
 #include <sstream>
 
+#include "ndkct/conformance/in_flight.hpp"
 #include "ndkct/conformance/suite.hpp"
 #include "ndkct/spec/catalog.hpp"
 #include "ndkct/spec/profile.hpp"
@@ -26,6 +39,10 @@ namespace {
 
 using ndkct::conformance::declared_tests;
 using ndkct::conformance::TestDeclaration;
+namespace in_flight = ndkct::conformance::in_flight;
+
+// Where --ndkct_list, --ndkct_identity and --ndkct_describe write (--ndkct_out=FILE).
+std::ostream* g_out = &std::cout;
 
 std::string json_string(std::string_view text) {
     std::string out = "\"";
@@ -117,15 +134,15 @@ int write_listing() {
             const auto& test = *suite.GetTestInfo(t);
             const std::string full = std::string(suite.name()) + "." + test.name();
             const TestDeclaration* declaration = declaration_of(suite.name(), test.name());
-            std::cout << "{\"test\": " << json_string(full)
-                      << ", \"id\": " << json_string(declaration ? declaration->id : "")
-                      << ", \"suite\": " << json_string(declaration ? declaration->suite : "")
-                      << ", \"rules\": "
-                      << json_list(declaration ? declaration->rules : std::vector<std::string>{})
-                      << ", \"provider\": "
-                      << json_string(test.value_param() ? test.value_param() : "")
-                      << ", \"file\": " << json_string(test.file()) << ", \"line\": " << test.line()
-                      << "}\n";
+            *g_out << "{\"test\": " << json_string(full)
+                   << ", \"id\": " << json_string(declaration ? declaration->id : "")
+                   << ", \"suite\": " << json_string(declaration ? declaration->suite : "")
+                   << ", \"rules\": "
+                   << json_list(declaration ? declaration->rules : std::vector<std::string>{})
+                   << ", \"provider\": "
+                   << json_string(test.value_param() ? test.value_param() : "")
+                   << ", \"file\": " << json_string(test.file()) << ", \"line\": " << test.line()
+                   << "}\n";
         }
     }
     return 0;
@@ -174,10 +191,39 @@ int describe_provider() {
             << " \"profile\": {\"name\": " << json_string(profile.name)
             << ", \"origin\": " << json_string(profile.origin)
             << ", \"ndk_version\": " << version(profile.version) << "}}\n";
-        std::cout << out.str();
+        *g_out << out.str();
+        g_out->flush();
         return 0;
     } catch (const std::exception& error) {
         std::cerr << "ndkct: cannot open the provider '" << spec.text << "': " << error.what()
+                  << "\n";
+        return 3;
+    }
+}
+
+// --ndkct_identity: the first provider's NdkctGetProviderIdentity(), without opening an adapter
+// (the runner chooses the NDKPI version from it before the run's first open).
+int provider_identity() {
+    const auto& spec = ndkct::conformance::providers_under_test().at(0);
+    try {
+        const auto& entry = ndkct::conformance::entry_points_for(spec);
+        const NDKCT_PROVIDER_IDENTITY* id = nullptr;
+        {
+            in_flight::Call flight("NdkctGetProviderIdentity", "", "",
+                                   "NdkctGetProviderIdentity()");
+            id = entry.GetProviderIdentity();
+        }
+        auto text = [](const char* s) { return json_string(s ? s : ""); };
+        *g_out << "{\"name\": " << text(id->Name) << ", \"version\": " << text(id->Version)
+               << ", \"ndk_version\": "
+               << json_string(std::to_string(id->NdkVersion.Major) + "." +
+                              std::to_string(id->NdkVersion.Minor))
+               << ", \"description\": " << text(id->Description)
+               << ", \"abi_version\": " << id->AbiVersion << "}\n";
+        g_out->flush();
+        return 0;
+    } catch (const std::exception& error) {
+        std::cerr << "ndkct: cannot load the provider '" << spec.text << "': " << error.what()
                   << "\n";
         return 3;
     }
@@ -192,19 +238,43 @@ class EventStream : public ::testing::EmptyTestEventListener {
 
     void OnTestStart(const ::testing::TestInfo& test) override {
         started_ = std::chrono::steady_clock::now();
-        failure_rules_.clear();
+        failures_.clear();
+        ndkct::conformance::reset_rules_reached();
+        in_flight::reset_functions_called();
+        const std::string name = std::string(test.test_suite_name()) + "." + test.name();
+        in_flight::set_test(name);
         const TestDeclaration* declaration = declaration_of(test.test_suite_name(), test.name());
         sole_rule_ = declaration && declaration->rules.size() == 1 ? declaration->rules
                                                                    : std::vector<std::string>{};
-        write("{\"event\": \"start\", \"test\": " + full_name(test) + "}");
+        // Where this test's own output starts in the log (stdout and stderr share one file).
+        std::cout.flush();
+        std::cerr.flush();
+        std::fflush(stdout);
+        off_t offset = lseek(STDOUT_FILENO, 0, SEEK_CUR);
+        write("{\"event\": \"start\", \"test\": " + json_string(name) +
+              ", \"log_offset\": " + std::to_string(offset < 0 ? -1 : offset) + "}");
     }
 
-    // Called on the reporting thread as each failure is recorded: the rules of its RuleScope;
-    // outside every scope, the test's rule when it declares exactly one (all it checks).
+    // Called on the reporting thread as each failure is recorded: the rules of its RuleScope
+    // and its kind; outside every scope, what blocked the test (a setup failure) when the
+    // session knows, else the test's rule when it declares exactly one (see suite.hpp).
     void OnTestPartResult(const ::testing::TestPartResult& part) override {
         if (!part.failed()) return;
-        const auto& scoped = ndkct::conformance::current_rules();
-        failure_rules_.push_back(scoped.empty() ? sole_rule_ : scoped);
+        using ndkct::conformance::FailureKind;
+        Failure f;
+        if (const auto* scope = ndkct::conformance::current_scope()) {
+            f.kind = scope->kind();
+            f.rules = scope->rules();
+        } else if (!(f.rules = ndkct::conformance::Session::any_blocker(
+                                   ndkct::conformance::current_session())
+                                   .rules)
+                        .empty()) {
+            f.kind = FailureKind::setup;
+        } else {
+            f.kind = FailureKind::rule;
+            f.rules = sole_rule_;
+        }
+        failures_.push_back(std::move(f));
     }
 
     void OnTestEnd(const ::testing::TestInfo& test) override {
@@ -231,21 +301,35 @@ class EventStream : public ::testing::EmptyTestEventListener {
         }
         properties += "}";
         const char* outcome = result.Failed() ? "failed" : result.Skipped() ? "skipped" : "passed";
+        in_flight::set_test("");
         write("{\"event\": \"end\", \"test\": " + full_name(test) + ", \"result\": \"" + outcome +
               "\", \"duration_us\": " + std::to_string(micros) + ", \"failures\": " +
               json_list(failures) + ", \"failure_rules\": " + rules_of_failures(failures.size()) +
+              ", \"failure_kinds\": " + kinds_of_failures(failures.size()) +
+              ", \"rules_reached\": " + json_list(ndkct::conformance::rules_reached()) +
+              ", \"functions\": " + json_list(in_flight::functions_called()) +
               ", \"skips\": " + json_list(skips) + ", \"properties\": " + properties + "}");
     }
 
   private:
+    struct Failure {
+        ndkct::conformance::FailureKind kind;
+        std::vector<std::string> rules;
+    };
     // One list of rule IDs per failure, in the order of "failures" (a failure recorded outside
-    // the test's thread, or outside every scope, names none).
-    std::string rules_of_failures(size_t failures) const {
+    // the test's thread, or outside every scope with no cause known, names none).
+    std::string rules_of_failures(size_t count) const {
         std::string out = "[";
-        for (size_t i = 0; i < failures; ++i)
-            out +=
-                (i ? ", " : "") + json_list(i < failure_rules_.size() ? failure_rules_[i]
-                                                                      : std::vector<std::string>{});
+        for (size_t i = 0; i < count; ++i)
+            out += (i ? ", " : "") + json_list(i < failures_.size() ? failures_[i].rules
+                                                                    : std::vector<std::string>{});
+        return out + "]";
+    }
+    std::string kinds_of_failures(size_t count) const {
+        std::string out = "[";
+        for (size_t i = 0; i < count; ++i)
+            out += std::string(i ? ", " : "") + "\"" +
+                   (i < failures_.size() ? to_string(failures_[i].kind) : "rule") + "\"";
         return out + "]";
     }
     static std::string full_name(const ::testing::TestInfo& test) {
@@ -257,21 +341,32 @@ class EventStream : public ::testing::EmptyTestEventListener {
     }
     std::FILE* file_;
     std::chrono::steady_clock::time_point started_;
-    std::vector<std::vector<std::string>> failure_rules_;
+    std::vector<Failure> failures_;
     std::vector<std::string> sole_rule_;
 };
 
 }  // namespace
 
 int main(int argc, char** argv) {
+    in_flight::install_crash_handler();
     const char* events_path = nullptr;
-    bool list = false, describe = false;
+    const char* out_path = nullptr;
+    bool list = false, describe = false, identity = false;
     for (int i = 1; i < argc; ++i) {
         if (std::strcmp(argv[i], "--coverage") == 0) return write_coverage(nullptr);
         if (std::strncmp(argv[i], "--coverage=", 11) == 0) return write_coverage(argv[i] + 11);
         if (std::strcmp(argv[i], "--ndkct_list=json") == 0) list = true;
         if (std::strcmp(argv[i], "--ndkct_describe") == 0) describe = true;
+        if (std::strcmp(argv[i], "--ndkct_identity") == 0) identity = true;
+        if (std::strncmp(argv[i], "--ndkct_out=", 12) == 0) out_path = argv[i] + 12;
         if (std::strncmp(argv[i], "--ndkct_events=", 15) == 0) events_path = argv[i] + 15;
+        if (std::strncmp(argv[i], "--ndkct_flight=", 15) == 0) {
+            std::string error;
+            if (!in_flight::open_file(argv[i] + 15, error)) {
+                std::cerr << "ndkct: cannot write the call-in-flight record " << error << "\n";
+                return 2;
+            }
+        }
         if (std::strncmp(argv[i], "--provider=", 11) == 0) {
             try {
                 ndkct::conformance::providers_under_test() =
@@ -288,6 +383,16 @@ int main(int argc, char** argv) {
         std::cerr << "ndkct: NDKCT_PROVIDERS: " << error.what() << "\n";
         return 2;
     }
+    std::ofstream out_file;
+    if (out_path) {
+        out_file.open(out_path);
+        if (!out_file) {
+            std::cerr << "ndkct: cannot write " << out_path << ": " << std::strerror(errno) << "\n";
+            return 2;
+        }
+        g_out = &out_file;
+    }
+    if (identity) return provider_identity();
     if (describe) return describe_provider();
     ::testing::InitGoogleTest(&argc, argv);
     if (list) return write_listing();

@@ -1,7 +1,10 @@
 #include "ndkct/conformance/suite.hpp"
 
+#include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <iostream>
+#include <mutex>
 
 namespace ndkct::conformance {
 
@@ -12,7 +15,12 @@ std::map<std::string, const TestDeclaration*>& registry() {
     return r;
 }
 
-thread_local std::vector<const std::vector<std::string>*> rule_scopes;
+thread_local std::vector<const RuleScope*> rule_scopes;
+
+std::mutex reached_mutex;
+std::vector<std::string> reached;  // in the order first reached
+
+std::atomic<Session*> the_session{nullptr};
 
 std::string joined(const std::vector<std::string>& rules) {
     std::string text;
@@ -23,18 +31,54 @@ std::string joined(const std::vector<std::string>& rules) {
 
 }  // namespace
 
-RuleScope::RuleScope(std::vector<std::string> rules, const char* file, int line)
-    : rules_(std::move(rules)), trace_(file, line, "checks rule " + joined(rules_)) {
-    rule_scopes.push_back(&rules_);
+const char* to_string(FailureKind kind) {
+    switch (kind) {
+        case FailureKind::oracle:
+            return "oracle";
+        case FailureKind::setup:
+            return "setup";
+        default:
+            return "rule";
+    }
+}
+
+RuleScope::RuleScope(std::vector<std::string> rules, FailureKind kind, const char* file, int line)
+    : rules_(std::move(rules)),
+      kind_(kind),
+      trace_(file, line,
+             (kind == FailureKind::setup ? "needs what " : "checks rule ") + joined(rules_)) {
+    rule_scopes.push_back(this);
+    if (kind_ != FailureKind::rule) return;
+    std::lock_guard lock(reached_mutex);
+    for (const auto& r : rules_)
+        if (std::find(reached.begin(), reached.end(), r) == reached.end()) reached.push_back(r);
 }
 
 RuleScope::~RuleScope() {
     rule_scopes.pop_back();
 }
 
+const RuleScope* current_scope() {
+    return rule_scopes.empty() ? nullptr : rule_scopes.back();
+}
+
 const std::vector<std::string>& current_rules() {
     static const std::vector<std::string> none;
-    return rule_scopes.empty() ? none : *rule_scopes.back();
+    return rule_scopes.empty() ? none : rule_scopes.back()->rules();
+}
+
+std::vector<std::string> rules_reached() {
+    std::lock_guard lock(reached_mutex);
+    return reached;
+}
+
+void reset_rules_reached() {
+    std::lock_guard lock(reached_mutex);
+    reached.clear();
+}
+
+Session* current_session() {
+    return the_session.load();
 }
 
 TestDeclaration::TestDeclaration(std::string suite_, std::string name_, std::string id_,
@@ -76,29 +120,41 @@ void ProviderTest::SetUp() {
     try {
         session_ = std::make_unique<Session>(GetParam());
     } catch (const std::exception& error) {
+        // The provider opened once for the run (the runner's describe step), so what fails
+        // here is the open itself (ADP-OPEN-01): every rule of the test is blocked by it.
+        RuleScope scope({"ADP-OPEN-01"}, FailureKind::setup);
         FAIL() << "cannot open the provider: " << error.what();
     }
+    the_session.store(session_.get());
 }
 
 void ProviderTest::expect_clean_so_far() {
     for (const auto& v : session_->verdict().violations) {
         if (v.warning) continue;
-        RuleScope scope(v.rules);
+        RuleScope scope(v.rules, FailureKind::oracle);
         ADD_FAILURE() << v.describe();
     }
 }
 
 void ProviderTest::TearDown() {
     if (!session_) return;
-    session_->close_all();
+    session_->drop_hooks();  // the body's hooks end with the body (its frame is gone)
+    for (const auto& error : session_->hook_errors())
+        ADD_FAILURE() << "a call made inside a provider callback could not go on: " << error;
+    try {
+        session_->close_all();
+    } catch (const std::exception& error) {
+        ADD_FAILURE() << "closing the test's objects: " << error.what();
+    }
     model::Verdict verdict = session_->verdict();
+    the_session.store(nullptr);
     session_.reset();  // closes the adapter (blocking)
     std::string warnings;
     for (const auto& v : verdict.violations) {
         if (v.warning) {
             warnings += (warnings.empty() ? "" : "\n") + v.describe();
         } else {
-            RuleScope scope(v.rules);
+            RuleScope scope(v.rules, FailureKind::oracle);
             ADD_FAILURE() << "oracle: " << v.describe();
         }
     }

@@ -175,6 +175,23 @@ class Session {
         return f(*oracle_);
     }
     model::ObjectId id(const void* object) const;
+    // Why a test could not go on (the cause of a failed setup step): the rules of the oracle's
+    // violations so far, else the success rules of the last call the model held valid that
+    // failed or gave no object, with what happened. Safe from any thread; empty when neither.
+    struct Blocker {
+        std::vector<std::string> rules;
+        std::string what;  // "NdkCreatePd returned STATUS_NOT_IMPLEMENTED"
+    };
+    Blocker blocker();
+    // The blocker of `preferred` if it has one, else of any other open session (a test may open
+    // a second session with an edited profile).
+    static Blocker any_blocker(Session* preferred);
+    // How long to wait for something a provider owes, `full` as a test would wait: scaled by
+    // NDKCT_PATIENCE (sweeps of providers that lose what they owe set it below 1). Tests' own
+    // waiting loops use it like the harness's waits do.
+    static milliseconds scaled(milliseconds full);
+    // Exceptions a hook threw on a provider thread (reported by the test, never thrown there).
+    std::vector<std::string> hook_errors();
 
     // ---- Host memory ----
     platform::Arena& arena() { return *arena_; }
@@ -315,6 +332,11 @@ class Session {
     // Every event callback of the object (CQ or SRQ notification, connect event, disconnect)
     // runs fn inside it, after the event is recorded. An empty fn removes the hook.
     void hook_events(const void* object, std::function<void()> fn);
+    // Ends every hook: none runs after this returns (one running on a provider thread is waited
+    // for). Hooks capture the test body's locals, so the body's end ends them: ProviderTest's
+    // TearDown and the destructor call it before closing what the test left open, whose
+    // flushes and notifications would otherwise run a hook on a dead frame.
+    void drop_hooks();
     std::vector<Deferred> finish_deferred();
     static bool in_hook();  // true on a provider thread running a hook
     // Closes every object, then the adapter (CloseNdkAdapter), and returns the verdict with what
@@ -343,13 +365,17 @@ class Session {
     bool wait_for_event(std::chrono::steady_clock::time_point until);
 
   private:
+    struct InFlight;  // one provider call: its record (in_flight.hpp), rules and outcome
+    friend struct InFlight;
     struct PendingAsync {
         Callback* callback = nullptr;
         uint64_t pending = 0;
         NTSTATUS status = STATUS_SUCCESS;
+        bool valid = false;  // the model expected success: a failed completion blocks the test
+        std::vector<std::string> rules;
     };
     template <typename Ndk, typename Invoke>
-    Made<Ndk> create(const model::Call& call, Invoke invoke, const char* name);
+    Made<Ndk> create(const model::Call& call, Invoke invoke, const char* name, const void* target);
     template <typename Invoke>
     Done request(const model::Call& call, Invoke invoke, const char* name,
                  const std::function<void(model::Observed&)>& outputs = {},
@@ -431,6 +457,24 @@ class Session {
     std::vector<DeferredCall> deferred_;
     std::unordered_map<const void*, std::vector<uint8_t>> sent_private_data_;  // by connector
     std::unordered_map<const void*, std::vector<const void*>> close_antecedents_;
+    std::mutex blocker_mutex_;
+    Blocker unexpected_failure_;  // the last valid call that failed (InFlight::outcome)
+    // Once something owed never came within the full wait (a completion callback, completions,
+    // a connect event), the test has failed: later waits in this session are short, so that a
+    // provider that loses what it owes costs one wait, not one per step of the test.
+    std::atomic<bool> patience_lost_{false};
+    milliseconds patience(milliseconds full) const;
+    void owed_but_missing(std::vector<std::string> rules, std::string what);
+    std::vector<std::string> hook_errors_;
+
+    std::atomic<bool> hooks_dropped_{false};
+    std::atomic<int> hooks_running_{0};
+
+  public:  // for run_hook (session.cpp)
+    void hook_error(std::string what);
+    // Counts the hook as running unless hooks were dropped (then it must not run).
+    bool hook_starts();
+    void hook_ends() { --hooks_running_; }
 };
 
 }  // namespace ndkct::conformance

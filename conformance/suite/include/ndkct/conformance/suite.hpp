@@ -57,23 +57,47 @@ std::string provider_label(const ::testing::TestParamInfo<ProviderSpec>& info);
 // records while a RuleScope is alive on the reporting thread names the rules of the innermost
 // scope: an oracle violation names the rules the oracle gave, a plain EXPECT/ASSERT names the
 // rules its NDKCT_RULE scope declares. The event stream (--ndkct_events) carries them beside each
-// message, and the runner's verdicts and waivers use only them. The rules also appear in
-// gtest's trace for people reading the console.
+// message, with the failure's kind, and the runner's verdicts and waivers use only them. The
+// rules also appear in gtest's trace for people reading the console.
+//
+// The kinds: `rule` (a check of the rules under test: they are broken), `oracle` (a violation
+// the oracle found: broken), `setup` (a step the test needs failed: the test's own rules could
+// not be checked; the failure names what stopped it, which blocks them). A failure outside
+// every scope is a setup failure when the session knows a cause (an oracle violation so far, or
+// a call the model held valid that failed: Session::blocker()); else it names the test's rule
+// when the test declares exactly one; else it names none (a test to fix: every check of a
+// test with several rules belongs in an NDKCT_RULE scope).
+enum class FailureKind { rule, oracle, setup };
+const char* to_string(FailureKind kind);
+
 class RuleScope {
   public:
-    explicit RuleScope(std::vector<std::string> rules, const char* file = __builtin_FILE(),
-                       int line = __builtin_LINE());
+    explicit RuleScope(std::vector<std::string> rules, FailureKind kind = FailureKind::rule,
+                       const char* file = __builtin_FILE(), int line = __builtin_LINE());
     ~RuleScope();
     RuleScope(const RuleScope&) = delete;
     RuleScope& operator=(const RuleScope&) = delete;
 
+    const std::vector<std::string>& rules() const { return rules_; }
+    FailureKind kind() const { return kind_; }
+
   private:
     std::vector<std::string> rules_;
+    FailureKind kind_;
     ::testing::ScopedTrace trace_;
 };
 
+// The innermost RuleScope on this thread, or nullptr outside every scope.
+const RuleScope* current_scope();
 // The rules of the innermost RuleScope on this thread; empty outside every scope.
 const std::vector<std::string>& current_rules();
+// The rules whose checks a test reached (NDKCT_RULE scopes entered, on any thread) since the
+// last reset: with no failure naming them, they held in that test.
+std::vector<std::string> rules_reached();
+void reset_rules_reached();
+
+// The session of the test now running (set by ProviderTest), for the cause of a setup failure.
+Session* current_session();
 
 }  // namespace ndkct::conformance
 
