@@ -409,7 +409,16 @@ bool is_work_request(const Call& call) {
 }  // namespace
 
 Expectation Model::expect(const Call& call) const {
-    return std::visit([this](const auto& c) { return expect_call(c); }, call);
+    Expectation e = std::visit([this](const auto& c) { return expect_call(c); }, call);
+    // MODEL-WR-RES-01 (allowed): a valid work request may be refused inline for want of
+    // resources. Each post's page lists "Other status codes: An error occurred", and the
+    // deferred-processing scheme gives the duties of an initiator call that "returns a failure
+    // status" (no entry, WR-05; earlier DEFER requests handed over first, DEFER-04). A call
+    // that must fail keeps its documented status.
+    if (readings_.post_resource_failure_allowed && is_work_request(call) && !e.must_fail() &&
+        !e.undefined)
+        e.may_lack_resources = true;
+    return e;
 }
 
 void Model::remember_unjudged(const Call& call) {

@@ -623,6 +623,7 @@ void Model::run_queues(ObjectId qp) {
             std::get<QpState>(objects_[qp].state).initiator.push_front(std::move(wr));
             return;
         }
+        done.deferred = wr.flags & NDK_OP_FLAG_DEFER;
         if (late && done.outcome != Completion::Outcome::success)
             std::get<QpState>(objects_[qp].state).error_timing_open = true;
         deliver(std::move(done));
@@ -978,6 +979,7 @@ Completion Model::cancelled(ObjectId qp, const WorkRequest& wr, bool receive_que
     done.qp_context = q.qp_context;
     done.request_context = wr.request_context;
     done.sequence = wr.sequence;
+    done.deferred = wr.flags & NDK_OP_FLAG_DEFER;
     done.outcome = Completion::Outcome::cancelled;  // FLS-02, CQ-CST-02
     // FLS-03: flushed before the consumer could know its QP had gone to error, a request may
     // have run first (a receive may have taken a message), with whatever outcome that gave it.
@@ -1567,8 +1569,22 @@ Verdict Model::observe_completion(ObjectId cq, const NDK_RESULT_EX& r, bool ex, 
                 return c.request_context == request && c.qp_context == qp_context;
             });
             if (it == list.end()) continue;
-            if (it != list.begin() && !readings_.completion_order_relaxed)  // AMB-35
-                v.add({{"AMB-35"}, what() + " arrived before earlier requests of the same queue"});
+            if (it != list.begin() && !readings_.completion_order_relaxed) {  // AMB-35
+                // Entries of one queue come in posting order: the requests before this one that
+                // have none were lost, a request that returned STATUS_SUCCESS that will never
+                // complete (WR-05; DEFER-03 when it was posted with DEFER), or arrive out of order.
+                RuleIds rules{"WR-05"};
+                std::string earlier;
+                size_t count = 0;
+                for (auto e = list.begin(); e != it; ++e, ++count) {
+                    if (e->deferred && rules.size() == 1) rules.push_back("DEFER-03");
+                    if (count < 4) earlier += (count ? ", " : "") + num(e->request_context);
+                }
+                if (count > 4) earlier += " and " + std::to_string(count - 4) + " more";
+                rules.push_back("AMB-35");
+                v.add({rules, what() + " arrived while earlier requests of the same queue (" +
+                                  earlier + ") have no entry: lost, or out of order"});
+            }
             Completion expected = std::move(*it);
             list.erase(it);
             retrieved(expected);  // CQ-GET-04: removed once; its queue slot is free again

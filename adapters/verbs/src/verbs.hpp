@@ -227,6 +227,7 @@ struct Slot {
     uint8_t silent = 0;                         // no entry when it succeeds (SILENT_SUCCESS)
     uint8_t receive = 0;
     uint8_t internal = 0;  // ours alone: never reported
+    uint8_t refused = 0;   // a held (DEFER) request the device refused: completes in error
     uint32_t index = 0;
     std::atomic<uint8_t> done{0};  // SRQ slots: reaped
     // NdkFastRegister: the MR and the registration it made at the call, rolled back when the

@@ -1645,7 +1645,10 @@ NTSTATUS Session::start_async(const model::Call& call, Invoke invoke, const char
                               std::unordered_map<const void*, PendingAsync>& pending,
                               const void* key) {
     InFlight flight(*this, call, {{key, "object"}});
-    Callback* cb = new_callback(kind, name);
+    // The key is the object the call is on: the callback's target is set before the record is
+    // published in callbacks_, where provider threads read it under the lock (a write after
+    // publication raced with check_close_order, found by ThreadSanitizer).
+    Callback* cb = new_callback(kind, name, key);
     const auto started = std::chrono::steady_clock::now();
     NTSTATUS s = invoke(cb);
     flight.returned(s);
@@ -1675,7 +1678,6 @@ NTSTATUS Session::connect_async(NDK_CONNECTOR* connector, NDK_QP* qp, const sock
     return start_async(
         call,
         [&](void* cb) {
-            static_cast<Callback*>(cb)->target = connector;
             return table<NDK_CONNECTOR_DISPATCH>(connector).NdkConnect(
                 connector, qp, nullptr, 0, const_cast<sockaddr*>(destination), length, ird, ord,
                 const_cast<uint8_t*>(private_data.data()), static_cast<ULONG>(private_data.size()),
@@ -1767,7 +1769,6 @@ NTSTATUS Session::accept_with(NDK_CONNECTOR* connector, NDK_QP* qp, ULONG ird, U
     return start_async(
         call,
         [&](void* cb) {
-            static_cast<Callback*>(cb)->target = connector;
             auto* data = const_cast<uint8_t*>(private_data.data());
             auto size = static_cast<ULONG>(private_data.size());
             auto& t = table<NDK_CONNECTOR_DISPATCH>(connector);
@@ -1903,7 +1904,6 @@ NTSTATUS Session::connect_from_async(NDK_CONNECTOR* connector, NDK_QP* qp, const
     return start_async(
         call,
         [&](void* cb) {
-            static_cast<Callback*>(cb)->target = connector;
             return table<NDK_CONNECTOR_DISPATCH>(connector).NdkConnect(
                 connector, qp, const_cast<sockaddr*>(source), source ? source_length : 0,
                 const_cast<sockaddr*>(destination), length, ird, ord,
@@ -1929,7 +1929,6 @@ NTSTATUS Session::connect_with_shared_endpoint_async(NDK_CONNECTOR* connector, N
     return start_async(
         call,
         [&](void* cb) {
-            static_cast<Callback*>(cb)->target = connector;
             return table<NDK_CONNECTOR_DISPATCH>(connector).NdkConnectWithSharedEndpoint(
                 connector, qp, endpoint, const_cast<sockaddr*>(destination), length, ird, ord,
                 const_cast<uint8_t*>(private_data.data()), static_cast<ULONG>(private_data.size()),
@@ -2249,10 +2248,7 @@ NTSTATUS Session::close_async(void* object) {
     }
     NTSTATUS status = start_async(
         calls::CloseObject{id(object), true},
-        [&](void* cb) {
-            static_cast<Callback*>(cb)->target = object;
-            return close_fn(static_cast<NDK_OBJECT_HEADER*>(object), on_close, cb);
-        },
+        [&](void* cb) { return close_fn(static_cast<NDK_OBJECT_HEADER*>(object), on_close, cb); },
         "NdkCloseObject", kClose, pending_closes_, object);
     if (status == STATUS_SUCCESS) close_completed(object, nullptr);
     {

@@ -69,6 +69,7 @@ struct Readings {
     bool srq_initial_notify_immediate = false;                         // MODEL-SRQ-02
     bool queue_overflow_resources =
         false;  // MODEL-WR-DEPTH-01 (any_error / insufficient_resources)
+    bool post_resource_failure_allowed = true;  // MODEL-WR-RES-01 (allowed / forbidden)
     bool private_data_over_limit_invalid = true;                   // MODEL-CONN-PD-01
     bool over_max_window_invalid = true;                           // MODEL-BND-01
     bool outbound_read_overflow_fails = false;                     // MODEL-RD-01 (queue / fail)

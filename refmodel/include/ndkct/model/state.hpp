@@ -168,8 +168,9 @@ struct Completion {
         bool unchecked = false;  // the bytes depend on an order the docs do not fix
     };
     std::vector<Landing> landings;
-    bool silent = false;  // success makes no entry (SILENT_SUCCESS)
-    ObjectId target = 0;  // the MR or MW a FastRegister, Invalidate or Bind acts on
+    bool silent = false;    // success makes no entry (SILENT_SUCCESS)
+    ObjectId target = 0;    // the MR or MW a FastRegister, Invalidate or Bind acts on
+    bool deferred = false;  // posted with NDK_OP_FLAG_DEFER (a lost one breaks DEFER-03 too)
 };
 
 // A request posted to a queue, waiting for the model to execute it.
