@@ -15,11 +15,12 @@ RXE_USER_PKGS=(iproute2 libibverbs1 ibverbs-providers librdmacm1 ibverbs-utils
   rdmacm-utils rdma-core python3-pyverbs)
 
 # Kernel modules the guest loads, named as for modprobe, as GROUP:MODULE. Their
-# dependencies come from the kernel's own modules.dep. The two groups load in
-# parallel (no module may be needed by both). crc32_generic must precede rdma_rxe:
+# dependencies come from the kernel's own modules.dep. The groups io and rdma load in
+# parallel (no module may be needed by both); net loads after io, only in a guest with a
+# NIC (two-guests), so it may need io's modules. crc32_generic must precede rdma_rxe:
 # rxe asks the crypto layer for "crc32" and nothing autoloads it in the guest.
 RXE_MODULES=(io:virtio_pci io:virtio_console io:9pnet_virtio io:9p io:overlay io:dummy
-  rdma:crc32_generic rdma:ib_uverbs rdma:rdma_rxe rdma:rdma_ucm)
+  rdma:crc32_generic rdma:ib_uverbs rdma:rdma_rxe rdma:rdma_ucm net:virtio_net)
 
 rxe_msg() { printf 'rxe: %s\n' "$*" >&2; }
 rxe_die() { printf 'rxe: %s\n' "$*" >&2; exit "${RXE_DIE_STATUS:-1}"; }
@@ -45,6 +46,12 @@ rxe_recipe_hash() {
     cat "$RXE_DIR/guest-init"; } | sha256sum | cut -c1-16
 }
 
+# The cache keeps one initramfs per recipe (initramfs-HASH.cpio) and one module set per
+# module list (modules-HASH/), so checkouts with different recipes share the cache
+# without rebuilding each other's files.
+rxe_modules_hash() { printf '%s\n' "${RXE_MODULES[@]}" | sha256sum | cut -c1-16; }
+rxe_initramfs() { printf '%s/initramfs-%s.cpio' "$1" "$(rxe_recipe_hash)"; }
+
 # rxe_cached_kver -> kernel version of the last good prepare, if still complete.
 rxe_cached_kver() {
   local root kver dir
@@ -52,8 +59,7 @@ rxe_cached_kver() {
   [[ -r $root/current ]] || return 1
   kver=$(<"$root/current")
   dir=$root/$kver
-  [[ -n $kver && -s $dir/vmlinux && -s $dir/initramfs.cpio && -r $dir/ready ]] || return 1
-  [[ $(<"$dir/ready") == "$(rxe_recipe_hash)" ]] || return 1
+  [[ -n $kver && -s $dir/vmlinux && -s $(rxe_initramfs "$dir") ]] || return 1
   printf '%s' "$kver"
 }
 

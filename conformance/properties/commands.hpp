@@ -456,8 +456,9 @@ struct Connect : Command {
     HandshakeSide active_side, passive_side;
     explicit Connect(const World& w);
     void checkPreconditions(const World& w) const override {
-        RC_PRE(w.is(active_qp, Kind::qp) && w.is(passive_qp, Kind::qp) && active_qp != passive_qp &&
-               !w.slots[active_qp].connected && !w.slots[passive_qp].connected);
+        NDKCT_PRE(w.is(active_qp, Kind::qp) && w.is(passive_qp, Kind::qp) &&
+                  active_qp != passive_qp && !w.slots[active_qp].connected &&
+                  !w.slots[passive_qp].connected);
     }
     void apply(World& w) const override {
         w.slots[active_qp].connected = w.slots[passive_qp].connected = true;
@@ -486,7 +487,7 @@ struct StartConnect : Command {
     HandshakeSide side;
     explicit StartConnect(const World& w);
     void checkPreconditions(const World& w) const override {
-        RC_PRE(w.is(qp, Kind::qp) && !w.slots[qp].connected);
+        NDKCT_PRE(w.is(qp, Kind::qp) && !w.slots[qp].connected);
     }
     void apply(World& w) const override;
     void run(const World& w, Sut& sut) const override;
@@ -505,9 +506,9 @@ struct Accept : Command {
     HandshakeSide side;
     explicit Accept(const World& w);
     void checkPreconditions(const World& w) const override {
-        RC_PRE(w.is(connector, Kind::connector) &&
-               w.slots[connector].handshake == Handshake::incoming && w.is(qp, Kind::qp) &&
-               !w.slots[qp].connected);
+        NDKCT_PRE(w.is(connector, Kind::connector) &&
+                  w.slots[connector].handshake == Handshake::incoming && w.is(qp, Kind::qp) &&
+                  !w.slots[qp].connected);
     }
     void apply(World& w) const override;
     void run(const World& w, Sut& sut) const override;
@@ -523,8 +524,8 @@ struct CompleteConnect : Command {
     int connector;
     explicit CompleteConnect(const World& w);
     void checkPreconditions(const World& w) const override {
-        RC_PRE(w.is(connector, Kind::connector) &&
-               w.slots[connector].handshake == Handshake::connected);
+        NDKCT_PRE(w.is(connector, Kind::connector) &&
+                  w.slots[connector].handshake == Handshake::connected);
     }
     void apply(World& w) const override;
     void run(const World& w, Sut& sut) const override;
@@ -545,9 +546,9 @@ struct GetConnectionData : Command {
     uint32_t buffer_length;  // *pPrivateDataLength (0 with no buffer: the probe)
     explicit GetConnectionData(const World& w);
     void checkPreconditions(const World& w) const override {
-        RC_PRE(w.is(connector, Kind::connector) &&
-               (w.slots[connector].handshake == Handshake::incoming ||
-                w.slots[connector].handshake == Handshake::connected));
+        NDKCT_PRE(w.is(connector, Kind::connector) &&
+                  (w.slots[connector].handshake == Handshake::incoming ||
+                   w.slots[connector].handshake == Handshake::connected));
     }
     void run(const World& w, Sut& sut) const override;
     void show(std::ostream& os) const override {

@@ -27,6 +27,13 @@
 #include "ndkct/conformance/session.hpp"
 #include "waivers.hpp"
 
+// A precondition whose later operands are valid only when the earlier ones hold
+// (`w.is(i, Kind::qp) && !w.slots[i].connected`). RC_PRE decomposes `a && b` to print each
+// operand, so it evaluates all of them: slots[i] was read with i out of range (-1 from an empty
+// pick, or a slot shrinking removed), found by AddressSanitizer. Here the condition is one bool,
+// evaluated with C++'s short circuit first.
+#define NDKCT_PRE(condition) RC_PRE(static_cast<bool>(condition))
+
 namespace ndkct::properties {
 
 using conformance::Session;

@@ -30,8 +30,9 @@ NDKCT_TEST(MemoryObjects, BothMrKindsWorkInOnePd, "ndk.mr.create.both_kinds_one_
     auto& m = mappings.add(fast_target);
     ASSERT_TRUE(m.ok());
     int registered, w1, w2;
+    // Registered through b, the side whose memory the writes from a reach (node B on two nodes).
     ASSERT_STATUS(STATUS_SUCCESS,
-                  session().fast_register(pair.a, &registered, fast, m.pages, 0, PAGE_SIZE,
+                  session().fast_register(pair.b, &registered, fast, m.pages, 0, PAGE_SIZE,
                                           seed::kFarBase, NDK_OP_FLAG_ALLOW_REMOTE_WRITE));
     UINT32 fast_token = session().remote_token(fast);
     NDK_SGE one = Session::sge(source, 0, 300, src.local_token);

@@ -87,11 +87,16 @@ void bind_memory(py::module_& m) {
                 const auto& buf = b.get();
                 size_t n = length ? *length : buf.size() - std::min(offset, buf.size());
                 check_range(buf, offset, n);
-                for (size_t i = 0; i < n; ++i)  // odd bytes: never the zero fill of fresh buffers
-                    buf.data()[offset + i] = std::byte(uint8_t(i * 31 + seed) | 1);
+                // Odd bytes: never the zero fill of fresh buffers. The byte's 256-byte block and
+                // its page are mixed in (even multipliers, so the odd bit stays): bytes moved by
+                // whole blocks or pages, or pages mapped in the wrong order, show.
+                for (size_t i = 0; i < n; ++i)
+                    buf.data()[offset + i] = std::byte(
+                        uint8_t((i * 31 + seed) ^ ((i >> 8) * 26) ^ ((i >> 12) * 194)) | 1);
             },
             py::arg("seed") = 7, py::arg("offset") = 0, py::arg("length") = py::none(),
-            "Fills a range with a pattern that differs byte to byte and is never zero.")
+            "Fills a range with a pattern that differs byte to byte, 256-byte block to block and "
+            "page to page (for the first 128 pages), and is never zero.")
         .def(
             "is_zero",
             [](const Buffer& b, size_t offset, std::optional<size_t> length) {

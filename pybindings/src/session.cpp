@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <thread>
 
 #include "core.hpp"
 #include "ndkct/model/model.hpp"
@@ -516,29 +517,31 @@ void bind_session(py::module_& m) {
         .def(
             "build_lam",
             [](Core& c, Chain& chain, std::optional<ULONG> buffer_size, bool with_buffer,
-               bool with_completion) {
+               bool with_completion, std::optional<size_t> length) {
                 if (!chain.buffer || !chain.buffer->alive)
                     throw py::value_error("the chain's buffer is gone: its adapter was closed");
                 auto state = std::make_shared<LamState>();
+                const size_t bytes = length ? *length : chain.length;
                 size_t pages = 0;
                 if (chain.chain->head()) {
                     const MDL* mdl = chain.chain->head();
                     size_t offset =
                         reinterpret_cast<uint64_t>(MmGetMdlVirtualAddress(mdl)) % PAGE_SIZE;
-                    pages = (offset + chain.length + PAGE_SIZE - 1) / PAGE_SIZE;
+                    pages = (offset + bytes + PAGE_SIZE - 1) / PAGE_SIZE;
                 }
                 ULONG size = buffer_size
                                  ? *buffer_size
                                  : static_cast<ULONG>(NDK_LOGICAL_ADDRESS_MAPPING_SIZE(pages));
                 state->chain = chain.chain;
-                state->lam = c.s().build_lam(chain.chain->head(), chain.length, size, with_buffer,
-                                             with_completion);
+                state->lam =
+                    c.s().build_lam(chain.chain->head(), bytes, size, with_buffer, with_completion);
                 c.lams.push_back(state);
                 return state;
             },
             py::arg("chain"), py::arg("buffer_size") = py::none(), py::arg("with_buffer") = true,
-            py::arg("with_completion") = true,
-            "NdkBuildLAM over a chain; buffer_size defaults to the size its pages need.")
+            py::arg("with_completion") = true, py::arg("length") = py::none(),
+            "NdkBuildLAM over a chain for `length` bytes (default: the bytes the chain "
+            "describes); buffer_size defaults to the size those pages need.")
         .def(
             "release_lam",
             [](Core& c, LamState& l) {
@@ -673,19 +676,39 @@ void bind_session(py::module_& m) {
             py::arg("cq"), py::arg("interval"), py::arg("count"))
         .def(
             "poll",
-            [](Core& c, uint64_t cq, ULONG max) {
+            [](Core& c, uint64_t cq, ULONG max, std::optional<bool> ex) {
                 if (max == 0 || max > 4096) throw py::value_error("poll: max must be 1..4096");
-                return c.s().poll(c.need<NDK_CQ>(cq, Kind::cq, "cq"), max);
+                return c.s().poll(c.need<NDK_CQ>(cq, Kind::cq, "cq"), max, ex);
             },
-            py::arg("cq"), py::arg("max") = 16, "NdkGetCqResults(Ex): the results returned now.")
+            py::arg("cq"), py::arg("max") = 16, py::arg("ex") = py::none(),
+            "NdkGetCqResultsEx (ex True), NdkGetCqResults (ex False) or the one the adapter's "
+            "version names (None): the results returned now.")
         .def(
             "drain",
-            [](Core& c, uint64_t cq, size_t count, int64_t timeout_ms) {
-                return c.s().drain(c.need<NDK_CQ>(cq, Kind::cq, "cq"), count,
-                                   std::chrono::milliseconds(timeout_ms));
+            [](Core& c, uint64_t cq, size_t count, int64_t timeout_ms, std::optional<bool> ex,
+               ULONG batch) {
+                auto* q = c.need<NDK_CQ>(cq, Kind::cq, "cq");
+                if (batch == 0 || batch > 4096)
+                    throw py::value_error("drain: batch must be 1..4096");
+                // Session::drain polls in batches of 64 with the version's call; here the call
+                // and nResults are the caller's (CQ-RES-*: a fault may be in one call only, or
+                // show only when entries are taken one at a time).
+                std::vector<NDK_RESULT_EX> all;
+                auto deadline =
+                    std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+                while (all.size() < count) {
+                    auto got = c.s().poll(
+                        q, static_cast<ULONG>(std::min<size_t>(count - all.size(), batch)), ex);
+                    all.insert(all.end(), got.begin(), got.end());
+                    if (all.size() >= count || std::chrono::steady_clock::now() > deadline) break;
+                    if (got.empty()) std::this_thread::sleep_for(std::chrono::microseconds(50));
+                }
+                return all;
             },
             py::arg("cq"), py::arg("count"), py::arg("timeout_ms") = 5000,
-            "Polls until `count` results came or the time is up; returns what came.")
+            py::arg("ex") = py::none(), py::arg("batch") = 64,
+            "Polls (at most `batch` entries per call) until `count` results came or the time is "
+            "up; returns what came.")
         .def(
             "notifications",
             [](Core& c, uint64_t cq) {
@@ -940,6 +963,46 @@ void bind_session(py::module_& m) {
             "with_buffer) and the read-limit pointers (NULL when not with_limits): (status, "
             "*pPrivateDataLength after, (inbound, outbound) or None, the buffer's bytes). The "
             "harness checks the bytes copied and the bytes past the buffer (CONN-PD-03).")
+        .def(
+            "accept_ex_async",
+            [](Core& c, uint64_t connector, uint64_t qp, ULONG ird, ULONG ord,
+               const std::string& private_data) {
+                return status(c.s().accept_ex_async(
+                    c.need<NDK_CONNECTOR>(connector, Kind::connector, "connector"),
+                    c.need<NDK_QP>(qp, Kind::qp, "qp"), ird, ord, bytes_of(private_data)));
+            },
+            py::arg("connector"), py::arg("qp"), py::arg("ird") = 4, py::arg("ord") = 4,
+            py::arg("private_data") = "", "NdkAcceptEx (NDKPI 2.1) without waiting.")
+        .def(
+            "complete_connect_ex",
+            [](Core& c, uint64_t connector) {
+                return done(c.s().complete_connect_ex(
+                    c.need<NDK_CONNECTOR>(connector, Kind::connector, "connector")));
+            },
+            py::arg("connector"), "NdkCompleteConnectEx (NDKPI 2.1).")
+        .def(
+            "local_address",
+            [](Core& c, uint64_t object, ULONG buffer_length) {
+                auto a = c.s().local_address(
+                    c.need(object, {Kind::connector, Kind::listener, Kind::shared_endpoint},
+                           "object"),
+                    buffer_length);
+                return py::make_tuple(status(a.status), a.length, a.family(), a.port());
+            },
+            py::arg("object"), py::arg("buffer_length") = 128,
+            "NdkGetLocalAddress of a connector, listener or shared endpoint with a "
+            "buffer_length-byte buffer: (status, *pAddressLength after, family, port). The oracle "
+            "judges the status, the length and the address.")
+        .def(
+            "peer_address",
+            [](Core& c, uint64_t connector, ULONG buffer_length) {
+                auto a = c.s().peer_address(
+                    c.need<NDK_CONNECTOR>(connector, Kind::connector, "connector"), buffer_length);
+                return py::make_tuple(status(a.status), a.length, a.family(), a.port());
+            },
+            py::arg("connector"), py::arg("buffer_length") = 128,
+            "NdkGetPeerAddress with a buffer_length-byte buffer: (status, *pAddressLength after, "
+            "family, port).")
         .def(
             "overwrite_dispatch",
             [](Core& c) {

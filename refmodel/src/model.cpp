@@ -409,7 +409,16 @@ bool is_work_request(const Call& call) {
 }  // namespace
 
 Expectation Model::expect(const Call& call) const {
-    return std::visit([this](const auto& c) { return expect_call(c); }, call);
+    Expectation e = std::visit([this](const auto& c) { return expect_call(c); }, call);
+    // MODEL-WR-RES-01 (allowed): a valid work request may be refused inline for want of
+    // resources. Each post's page lists "Other status codes: An error occurred", and the
+    // deferred-processing scheme gives the duties of an initiator call that "returns a failure
+    // status" (no entry, WR-05; earlier DEFER requests handed over first, DEFER-04). A call
+    // that must fail keeps its documented status.
+    if (readings_.post_resource_failure_allowed && is_work_request(call) && !e.must_fail() &&
+        !e.undefined)
+        e.may_lack_resources = true;
+    return e;
 }
 
 void Model::remember_unjudged(const Call& call) {
@@ -432,6 +441,18 @@ Applied Model::apply(const Call& call, const Observed& observed) {
     Expectation e = expect(call);
     const char* name = ndk_function_name(call);
     if (!e.returns_void) applied.verdict = judge_inline(e, observed.status, name);
+    // FR-ACC-02: local write (0x10) with no remote bit on an MR initialized without RemoteAccess
+    // refused with STATUS_ACCESS_VIOLATION (the status of rights) took 0x10 for a remote right:
+    // FR-ACC-02 is the rule the refusal breaks, judged first (the status decides, so here).
+    if (const auto* fr = std::get_if<calls::FastRegister>(&call);
+        fr && observed.status == STATUS_ACCESS_VIOLATION &&
+        (fr->flags & NDK_OP_FLAG_ALLOW_LOCAL_WRITE) &&
+        !(fr->flags & (NDK_OP_FLAG_ALLOW_REMOTE_READ | NDKCT_OP_FLAG_REMOTE_WRITE_BIT)))
+        if (const auto* mr = state_of<MrState>(fr->mr); mr && !mr->remote_access)
+            for (auto& v : applied.verdict.violations)
+                if (auto it = std::find(v.rules.begin(), v.rules.end(), "FR-ACC-02");
+                    !v.warning && it != v.rules.end())
+                    std::rotate(v.rules.begin(), it, it + 1);
     if (e.undefined) {  // a consumer duty was broken: nothing to judge or apply...
         // ...but an accepted work request still leaves an entry, which is not judged (WR-10).
         if (is_work_request(call) && NT_SUCCESS(observed.status) &&

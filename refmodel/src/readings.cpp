@@ -87,6 +87,8 @@ Readings read_profile(const spec::Profile& p) {
         is("policies.srq_initial_notify", "immediate");  // MODEL-SRQ-02
     r.queue_overflow_resources =                         // MODEL-WR-DEPTH-01
         is("policies.queue_overflow_status", "insufficient_resources");
+    r.post_resource_failure_allowed =  // MODEL-WR-RES-01
+        is("policies.post_resource_failure", "allowed");
     r.private_data_over_limit_invalid =  // MODEL-CONN-PD-01
         is("policies.private_data_over_limit", "invalid_parameter");
     r.over_max_window_invalid =

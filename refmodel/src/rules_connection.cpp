@@ -711,12 +711,24 @@ void Model::commit(const calls::GetConnectionData& c, const Observed& o, Applied
         in_cap = std::min(in_cap, cs.inbound_read_limit);
         out_cap = std::min(out_cap, cs.outbound_read_limit);
     }
-    if (o.inbound_read_limit > in_cap || o.outbound_read_limit > out_cap)
-        applied.verdict.add({{"CONN-RL-01", "CONN-RL-02", "CONN-RL-03"},
-                             "the effective read limits " + num(o.inbound_read_limit) + "/" +
-                                 num(o.outbound_read_limit) + " exceed " + num(in_cap) + "/" +
-                                 num(out_cap) + " (the adapter's maxima and the peer's limits)"});
-    else if (active && (o.inbound_read_limit < in_cap || o.outbound_read_limit < out_cap))
+    if (o.inbound_read_limit > in_cap || o.outbound_read_limit > out_cap) {
+        // The rule judged first is the bound the values pass: the adapter's maxima (CONN-RL-01),
+        // else the peer's limits (CONN-RL-02), else the active side's own request (CONN-RL-03).
+        RuleIds rules;
+        if (o.inbound_read_limit > info.MaxInboundReadLimit ||
+            o.outbound_read_limit > info.MaxOutboundReadLimit)
+            rules = {"CONN-RL-01", "CONN-RL-02", "CONN-RL-03"};
+        else if (const auto* peer = state_of<ConnectorState>(cs.peer);
+                 peer && (o.inbound_read_limit > peer->outbound_read_limit ||
+                          o.outbound_read_limit > peer->inbound_read_limit))
+            rules = {"CONN-RL-02", "CONN-RL-01", "CONN-RL-03"};
+        else
+            rules = {"CONN-RL-03", "CONN-RL-01", "CONN-RL-02"};
+        applied.verdict.add({rules, "the effective read limits " + num(o.inbound_read_limit) + "/" +
+                                        num(o.outbound_read_limit) + " exceed " + num(in_cap) +
+                                        "/" + num(out_cap) +
+                                        " (the adapter's maxima and the peer's limits)"});
+    } else if (active && (o.inbound_read_limit < in_cap || o.outbound_read_limit < out_cap))
         applied.verdict.add({{"CONN-RL-02", "CONN-RL-03"},
                              "the effective read limits " + num(o.inbound_read_limit) + "/" +
                                  num(o.outbound_read_limit) + " are below " + num(in_cap) + "/" +

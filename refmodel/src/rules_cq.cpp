@@ -288,8 +288,11 @@ void Model::commit(const calls::GetCqResults& c, const Observed& o, Applied& app
         cq->entries.erase(cq->entries.begin(), cq->entries.begin() + static_cast<ptrdiff_t>(n));
         return;
     }
-    for (size_t i = 0; i < o.results.size() && i < o.value; ++i)
-        applied.verdict.merge(observe_completion(c.cq, o.results[i], c.ex));
+    for (size_t i = 0; i < o.results.size() && i < o.value; ++i) {
+        bool seen = std::find(o.landings_unseen.begin(), o.landings_unseen.end(), i) ==
+                    o.landings_unseen.end();
+        applied.verdict.merge(observe_completion(c.cq, o.results[i], c.ex, seen));
+    }
 }
 
 const std::deque<Completion>& Model::cq_entries(ObjectId cq) const {

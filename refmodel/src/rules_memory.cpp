@@ -339,7 +339,9 @@ Expectation Model::expect_call(const calls::InitializeFastRegisterMr& c) const {
     if (!o) return e;
     const auto& mr = std::get<MrState>(o->state);
     e.may_pend = e.may_lack_resources = true;  // IFR-ST-02
-    e.success_rules = {"IFR-ST-01", "IFR-APC-04", "IFR-RA-02"};
+    // A refusal of a count up to max(16, FRMRPageCount) breaks IFR-APC-04 first (above it,
+    // success_rules is replaced below); IFR-RA-02 and IFR-ST-01 follow.
+    e.success_rules = {"IFR-APC-04", "IFR-RA-02", "IFR-ST-01"};
     if (mr.indeterminate) {
         e.undefined = true;
         return e;
@@ -791,16 +793,17 @@ Expectation Model::expect_call(const calls::FastRegister& c) const {
     }
     // The rules a refusal of this valid request breaks first: the initialization's promise of
     // every count up to the one initialized (IFR-APC-01) where only that promise covers the
-    // count, and the read-sink flag's (FR-SINK-02/03), which is never a reason to fail.
+    // count (first: a count beyond max(16, FRMRPageCount) is what a device may not hold), then
+    // the read-sink flag's (FR-SINK-02/03), which is never a reason to fail.
     {
         RuleList rules;
+        if (c.adapter_pages.size() > std::max<uint32_t>(16, adapter_info(c.mr).FRMRPageCount))
+            rules.push_back("IFR-APC-01");
         if (c.flags & NDK_OP_FLAG_RDMA_READ_SINK)
             rules.push_back(adapter_info(c.mr).AdapterFlags &
                                     NDK_ADAPTER_FLAG_RDMA_READ_SINK_NOT_REQUIRED
                                 ? "FR-SINK-02"
                                 : "FR-SINK-03");
-        if (c.adapter_pages.size() > std::max<uint32_t>(16, adapter_info(c.mr).FRMRPageCount))
-            rules.push_back("IFR-APC-01");
         for (const char* rule : e.success_rules)
             rules.push_back(rule);
         e.success_rules = rules;

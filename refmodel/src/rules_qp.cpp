@@ -56,10 +56,12 @@ Expectation Model::expect_call(const calls::CreateQp& c) const {
         e.fail(STATUS_INVALID_PARAMETER, {"AMB-28"}, Strength::reading,
                "a CQ belongs to another adapter");
     const NDK_ADAPTER_INFO& info = adapter_info(c.pd);
-    // CQP-LIM-01..05, CQP-LIM-06: each limit over its maximum is refused, never clamped.
+    // CQP-LIM-01..05, CQP-LIM-06: each limit over its maximum is refused, never clamped. A
+    // clamp (acceptance) or another status breaks CQP-LIM-06 first: it is the rule that says
+    // how a limit violation is refused; the limit's own rule follows.
     auto limit = [&](uint64_t value, uint64_t max, const char* rule, const char* what) {
         if (value > max)
-            e.fail(STATUS_INVALID_PARAMETER, {rule, "CQP-LIM-06"}, Strength::documented,
+            e.fail(STATUS_INVALID_PARAMETER, {"CQP-LIM-06", rule}, Strength::documented,
                    std::string(what) + " " + num(value) + " exceeds the adapter's " + num(max));
     };
     limit(c.receive_queue_depth, info.MaxReceiveQueueDepth, "CQP-LIM-01", "ReceiveQueueDepth");
@@ -662,6 +664,7 @@ void Model::run_queues(ObjectId qp) {
             std::get<QpState>(objects_[qp].state).initiator.push_front(std::move(wr));
             return;
         }
+        done.deferred = wr.flags & NDK_OP_FLAG_DEFER;
         if (late && done.outcome != Completion::Outcome::success)
             std::get<QpState>(objects_[qp].state).error_timing_open = true;
         deliver(std::move(done));
@@ -688,6 +691,7 @@ void Model::record_landing(Completion& done, const Extent& target, std::vector<s
         landing.sizes.push_back(target.sizes[i]);
     }
     landing.bytes = std::move(bytes);
+    landing.unchecked = !landings_observable_;
     // RD-01, RCV-03: pieces of one target that overlap (two sink SGEs naming the same bytes)
     // get whichever piece the device wrote last, an order no page fixes.
     std::vector<std::tuple<PFN_NUMBER, uint32_t, uint32_t>> pieces;
@@ -1056,6 +1060,7 @@ Completion Model::cancelled(ObjectId qp, const WorkRequest& wr, bool receive_que
     done.qp_context = q.qp_context;
     done.request_context = wr.request_context;
     done.sequence = wr.sequence;
+    done.deferred = wr.flags & NDK_OP_FLAG_DEFER;
     done.outcome = Completion::Outcome::cancelled;  // FLS-02, CQ-CST-02
     // FLS-03: flushed before the consumer could know its QP had gone to error, a request may
     // have run first (a receive may have taken a message), with whatever outcome that gave it.
@@ -1666,7 +1671,29 @@ const char* outcome_rule(NDK_OPERATION_TYPE type) {
 
 }  // namespace
 
-Verdict Model::observe_completion(ObjectId cq, const NDK_RESULT_EX& r, bool ex) {
+uint64_t Model::expected_landing_bytes(ObjectId cq, const NDK_RESULT_EX& r) const {
+    const auto* cq_state = state_of<CqState>(cq);
+    if (!cq_state) return 0;
+    Context qp_context = reinterpret_cast<uintptr_t>(r.QPContext);
+    Context request = reinterpret_cast<uintptr_t>(r.RequestContext);
+    for (ObjectId qp_id : cq_state->qps) {
+        const auto* q = state_of<QpState>(qp_id);
+        if (!q) continue;
+        for (bool receive : {false, true}) {
+            if ((receive ? q->receive_cq : q->initiator_cq) != cq) continue;
+            for (const Completion& c : receive ? q->receive_pending : q->initiator_pending)
+                if (c.request_context == request && c.qp_context == qp_context) {
+                    uint64_t bytes = 0;
+                    for (const auto& l : c.landings)
+                        bytes += l.bytes.size();
+                    return bytes;
+                }
+        }
+    }
+    return 0;
+}
+
+Verdict Model::observe_completion(ObjectId cq, const NDK_RESULT_EX& r, bool ex, bool landing_seen) {
     Verdict v;
     Context qp_context = reinterpret_cast<uintptr_t>(r.QPContext);
     Context request = reinterpret_cast<uintptr_t>(r.RequestContext);
@@ -1690,12 +1717,22 @@ Verdict Model::observe_completion(ObjectId cq, const NDK_RESULT_EX& r, bool ex) 
                 return c.request_context == request && c.qp_context == qp_context;
             });
             if (it == list.end()) continue;
-            // AMB-35: no page promises posting order; the in_order reading not met is a
-            // warning (DESIGN section 5).
-            if (it != list.begin() && !readings_.completion_order_relaxed)
-                v.add({{"AMB-35"},
-                       what() + " arrived before earlier requests of the same queue",
-                       true});
+            if (it != list.begin() && !readings_.completion_order_relaxed) {  // AMB-35
+                // Entries of one queue come in posting order: the requests before this one that
+                // have none were lost, a request that returned STATUS_SUCCESS that will never
+                // complete (WR-05; DEFER-03 when it was posted with DEFER), or arrive out of order.
+                RuleIds rules{"WR-05"};
+                std::string earlier;
+                size_t count = 0;
+                for (auto e = list.begin(); e != it; ++e, ++count) {
+                    if (e->deferred && rules.size() == 1) rules.push_back("DEFER-03");
+                    if (count < 4) earlier += (count ? ", " : "") + num(e->request_context);
+                }
+                if (count > 4) earlier += " and " + std::to_string(count - 4) + " more";
+                rules.push_back("AMB-35");
+                v.add({rules, what() + " arrived while earlier requests of the same queue (" +
+                                  earlier + ") have no entry: lost, or out of order"});
+            }
             if (!receive) std::erase(q.handed_over, request);
             Completion expected = std::move(*it);
             list.erase(it);
@@ -1820,7 +1857,7 @@ Verdict Model::observe_completion(ObjectId cq, const NDK_RESULT_EX& r, bool ex) 
                            num(expected.bytes_transferred) + " were sent"});
             for (const auto& landing : expected.landings)
                 note_landing(landing, -1);
-            if (landed) {
+            if (landed && landing_seen) {
                 for (const auto& landing : expected.landings) {
                     if (landing.unchecked) continue;  // WR-FENCE-01: the order is open
                     size_t at = 0;
@@ -1925,9 +1962,11 @@ Verdict Model::observe_completion(ObjectId cq, const NDK_RESULT_EX& r, bool ex) 
                         return v;
                     }
         }
-    v.add({{"CQ-GET-04", "CQ-RES-05"},
-           what() + " matches no request posted and outstanding on a QP of "
-                    "this CQ"});
+    // CQ-RES-05 judged first: the entry's RequestContext is none of an outstanding request of
+    // its QP (a second delivery of an entry already retrieved, CQ-GET-04, shows the same way:
+    // the model keeps no history of retrieved entries to tell them apart).
+    v.add({{"CQ-RES-05", "CQ-GET-04"},
+           what() + " matches no request posted and outstanding on a QP of this CQ"});
     return v;
 }
 

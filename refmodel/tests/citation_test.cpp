@@ -152,9 +152,6 @@ const std::map<std::string, std::string, std::less<>> kNotObservable = {
     {"AI-09", "not observable from NDKPI calls: how many fast-register MRs an FRMRPageCount costs"},
     {"AI-10", "not observable from NDKPI calls: NDIS_NDK_CAPABILITIES.NdkInfo is NDIS's copy"},
     {"AI-12", "not observable from NDKPI calls: adapter-wide totals reported to NDIS"},
-    {"AI-FLAG-01",
-     "not observable from NDKPI calls: the order bytes land in during one transfer (only "
-     "completed transfers are seen)"},
     {"AI-FLAG-04", "not observable from NDKPI calls: whether separate engines serve connections"},
     {"AMB-21",
      "not observable from NDKPI calls: the two header-only functions are in no dispatch table"},

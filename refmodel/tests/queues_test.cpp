@@ -63,7 +63,9 @@ TEST(DepthInsufficientResources, OnlyThatStatusMayRefuse) {
 
 // A slot frees when the consumer retrieves the entry, not before (the consumer's view).
 TEST(DepthRetrieval, SlotsFreeWhenEntriesAreRetrieved) {
-    Harness h;
+    // MODEL-WR-RES-01 forbidden: within the depth a valid post may not lack resources, so the
+    // depth alone decides (by default any valid post may, lost_request_test.cpp).
+    Harness h(Mode::simulate, readings_with("post_resource_failure", "forbidden"));
     Pair p = h.connected_pair();
     LockedBuffer a = h.arena.allocate(PAGE_SIZE), b = h.arena.allocate(PAGE_SIZE);
     Region ra = h.register_mr(p.pd, a, 0, PAGE_SIZE, 0);

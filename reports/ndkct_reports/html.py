@@ -103,6 +103,16 @@ def duration_plot(tests, width=760):
                         [v for v in TEST_ORDER if any(c.get(v) for _, c in rows)], width)
 
 
+def topology_text(result):
+    """One node, or two (the agent's address, and how many tests crossed to it)."""
+    t = result.get("topology") or {"kind": "one-node"}
+    if t.get("kind", "one-node") == "one-node":
+        return "one node (two-sided tests over loopback)"
+    crossed = sum(1 for x in result["tests"] if x.get("nodes") == 2)
+    return (f'two nodes ({t["kind"]}): passive sides on the agent at {t.get("peer", "")}; '
+            f'{crossed} tests crossed the link')
+
+
 def adapter_info_rows(info):
     rows = []
     for key, value in info.items():
@@ -380,6 +390,7 @@ def write(result, rules, path):
          f'{result["ndk_version"]} (provider implements up to {ident.get("ndk_version")})'),
         ("Profile", f'{result["profile"]["name"]} ({result["profile"]["origin"]})'),
         ("Seed", str(result["seed"])),
+        ("Topology", topology_text(result)),
         ("Started", f'{result["started"]}, {result["duration_s"]:.1f} s'
                     + ("" if result["complete"] else
                        f' (did not complete: {result.get("stopped") or "interrupted"}; partial '

@@ -20,6 +20,7 @@ SAME = (("provider identity", lambda r: {k: r["provider"]["identity"].get(k) for
                                  ("tests", "exclude_tests", "rules", "exclude_rules", "suites",
                                   "listed", "timeout_s")}),
         ("must-pass list", lambda r: os.path.basename(r["must_pass"]["list"])),
+        ("topology", lambda r: (r.get("topology") or {"kind": "one-node"})["kind"]),
         ("ndkct version", lambda r: r["tool"].get("version")))
 
 

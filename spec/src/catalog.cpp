@@ -1,6 +1,9 @@
 // Loading and checking the rule catalog.
 #include "ndkct/spec/catalog.hpp"
 
+#include <map>
+#include <mutex>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -61,6 +64,14 @@ std::string text(const Json& entry, const char* key) {
     return it != entry.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
+// Every field is read through these: an entry of the wrong shape has already been reported by
+// the schema check, and must not end the load with a library exception (json::value() threw
+// type_error on "advisory": "yes").
+bool flag(const Json& entry, const char* key) {
+    auto it = entry.find(key);
+    return it != entry.end() && it->is_boolean() && it->get<bool>();
+}
+
 // The schema node of a dotted knob path ("policies.unknown_flags") in the profile schema.
 const Json* knob_schema(const Json& root, const std::string& knob) {
     const Json* node = &root;
@@ -81,6 +92,25 @@ const Json* knob_schema(const Json& root, const std::string& knob) {
     return node;
 }
 
+// A schema parsed once per process and text: every load of one file checks it against the
+// same two schemas (about 50 KB of JSON), whose parse cost more than the file's own check.
+const detail::ParsedJson* parsed_schema(std::string_view text, std::vector<JsonProblem>& problems) {
+    static std::mutex lock;
+    static std::map<std::string, std::optional<detail::ParsedJson>, std::less<>> cache;
+    std::lock_guard guard(lock);
+    auto it = cache.find(text);
+    if (it == cache.end()) {
+        std::vector<JsonProblem> found;
+        it = cache.emplace(std::string(text), detail::parse_json(text, found)).first;
+        if (!it->second) {  // not kept: the problems are reported each time
+            problems.insert(problems.end(), found.begin(), found.end());
+            cache.erase(it);
+            return nullptr;
+        }
+    }
+    return &*it->second;
+}
+
 }  // namespace
 
 CatalogLoad load_catalog(std::span<const CatalogSource> files, const CatalogContext& context) {
@@ -89,8 +119,8 @@ CatalogLoad load_catalog(std::span<const CatalogSource> files, const CatalogCont
     auto pages = page_names(context.pages);
 
     std::vector<JsonProblem> schema_problems;
-    auto catalog_schema = detail::parse_json(context.catalog_schema, schema_problems);
-    auto profile_schema = detail::parse_json(context.profile_schema, schema_problems);
+    const auto* catalog_schema = parsed_schema(context.catalog_schema, schema_problems);
+    const auto* profile_schema = parsed_schema(context.profile_schema, schema_problems);
     if (!catalog_schema || !profile_schema) {
         problems.push_back("schema: " + describe_problems(schema_problems, "schema"));
         return load;
@@ -114,7 +144,9 @@ CatalogLoad load_catalog(std::span<const CatalogSource> files, const CatalogCont
                                ": area \"" + area + "\" differs from the file name \"" + stem +
                                "\"");
 
-        const Json& entries = doc->value.contains("rules") ? doc->value["rules"] : Json::array();
+        static const Json kNone = Json::array();
+        auto listed = doc->value.find("rules");
+        const Json& entries = listed != doc->value.end() && listed->is_array() ? *listed : kNone;
         for (size_t i = 0; i < entries.size(); ++i) {
             const Json& entry = entries[i];
             if (!entry.is_object()) continue;
@@ -128,7 +160,7 @@ CatalogLoad load_catalog(std::span<const CatalogSource> files, const CatalogCont
             rule.level = level == "consumer-duty"  ? RuleLevel::consumer_duty
                          : level == "model-choice" ? RuleLevel::model_choice
                                                    : RuleLevel::must;
-            rule.advisory = entry.value("advisory", false);
+            rule.advisory = flag(entry, "advisory");
             rule.summary = text(entry, "summary");
             if (auto q = entry.find("quotes"); q != entry.end() && q->is_array())
                 for (const auto& quote : *q)

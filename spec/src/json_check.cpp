@@ -1,9 +1,12 @@
 // Schema checking with line numbers: a SAX pass records where each value starts, a DOM pass
 // validates against ndkct's JSON Schema subset.
+#include <regex.h>
+
 #include <algorithm>
+#include <cmath>
 #include <iterator>
+#include <memory>
 #include <mutex>
-#include <regex>
 #include <sstream>
 #include <unordered_map>
 
@@ -91,6 +94,7 @@ class LineRecorder : public nlohmann::json_sax<Json> {
     std::string error;
     int error_line = 0;
     int error_column = 0;
+    bool refused_depth = false;  // stopped at kMaxJsonDepth, not at a syntax error
 
     bool null() override { return value(); }
     bool boolean(bool) override { return value(); }
@@ -100,6 +104,7 @@ class LineRecorder : public nlohmann::json_sax<Json> {
     bool string(string_t&) override { return value(); }
     bool binary(binary_t&) override { return value(); }
     bool start_object(std::size_t) override {
+        if (too_deep()) return false;
         frames_.push_back({false, 0, value_path(), {}});
         return true;
     }
@@ -114,6 +119,7 @@ class LineRecorder : public nlohmann::json_sax<Json> {
         return true;
     }
     bool start_array(std::size_t) override {
+        if (too_deep()) return false;
         frames_.push_back({true, 0, value_path(), {}});
         return true;
     }
@@ -135,6 +141,21 @@ class LineRecorder : public nlohmann::json_sax<Json> {
     }
 
   private:
+    // Every value's path is recorded with its line, so memory grows with the square of the
+    // nesting depth (60 KB of "[" took 3 GB), and the DOM checks recurse once per level. No
+    // ndkct document nests deeper than a few levels: beyond kMaxJsonDepth the input is refused
+    // with a problem that says so.
+    bool too_deep() {
+        if (frames_.size() < kMaxJsonDepth) return false;
+        size_t offset = static_cast<size_t>(*cursor_ - text_.data());
+        auto it = std::upper_bound(line_starts_.begin(), line_starts_.end(), offset);
+        error_line = static_cast<int>(it - line_starts_.begin());
+        error_column = static_cast<int>(offset - line_starts_[error_line - 1]) + 1;
+        error = "nested deeper than " + std::to_string(kMaxJsonDepth) + " levels";
+        refused_depth = true;
+        return true;
+    }
+
     struct Frame {
         bool is_array;
         size_t next_index;
@@ -198,19 +219,46 @@ bool has_type(const Json& value, const std::string& type) {
     if (type == "integer") {
         if (value.is_number_integer()) return true;
         if (!value.is_number_float()) return false;
+        // An integral value of any size (1e300 is one); casting it to an integer type first
+        // was undefined behaviour beyond 2^63 (UBSan, float-cast-overflow).
         double d = value.get<double>();
-        return d == static_cast<double>(static_cast<long long>(d));
+        return std::isfinite(d) && std::trunc(d) == d;
     }
     return false;
 }
 
-const std::regex& compiled(const std::string& pattern) {
+// "pattern" keywords, matched with POSIX extended regular expressions (the schemas' patterns
+// are anchored character classes and groups, which ERE writes alike). Not std::regex: libstdc++
+// matches recursively, one stack frame per character, so a long profile field overflowed the
+// stack (the runner then died with an empty reason). glibc's matcher keeps its state on the heap.
+struct CompiledPattern {
+    regex_t regex{};
+    bool ok = false;
+    CompiledPattern(const CompiledPattern&) = delete;
+    CompiledPattern& operator=(const CompiledPattern&) = delete;
+    explicit CompiledPattern(const std::string& pattern)
+        : ok(regcomp(&regex, pattern.c_str(), REG_EXTENDED | REG_NOSUB) == 0) {}
+    ~CompiledPattern() {
+        if (ok) regfree(&regex);
+    }
+};
+
+// Whether text matches; nullopt when the schema's pattern is not a valid expression.
+std::optional<bool> matches(const std::string& pattern, const std::string& text) {
     static std::mutex lock;
-    static std::unordered_map<std::string, std::regex> cache;
-    std::lock_guard guard(lock);
-    auto it = cache.find(pattern);
-    if (it == cache.end()) it = cache.emplace(pattern, std::regex(pattern)).first;
-    return it->second;
+    static std::unordered_map<std::string, std::unique_ptr<CompiledPattern>> cache;
+    const CompiledPattern* compiled;
+    {
+        std::lock_guard guard(lock);
+        auto& slot = cache[pattern];
+        if (!slot) slot = std::make_unique<CompiledPattern>(pattern);
+        compiled = slot.get();
+    }
+    if (!compiled->ok) return std::nullopt;
+    // regexec reads a C string: text with a NUL in it is compared up to the NUL, so it must
+    // not match a pattern that an anchored whole string would fail.
+    if (text.find('\0') != std::string::npos) return false;
+    return regexec(&compiled->regex, text.c_str(), 0, nullptr, 0) == 0;
 }
 
 const Json& resolve(const Json& root, const Json& schema) {
@@ -280,7 +328,11 @@ class Validator {
         if (auto min = schema.find("minLength"); min != schema.end() && text.size() < *min)
             report(path, "text is shorter than " + min->dump() + " characters");
         if (auto pattern = schema.find("pattern"); pattern != schema.end()) {
-            if (!std::regex_search(text, compiled(pattern->get<std::string>())))
+            auto match = matches(pattern->get<std::string>(), text);
+            if (!match)
+                report(path, "the schema's pattern " + pattern->get<std::string>() +
+                                 " is not a valid regular expression");
+            else if (!*match)
                 report(path, short_text(Json(text)) + " does not match the pattern " +
                                  pattern->get<std::string>());
         }
@@ -361,9 +413,10 @@ std::optional<ParsedJson> parse_json(std::string_view text, std::vector<JsonProb
     TrackingIterator first{text.data(), &cursor};
     TrackingIterator last{text.data() + text.size(), &cursor};
     if (!Json::sax_parse(first, last, &recorder)) {
-        problems.push_back({"", recorder.error_line,
-                            "not valid JSON (column " + std::to_string(recorder.error_column) +
-                                "): " + recorder.error});
+        problems.push_back(
+            {"", recorder.error_line,
+             (recorder.refused_depth ? "refused (column " : "not valid JSON (column ") +
+                 std::to_string(recorder.error_column) + "): " + recorder.error});
         return std::nullopt;
     }
     ParsedJson parsed;

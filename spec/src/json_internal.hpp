@@ -23,7 +23,11 @@ struct ParsedJson {
     int line_of(const std::string& path) const;
 };
 
-// Parses text; on a syntax error appends one problem (with line and column) and returns nullopt.
+// The deepest nesting of objects and arrays a document may have (ndkct's own nest a few levels).
+constexpr size_t kMaxJsonDepth = 64;
+
+// Parses text; on a syntax error, or nesting deeper than kMaxJsonDepth, appends one problem
+// (with line and column) and returns nullopt.
 std::optional<ParsedJson> parse_json(std::string_view text, std::vector<JsonProblem>& problems);
 
 // Validates doc against schema (the root schema, for $ref resolution), appending problems.

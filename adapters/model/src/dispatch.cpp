@@ -694,7 +694,9 @@ NTSTATUS model_get_connection_data(NDK_CONNECTOR* connector, ULONG* ird, ULONG* 
         calls::GetConnectionData{c->id, data != nullptr, given},
         [&](Observed& o) {
             ULONG rds = static_cast<ULONG>(c->peer_private_data.size());
-            if (data)
+            // No private data: nothing to copy (and an empty vector's data() may be NULL, which
+            // memcpy must not get even for 0 bytes; UBSan stopped every property run on it).
+            if (data && rds > 0)
                 std::memcpy(data, c->peer_private_data.data(), std::min(given, rds));  // CONN-PD-03
             *length = rds;                                                             // CONN-PD-05
             o.size_out = rds;

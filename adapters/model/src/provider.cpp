@@ -332,6 +332,24 @@ uint64_t Provider::logical_address(PFN_NUMBER pfn) const {
 
 // ---- Calls ----
 
+namespace {
+
+bool is_post(const model::Call& call) {
+    return std::visit(
+        [](const auto& c) {
+            using T = std::decay_t<decltype(c)>;
+            namespace k = model::calls;
+            return std::is_same_v<T, k::Send> || std::is_same_v<T, k::SendAndInvalidate> ||
+                   std::is_same_v<T, k::Read> || std::is_same_v<T, k::Write> ||
+                   std::is_same_v<T, k::FastRegister> || std::is_same_v<T, k::Bind> ||
+                   std::is_same_v<T, k::Invalidate> || std::is_same_v<T, k::Receive> ||
+                   std::is_same_v<T, k::SrqReceive>;
+        },
+        call);
+}
+
+}  // namespace
+
 NTSTATUS Provider::run(const model::Call& call,
                        const std::function<void(model::Observed&)>& outputs, PendingRequest pend,
                        ObjectId* created, bool force_pend) {
@@ -344,7 +362,10 @@ NTSTATUS Provider::run(const model::Call& call,
     }
     const auto& ref = readings().reference;
     NTSTATUS status = e.model_status();
-    bool inject = status == STATUS_SUCCESS && e.may_lack_resources &&
+    // Work requests: MODEL-WR-RES-01 lets a provider refuse a valid post for want of resources,
+    // but the reference provider never does (its queues hold their depth): injected there, a
+    // resource failure would make every data path under resource pressure a lottery.
+    bool inject = status == STATUS_SUCCESS && e.may_lack_resources && !is_post(call) &&
                   rng_.percent(ref.resource_failure_percent);  // GEN-ASYNC-02
     bool pend_it = false;
     if (e.may_pend && (status == STATUS_SUCCESS || inject)) {

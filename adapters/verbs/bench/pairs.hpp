@@ -188,7 +188,15 @@ struct NdkSide {
             "NdkInitializeFastRegisterMr");
     }
 
-    void connect() {
+    void connect() { connect(a, b); }
+
+    // Connects QP x (active side) to QP y (passive) through a new listener and two new
+    // connectors (the last pair's are kept in listener, active and passive).
+    void connect(NDK_QP* x, NDK_QP* y) {
+        {
+            std::lock_guard l(incoming.m);
+            incoming.connector = nullptr;
+        }
         check(table(adapter).NdkCreateListener(adapter, on_connect_event, &incoming, on_create,
                                                nullptr, &listener),
               "NdkCreateListener");
@@ -209,7 +217,7 @@ struct NdkSide {
               "NdkCreateConnector");
         Waiter cw, aw, ccw;
         NTSTATUS s =
-            table(active).NdkConnect(active, a, nullptr, 0, reinterpret_cast<sockaddr*>(&bound),
+            table(active).NdkConnect(active, x, nullptr, 0, reinterpret_cast<sockaddr*>(&bound),
                                      bound_length, 4, 4, nullptr, 0, on_request, &cw);
         if (s != STATUS_PENDING && s != STATUS_SUCCESS) check(s, "NdkConnect");
         {
@@ -219,7 +227,7 @@ struct NdkSide {
                 die("no connect event");
             passive = incoming.connector;
         }
-        NTSTATUS accepted = table(passive).NdkAccept(passive, b, 4, 4, nullptr, 0, on_disconnect,
+        NTSTATUS accepted = table(passive).NdkAccept(passive, y, 4, 4, nullptr, 0, on_disconnect,
                                                      nullptr, on_request, &aw);
         if (accepted != STATUS_PENDING && accepted != STATUS_SUCCESS) check(accepted, "NdkAccept");
         check(finish(s, cw), "NdkConnect");

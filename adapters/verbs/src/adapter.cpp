@@ -340,21 +340,48 @@ void set_nonblocking(int fd) {
 }
 
 // Device facts that need queues created at the limits: probed once per device and process.
+// Only a probe that succeeded is kept: one that failed (a call refused for want of memory, say)
+// is not a fact about the device, and the next open probes again.
 std::mutex g_probe_mutex;
 std::map<std::string, Probe> g_probes;
 
-Probe probe_device(ibv_context* context, const ibv_device_attr_ex& attr) {
-    Probe p;
-    ibv_pd* pd = ibv_alloc_pd(context);
-    ibv_cq* cq = ibv_create_cq(context, 16, nullptr, nullptr, 0);
-    if (!pd || !cq) {
-        if (cq) ibv_destroy_cq(cq);
-        if (pd) ibv_dealloc_pd(pd);
-        return p;
+// A probe's verbs call, tried twice before its refusal counts: the limits are read from what
+// the device refuses, and a refusal that a second try does not repeat (a transient ENOMEM, an
+// injected fault) must not lower a limit for the rest of the process.
+template <typename Try>
+auto twice(Try attempt) -> decltype(attempt()) {
+    if (auto made = attempt()) return made;
+    return attempt();
+}
+
+struct ProbeResult {
+    Probe probe;
+    std::string failure;  // empty: the probe is sound
+};
+
+ProbeResult probe_device(ibv_context* context, const ibv_device_attr_ex& attr) {
+    ProbeResult result;
+    Probe& p = result.probe;
+    auto failed = [&](const char* call, const char* what, int error) {
+        result.failure =
+            std::string(call) + " failed while probing " + what + ": " + std::strerror(error);
+    };
+    ibv_pd* pd = twice([&] { return ibv_alloc_pd(context); });
+    if (!pd) {
+        failed("ibv_alloc_pd", "the device", errno);
+        return result;
+    }
+    ibv_cq* cq = twice([&] { return ibv_create_cq(context, 16, nullptr, nullptr, 0); });
+    if (!cq) {
+        failed("ibv_create_cq", "the device", errno);
+        ibv_dealloc_pd(pd);
+        return result;
     }
     // CQ resize (NDK_ADAPTER_FLAG_CQ_RESIZE_SUPPORTED only if ibv_resize_cq works).
-    p.cq_resize = ibv_resize_cq(cq, 64) == 0;
-    // The largest inline size a QP accepts: the device does not report it (rxe: 512).
+    p.cq_resize = ibv_resize_cq(cq, 64) == 0 || ibv_resize_cq(cq, 64) == 0;
+    // The largest inline size a QP accepts: the device does not report it (rxe: 512). A size
+    // is too large when the device says the capability is invalid (EINVAL, twice); any other
+    // failure fails the probe instead of lowering MaxInlineDataSize.
     for (uint32_t size : {1024u, 512u, 256u, 128u, 64u, 32u}) {
         ibv_qp_init_attr init{};
         init.send_cq = init.recv_cq = cq;
@@ -362,27 +389,45 @@ Probe probe_device(ibv_context* context, const ibv_device_attr_ex& attr) {
         init.cap.max_send_wr = init.cap.max_recv_wr = 4;
         init.cap.max_send_sge = init.cap.max_recv_sge = 1;
         init.cap.max_inline_data = size;
-        if (ibv_qp* qp = ibv_create_qp(pd, &init)) {
+        ibv_qp_init_attr asked = init;
+        ibv_qp* qp = twice([&] {
+            init = asked;
+            return ibv_create_qp(pd, &init);
+        });
+        if (qp) {
             p.max_inline = std::min(size, init.cap.max_inline_data);
             ibv_destroy_qp(qp);
+            break;
+        }
+        if (errno != EINVAL) {
+            failed("ibv_create_qp", "the inline data size", errno);
             break;
         }
     }
     // Queue depths that can really be created with the largest SGE count: the device's
     // max_qp_wr is not always creatable (rxe: 1,048,576 advertised, ~65,536 fit in 1 GiB). The
     // provider's queues are twice the NDK depth (room for unreaped unsignaled work), and depths
-    // are capped at 16384 to keep a QP at the limit affordable.
+    // are capped at 16384 to keep a QP at the limit affordable. Too deep is EINVAL or ENOMEM,
+    // twice; another refusal fails the probe.
     uint32_t depth = std::min<uint32_t>(16384, static_cast<uint32_t>(attr.orig_attr.max_qp_wr) / 2);
     uint32_t sge = std::min<uint32_t>(static_cast<uint32_t>(attr.orig_attr.max_sge), 32);
-    while (depth >= 64) {
+    while (result.failure.empty() && depth >= 64) {
         ibv_qp_init_attr init{};
         init.send_cq = init.recv_cq = cq;
         init.qp_type = IBV_QPT_RC;
         init.cap.max_send_wr = init.cap.max_recv_wr = 2 * depth;
         init.cap.max_send_sge = init.cap.max_recv_sge = sge;
         init.cap.max_inline_data = p.max_inline;
-        if (ibv_qp* qp = ibv_create_qp(pd, &init)) {
+        ibv_qp_init_attr asked = init;
+        if (ibv_qp* qp = twice([&] {
+                init = asked;
+                return ibv_create_qp(pd, &init);
+            })) {
             ibv_destroy_qp(qp);
+            break;
+        }
+        if (errno != EINVAL && errno != ENOMEM) {
+            failed("ibv_create_qp", "the queue depth", errno);
             break;
         }
         depth /= 2;
@@ -390,7 +435,9 @@ Probe probe_device(ibv_context* context, const ibv_device_attr_ex& attr) {
     p.max_queue_depth = depth;
     ibv_destroy_cq(cq);
     ibv_dealloc_pd(pd);
-    return p;
+    if (result.failure.empty() && p.max_queue_depth < 64)
+        result.failure = "no queue pair of depth 64 can be created";
+    return result;
 }
 
 NDK_RDMA_TECHNOLOGY technology_of(ibv_context* context, const ibv_port_attr& port) {
@@ -543,18 +590,24 @@ NTSTATUS open_adapter(const NDKCT_HOST_MEMORY* memory, const NDKCT_OPEN_OPTIONS*
     // where NDKPI makes it reachable through every QP of the PD. Off by default (README.md).
     if (const char* v = std::getenv("NDKCT_VERBS_FR_WINDOWS"); v && *v && *v != '0')
         a->fr_windows = a->mw_type2;
+    // NDKCT_VERBS_LOOPBACK_ALIAS=0: loopback addresses go to rdma_cm as they are (which cannot
+    // route them); the two-node path uses the link's real addresses only (conformance/twonode).
+    if (const char* v = std::getenv("NDKCT_VERBS_LOOPBACK_ALIAS"); v && *v == '0')
+        a->loopback_alias = false;
     a->version = version;
     a->memory = *memory;
     {
         std::lock_guard lock(g_probe_mutex);
         auto it = g_probes.find(a->device_name);
-        if (it == g_probes.end())
-            it = g_probes.emplace(a->device_name, probe_device(a->context, a->attr)).first;
+        if (it == g_probes.end()) {
+            ProbeResult probed = probe_device(a->context, a->attr);
+            if (!probed.failure.empty()) {  // not kept: the next open probes again
+                explain(options, "%s: %s", a->device_name.c_str(), probed.failure.c_str());
+                return fail(STATUS_INSUFFICIENT_RESOURCES);
+            }
+            it = g_probes.emplace(a->device_name, probed.probe).first;
+        }
         a->probe = it->second;
-    }
-    if (a->probe.max_queue_depth == 0) {
-        explain(options, "%s cannot create a queue pair", a->device_name.c_str());
-        return fail(STATUS_INSUFFICIENT_RESOURCES);
     }
     fill_info(a);
     // The device's IP addresses, from its GIDs: ::ffff:a.b.c.d is IPv4 a.b.c.d; any other

@@ -77,7 +77,7 @@ bool is_loopback(const sockaddr* a) {
 bool to_device(Adapter* a, const sockaddr* in, sockaddr_storage& out) {
     std::memset(&out, 0, sizeof out);
     std::memcpy(&out, in, address_length(in));
-    if (!is_loopback(in)) return false;
+    if (!a->loopback_alias || !is_loopback(in)) return false;
     uint16_t port = port_of(in);
     if (in->sa_family == AF_INET6 && a->has_ipv6)
         std::memcpy(&out, &a->ipv6, sizeof a->ipv6);
@@ -395,8 +395,13 @@ NTSTATUS start_connect(Adapter* a, Connector* c, Qp* qp, const sockaddr* source,
             return drop(bind_status(e, port_of(source) != 0));  // CONN-09, CONN-10, CONN-11
     }
     if (!on_our_device(a, id)) return drop(STATUS_INVALID_ADDRESS);  // CONN-10
+    // The id is fresh and bound on our device, the destination of its family: rdma_cm refusing
+    // the resolution with EINVAL then means it could not take it (found by the fault sweep:
+    // STATUS_INVALID_PARAMETER failed a valid NdkConnect, CONN-02).
     if (rdma_resolve_addr(id, nullptr, reinterpret_cast<sockaddr*>(&dst), kResolveTimeoutMs) != 0)
-        return drop(errno == EADDRINUSE ? STATUS_ADDRESS_ALREADY_EXISTS : errno_to_ntstatus(errno));
+        return drop(errno == EADDRINUSE ? STATUS_ADDRESS_ALREADY_EXISTS
+                    : errno == EINVAL   ? STATUS_INSUFFICIENT_RESOURCES
+                                        : errno_to_ntstatus(errno));
     c->id = id;
     c->passive = false;
     c->alias_family = endpoint ? endpoint->alias_family : aliased ? destination->sa_family : 0;
@@ -514,6 +519,17 @@ NTSTATUS verbs_create_shared_endpoint(NDK_ADAPTER* ndk, const PSOCKADDR address,
     return STATUS_SUCCESS;
 }
 
+// The event thread finds a connection object through an rdma_cm id's context and reads it with
+// the adapter's mutex held (on_cm_event). Its ids are destroyed first, without the mutex
+// (rdma_destroy_id waits for the event thread to acknowledge their events); the object itself
+// goes with the mutex held, so that any read of it on the event thread comes before (found by
+// ThreadSanitizer: the worker's delete raced with on_cm_event's read of the connector's kind).
+template <typename T>
+void delete_under_lock(T* object) {
+    std::lock_guard lock(object->life.adapter->mutex);
+    delete object;
+}
+
 void destroy_connector(Connector* c) {
     {
         std::lock_guard lock(c->life.adapter->mutex);
@@ -525,17 +541,17 @@ void destroy_connector(Connector* c) {
     for (rdma_cm_id* id : c->stale_ids)
         rdma_destroy_id(id);
     VERBS_TRACE("destroyed connector %p", static_cast<void*>(c));
-    delete c;
+    delete_under_lock(c);
 }
 
 void destroy_listener(Listener* l) {
     if (l->id) rdma_destroy_id(l->id);  // the port is free from now on (CONN-LST-01)
-    delete l;
+    delete_under_lock(l);
 }
 
 void destroy_shared_endpoint(SharedEndpoint* e) {
     if (e->id) rdma_destroy_id(e->id);
-    delete e;
+    delete_under_lock(e);
 }
 
 // CLOSE-08 and CONN-LST-03, with the mutex held when a close starts.

@@ -127,9 +127,9 @@ NTSTATUS verbs_register_mr(NDK_MR* ndk, MDL* mdl, SIZE_T length, ULONG flags,
     Registration* r = register_pages(
         a, mr->pd->pd, pages.pfns.data(), pages.pfns.size(), pages.first_byte_offset, length, va,
         mr_access(flags, a->attr.orig_attr.device_cap_flags & IBV_DEVICE_MEM_WINDOW));
-    if (!r)
-        return errno == EINVAL ? STATUS_INVALID_PARAMETER
-                               : STATUS_INSUFFICIENT_RESOURCES;  // RMR-ST-03
+    // RMR-ST-03: the MDL, its pages and the length were checked above, so a refusal by the
+    // device (whatever its errno) means it cannot take the registration now.
+    if (!r) return STATUS_INSUFFICIENT_RESOURCES;
     mr->flags = flags;
     mr->current.store(r);
     mr->lkey.store(r->mr->lkey);  // RMR-TOK-01

@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "device_order.hpp"
 #include "verbs.hpp"
 
 namespace ndkct::adapters::verbs {
@@ -33,6 +34,13 @@ bool same_adapter(const Life* a, const Life* b) {
 }
 
 void notify_srq(Srq* srq, NTSTATUS status);
+
+// The device refused a request the provider had checked against every documented limit (and,
+// for a held one, had already accepted): it cannot take it now. ENOMEM, EAGAIN and any other
+// refusal alike: the status of a call that lacks resources (MODEL-WR-RES-01, WR-05: no entry).
+NTSTATUS refused_by_device(int) {
+    return STATUS_INSUFFICIENT_RESOURCES;
+}
 
 }  // namespace
 
@@ -108,6 +116,7 @@ void fire(Cq* cq, NTSTATUS status) {
 // silent successes do not.)
 bool visible(const ibv_wc& wc) {
     const Slot* s = reinterpret_cast<const Slot*>(wc.wr_id);
+    device_acquire(s);
     if (s->rings->dead.load(std::memory_order_acquire) || s->internal) return false;
     if (wc.status != IBV_WC_SUCCESS) return true;
     return !s->silent || s->override_status != STATUS_SUCCESS;
@@ -310,6 +319,7 @@ void fill(Result& out, NTSTATUS status, uint32_t bytes, void* qp_context, void* 
 template <typename Result>
 bool translate(Adapter* a, const ibv_wc& wc, Result& out) {
     Slot* s = reinterpret_cast<Slot*>(wc.wr_id);
+    device_acquire(s);
     Rings* r = s->rings;
     if (r->dead.load(std::memory_order_acquire)) return false;  // a destroyed QP's leftovers
     NDK_OPERATION_TYPE type = static_cast<NDK_OPERATION_TYPE>(s->type);
@@ -322,11 +332,13 @@ bool translate(Adapter* a, const ibv_wc& wc, Result& out) {
     if (!s->receive) {
         // Completions of one send queue come in posting order: this one also finishes every
         // unsignaled (silent, successful) request before it.
-        if (s->restore_mr && wc.status != IBV_WC_SUCCESS) roll_back_invalidate(a, r->qp, s);
+        // A request the device refused never ran either (complete_refused).
+        const bool did_not_run = wc.status != IBV_WC_SUCCESS || s->refused;
+        if (s->restore_mr && did_not_run) roll_back_invalidate(a, r->qp, s);
         // INV-01: a retired registration goes now (the rare case: checked before exchanging).
         if (s->retire.load(std::memory_order_relaxed))
             if (Registration* retired = s->retire.exchange(nullptr)) delete retired;
-        if (wc.status != IBV_WC_SUCCESS) {
+        if (did_not_run) {
             if (s->rollback_mr) roll_back_fast_register(a, r->qp, s);
             if (s->rollback_mw) roll_back_bind(a, r->qp, s);
         }
@@ -565,10 +577,11 @@ NTSTATUS verbs_srq_receive(NDK_SRQ* ndk, PVOID context, const NDK_SGE* sgl, ULON
     wr.num_sge = static_cast<int>(count);
     ibv_recv_wr* bad = nullptr;
     ++r->recv_tail;
+    device_release(s);
     if (int rc = ibv_post_srq_recv(srq->srq, &wr, &bad); rc != 0) {
         --r->recv_tail;
         s->done.store(1, std::memory_order_relaxed);
-        return rc == ENOMEM ? STATUS_INSUFFICIENT_RESOURCES : STATUS_INVALID_PARAMETER;
+        return refused_by_device(rc);
     }
     return STATUS_SUCCESS;  // RCV-02
 }
@@ -756,12 +769,83 @@ void verbs_flush(NDK_QP* ndk) {
 
 // ================================================================ posting
 
-void flush_deferred(Qp* qp) {
-    if (qp->defer_count == 0) return;
-    qp->defer_wr[qp->defer_count - 1].next = nullptr;
+namespace {
+
+// A request that does nothing: the completion of work done outside the device (see
+// post_marker). Where the device has windows it binds the PD's type 1 marker window to nothing
+// (length 0, its key unchanged); otherwise a zero-length RDMA WRITE.
+ibv_send_wr marker_request(Qp* qp) {
+    ibv_send_wr wr{};
+    if (ibv_mw* marker = qp->pd->marker_window) {
+        wr.opcode = IBV_WR_BIND_MW;
+        wr.bind_mw.mw = marker;
+        wr.bind_mw.rkey = marker->rkey;
+        ibv_mr* region = qp->pd->marker_region;
+        wr.bind_mw.bind_info = {region, reinterpret_cast<uint64_t>(region->addr), 0, 0};
+    } else {
+        wr.opcode = IBV_WR_RDMA_WRITE;
+        wr.wr.rdma.remote_addr = 0;
+        wr.wr.rdma.rkey = 0;
+    }
+    return wr;
+}
+
+// DEFER-03, WR-05: a held request returned STATUS_SUCCESS, so it must complete. The device
+// refused it (twice): it completes in error, through a marker in its own slot (so its entry
+// comes in order, with its RequestContext and type), and what it did at the call is undone as
+// for a request flushed before it ran (Slot::refused). If the device refuses even the marker,
+// the QP goes to error and the marker is offered once more, to be flushed (STATUS_CANCELLED).
+void complete_refused(Qp* qp, Slot* s, NTSTATUS status) {
+    s->override_status = status;
+    s->refused = 1;
+    s->silent = 0;
+    device_release(s);
+    ibv_send_wr wr = marker_request(qp);
+    wr.wr_id = reinterpret_cast<uintptr_t>(s);
+    wr.send_flags = IBV_SEND_SIGNALED;
     ibv_send_wr* bad = nullptr;
-    ibv_post_send(qp->qp, qp->defer_wr, &bad);
+    if (ibv_post_send(qp->qp, &wr, &bad) == 0) return;
+    move_qp_to_error(qp);
+    if (ibv_post_send(qp->qp, &wr, &bad) == 0) return;
+    // Nothing left to try: the device takes no request at all on this QP.
+    VERBS_TRACE("a deferred request (slot %u) was refused by the device and cannot complete",
+                s->index);
+}
+
+// Hands the held (DEFER) requests to the device, followed by `last` (nullptr: only the held
+// ones; DEFER-04, DEFER-07). What the device refuses is offered once more from the first
+// refused request (a refusal may be transient: a full queue, an ENOMEM); held requests it still
+// refuses complete in error (complete_refused). Returns 0, or the device's refusal of `last`,
+// which the caller fails inline (WR-05: no entry for it).
+int post_chain(Qp* qp, ibv_send_wr* last) {
+    const unsigned held = qp->defer_count;
     qp->defer_count = 0;
+    ibv_send_wr* head = last;
+    if (held > 0) {
+        qp->defer_wr[held - 1].next = last;
+        head = qp->defer_wr;
+    }
+    if (!head) return 0;
+    ibv_send_wr* bad = nullptr;
+    int rc = ibv_post_send(qp->qp, head, &bad);
+    if (rc == 0) return 0;
+    ibv_send_wr* again = bad ? bad : head;  // a device that does not say took nothing
+    bad = nullptr;
+    rc = ibv_post_send(qp->qp, again, &bad);
+    if (rc == 0) return 0;
+    if (!bad) bad = again;
+    // The held requests from the first refused one on (the array is the chain's order).
+    if (bad >= qp->defer_wr && bad < qp->defer_wr + held)
+        for (auto k = static_cast<unsigned>(bad - qp->defer_wr); k < held; ++k)
+            complete_refused(qp, reinterpret_cast<Slot*>(qp->defer_wr[k].wr_id),
+                             refused_by_device(rc));
+    return rc;
+}
+
+}  // namespace
+
+void flush_deferred(Qp* qp) {
+    post_chain(qp, nullptr);
 }
 
 namespace {
@@ -782,6 +866,7 @@ inline Slot* take_send_slot(Qp* qp) {
     s->override_status = STATUS_SUCCESS;
     s->silent = 0;
     s->internal = 0;
+    s->refused = 0;
     s->rollback_mr = nullptr;
     s->rollback_mw = nullptr;
     s->rollback_bound_mr = nullptr;
@@ -807,6 +892,7 @@ NTSTATUS post(Qp* qp, Slot* s, ibv_send_wr& wr, ULONG flags, bool force_signal =
         }
     }
     if (flags & NDK_OP_FLAG_READ_FENCE) wr.send_flags |= IBV_SEND_FENCE;  // WR-FENCE-01
+    device_release(s);  // the slot is complete: from here on the device may hand it back
     Rings* r = qp->rings;
     ++r->send_tail;
     // DEFER-02: a hint; held back up to kMaxDefer requests. Inline data is taken now (SGE-06).
@@ -823,17 +909,9 @@ NTSTATUS post(Qp* qp, Slot* s, ibv_send_wr& wr, ULONG flags, bool force_signal =
         return STATUS_SUCCESS;
     }
     // DEFER-07: the held requests go with this one, before it.
-    ibv_send_wr* head = &wr;
-    if (qp->defer_count > 0) {
-        qp->defer_wr[qp->defer_count - 1].next = &wr;
-        head = qp->defer_wr;
-    }
-    ibv_send_wr* bad = nullptr;
-    int rc = ibv_post_send(qp->qp, head, &bad);
-    qp->defer_count = 0;
-    if (rc != 0) {
+    if (int rc = post_chain(qp, &wr); rc != 0) {
         --r->send_tail;
-        return rc == ENOMEM ? STATUS_INSUFFICIENT_RESOURCES : STATUS_INVALID_PARAMETER;
+        return refused_by_device(rc);
     }
     return STATUS_SUCCESS;
 }
@@ -847,18 +925,7 @@ NTSTATUS post(Qp* qp, Slot* s, ibv_send_wr& wr, ULONG flags, bool force_signal =
 // which waits for the peer's acknowledgement. (Not the local invalidation of a free type 2
 // window: rxe, kernel 6.1, dereferences the window's null MR there and panics, README.md.)
 NTSTATUS post_marker(Qp* qp, Slot* s, ULONG flags, bool force_signal = false) {
-    ibv_send_wr wr{};
-    if (ibv_mw* marker = qp->pd->marker_window) {
-        wr.opcode = IBV_WR_BIND_MW;
-        wr.bind_mw.mw = marker;
-        wr.bind_mw.rkey = marker->rkey;
-        ibv_mr* region = qp->pd->marker_region;
-        wr.bind_mw.bind_info = {region, reinterpret_cast<uint64_t>(region->addr), 0, 0};
-    } else {
-        wr.opcode = IBV_WR_RDMA_WRITE;
-        wr.wr.rdma.remote_addr = 0;
-        wr.wr.rdma.rkey = 0;
-    }
+    ibv_send_wr wr = marker_request(qp);
     return post(qp, s, wr, flags & ~NDK_OP_FLAG_INLINE, force_signal);
 }
 
@@ -965,9 +1032,10 @@ NTSTATUS verbs_receive(NDK_QP* ndk, PVOID context, const NDK_SGE* sgl, ULONG cou
     wr.num_sge = static_cast<int>(count);
     ibv_recv_wr* bad = nullptr;
     r->recv_tail = t + 1;
+    device_release(s);
     if (int rc = ibv_post_recv(qp->qp, &wr, &bad); rc != 0) {
         r->recv_tail = t;
-        return rc == ENOMEM ? STATUS_INSUFFICIENT_RESOURCES : STATUS_INVALID_PARAMETER;
+        return refused_by_device(rc);
     }
     return STATUS_SUCCESS;  // RCV-01: also before the QP is connected
 }
@@ -1035,9 +1103,8 @@ NTSTATUS verbs_fast_register(NDK_QP* ndk, PVOID context, NDK_MR* ndk_mr, ULONG p
                 ? register_alias(mr->pd->pd, mr->alias.base, fbo, length, base,
                                  windowed ? (access & ~remote) | IBV_ACCESS_MW_BIND : access)
                 : nullptr;
-        if (!r)
-            return refuse(
-                qp, errno == EINVAL ? STATUS_INVALID_PARAMETER : STATUS_INSUFFICIENT_RESOURCES);
+        if (!r)  // arguments checked above: the device could not take it (MODEL-WR-RES-01)
+            return refuse(qp, refused_by_device(errno));
         Mr::Phase before = phase;
         delete mr->current.exchange(r);  // nothing was in force (initialized or invalidated)
         mr->lkey.store(r->mr->lkey);     // FR-TOK-02
@@ -1106,6 +1173,60 @@ void bound_to(Adapter* a, Mw* mw, Mr* mr, Slot* s) {
     ++mr->bound_windows;
     a->link_antecedent(&mw->life, &mr->life);
 }
+
+// What NdkBind does to a window (bound, through which QP, to which MR: roll_back_bind's
+// inputs), applied before the device can complete the request, since a poller may reap its
+// completion and roll a failed one back before NdkBind returns; undone if the post is refused
+// inline. (Applied after the post, a poller could read the slot's rollback fields before they
+// were written, and a rolled-back window was then marked bound again.)
+class BindEffect {
+  public:
+    BindEffect(Adapter* a, Mw* mw)
+        : a_(a),
+          mw_(mw),
+          bound_(mw->bound.load()),
+          orphaned_(mw->orphaned.load()),
+          bound_qp_(mw->bound_qp.load()) {
+        std::lock_guard lock(a->mutex);
+        bound_mr_ = mw->bound_mr;
+        bound_mr_binds_ = mw->bound_mr_binds;
+    }
+    void apply(Mr* mr, Slot* s, Qp* through, bool orphaned) {
+        mw_->bound.store(true);
+        mw_->orphaned.store(orphaned);
+        mw_->bound_qp.store(through);
+        bound_to(a_, mw_, mr, s);
+    }
+    void undo() {
+        --mw_->binds;
+        {
+            std::lock_guard lock(a_->mutex);
+            if (Mr* now = mw_->bound_mr; now != bound_mr_) {
+                if (now) {
+                    --now->bound_windows;
+                    a_->unlink_antecedent(&mw_->life, &now->life);
+                }
+                if (bound_mr_) {
+                    ++bound_mr_->bound_windows;
+                    a_->link_antecedent(&mw_->life, &bound_mr_->life);
+                }
+            }
+            mw_->bound_mr = bound_mr_;
+            mw_->bound_mr_binds = bound_mr_binds_;
+        }
+        mw_->bound.store(bound_);
+        mw_->orphaned.store(orphaned_);
+        mw_->bound_qp.store(bound_qp_);
+    }
+
+  private:
+    Adapter* a_;
+    Mw* mw_;
+    bool bound_, orphaned_;
+    Qp* bound_qp_;
+    Mr* bound_mr_ = nullptr;
+    int bound_mr_binds_ = 0;
+};
 
 }  // namespace
 
@@ -1176,13 +1297,13 @@ NTSTATUS verbs_bind(NDK_QP* ndk, PVOID context, NDK_MR* ndk_mr, NDK_MW* ndk_mw,
             // BND-01 with Length 0: a window of no bytes, which reaches nothing. A type 2 window
             // cannot be bound to zero bytes (IB o10-37.2.40; rxe: IBV_WC_MW_BIND_ERR), and the
             // device window, free now, reaches nothing too: the bind is our marker alone.
-            rkey = mw->rkey.load();
+            BindEffect effect(a, mw);
+            effect.apply(mr, s, nullptr, true);  // bound in NDK terms; no device bind (AMB-31)
             status = post_marker(qp, s, flags);
-            if (status != STATUS_SUCCESS) return refuse(qp, status);
-            mw->bound.store(true);
-            mw->orphaned.store(true);  // bound in NDK terms; no device bind to undo (AMB-31)
-            mw->bound_qp.store(nullptr);
-            bound_to(a, mw, mr, s);
+            if (status != STATUS_SUCCESS) {
+                effect.undo();
+                return refuse(qp, status);
+            }
             return STATUS_SUCCESS;
         }
         // Type 2: bound by a work request; the library does not track the new key (rxe-notes).
@@ -1199,7 +1320,13 @@ NTSTATUS verbs_bind(NDK_QP* ndk, PVOID context, NDK_MR* ndk_mr, NDK_MW* ndk_mw,
         // key from ibv_mw.rkey when the request reaches it, and that field takes the new key
         // right after this call; a held bind would name the new key as the current one and
         // fail with IBV_WC_MW_BIND_ERR. Earlier deferred requests still go first (DEFER-07).
+        BindEffect effect(a, mw);
+        effect.apply(mr, s, qp, false);
         status = post(qp, s, wr, flags & ~NDK_OP_FLAG_DEFER);
+        if (status != STATUS_SUCCESS) {
+            effect.undo();
+            return refuse(qp, status);
+        }
     } else {
         flush_deferred(qp);
         ibv_mw_bind bind{};
@@ -1207,21 +1334,21 @@ NTSTATUS verbs_bind(NDK_QP* ndk, PVOID context, NDK_MR* ndk_mr, NDK_MW* ndk_mw,
         bind.send_flags = (flags & NDK_OP_FLAG_SILENT_SUCCESS) ? 0 : IBV_SEND_SIGNALED;
         if (flags & NDK_OP_FLAG_SILENT_SUCCESS) s->silent = 1;
         bind.bind_info = {reg->mr, va, length, static_cast<unsigned>(access)};
+        BindEffect effect(a, mw);
+        effect.apply(mr, s, qp, false);
         ++qp->rings->send_tail;
-        status = ibv_bind_mw(qp->qp, mw->mw, &bind) == 0 ? STATUS_SUCCESS
-                                                         : STATUS_INSUFFICIENT_RESOURCES;
-        if (status != STATUS_SUCCESS) --qp->rings->send_tail;
+        device_release(s);
+        if (ibv_bind_mw(qp->qp, mw->mw, &bind) != 0) {
+            --qp->rings->send_tail;
+            effect.undo();
+            return refuse(qp, STATUS_INSUFFICIENT_RESOURCES);
+        }
         rkey = mw->mw->rkey;
     }
-    if (status != STATUS_SUCCESS) return refuse(qp, status);
     // The provider library names the window by ibv_mw.rkey in the next bind (rxe: a stale key
     // fails it with IBV_WC_MW_BIND_ERR), and does not update it itself (rxe-notes).
     mw->mw->rkey = rkey;
-    mw->rkey.store(rkey);  // MW-02: readable once NdkBind returned
-    mw->bound.store(true);
-    mw->orphaned.store(false);
-    mw->bound_qp.store(qp);
-    bound_to(a, mw, mr, s);
+    mw->rkey.store(rkey);   // MW-02: readable once NdkBind returned
     return STATUS_SUCCESS;  // BND-01
 }
 
@@ -1253,17 +1380,19 @@ NTSTATUS verbs_invalidate(NDK_QP* ndk, PVOID context, NDK_OBJECT_HEADER* target,
                 wr.invalidate_rkey = mr->fr_window->rkey;
                 status = post(qp, s, wr, flags & ~NDK_OP_FLAG_INLINE, true);
             } else {
+                // A flushed invalidation is undone (roll_back_invalidate). Set before the post:
+                // its completion may be reaped before this call returns.
+                s->restore_mr = mr;
                 status = post_marker(qp, s, flags, true);
             }
             if (status != STATUS_SUCCESS) {
+                s->restore_mr = nullptr;
                 mr->current.store(s->retire.exchange(nullptr));
                 mr->phase.store(Mr::Phase::fast_registered);
                 if (windowed) mr->fr_window_bound.store(true);
                 flush_deferred(qp);
             } else if (windowed) {
                 mr->fr_window_qp.store(nullptr);
-            } else {
-                s->restore_mr = mr;  // a flushed invalidation is undone (roll_back_invalidate)
             }
             return status;
         }

@@ -227,6 +227,7 @@ struct Slot {
     uint8_t silent = 0;                         // no entry when it succeeds (SILENT_SUCCESS)
     uint8_t receive = 0;
     uint8_t internal = 0;  // ours alone: never reported
+    uint8_t refused = 0;   // a held (DEFER) request the device refused: completes in error
     uint32_t index = 0;
     std::atomic<uint8_t> done{0};  // SRQ slots: reaped
     // NdkFastRegister: the MR and the registration it made at the call, rolled back when the
@@ -432,6 +433,7 @@ struct Adapter {
     // The device's own IP addresses (from its RoCE GID table). rdma_cm cannot route loopback
     // addresses to an RDMA device, so 127.0.0.0/8 and ::1 stand for these (see connection.cpp).
     bool has_ipv4 = false, has_ipv6 = false;
+    bool loopback_alias = true;  // NDKCT_VERBS_LOOPBACK_ALIAS=0 turns it off (two nodes)
     sockaddr_in ipv4{};
     sockaddr_in6 ipv6{};
 

@@ -7,6 +7,7 @@
 
 #include "ndkct/adapters/model_provider.hpp"
 #include "ndkct/loader/provider_library.hpp"
+#include "ndkct/twonode/split_provider.hpp"
 
 namespace ndkct::conformance {
 
@@ -110,7 +111,25 @@ void register_builtin_provider(const std::string& kind, const NDKCT_PROVIDER_ENT
     builtins()[kind] = entry;
 }
 
+namespace {
+const NDKCT_PROVIDER_ENTRY_POINTS& own_entry_points_for(const ProviderSpec& spec);
+}
+
+// With NDKCT_PEER=HOST:PORT the provider is split across two nodes: the passive side of every
+// connection runs on the peer, under `ndkct agent` (conformance/twonode).
 const NDKCT_PROVIDER_ENTRY_POINTS& entry_points_for(const ProviderSpec& spec) {
+    const NDKCT_PROVIDER_ENTRY_POINTS& own = own_entry_points_for(spec);
+    std::optional<twonode::PeerAddress> peer;
+    try {
+        peer = twonode::peer_from_environment();
+    } catch (const std::invalid_argument& error) {
+        throw ProviderSpecError(error.what());
+    }
+    return peer ? twonode::split_entry_points(own, spec.text, *peer) : own;
+}
+
+namespace {
+const NDKCT_PROVIDER_ENTRY_POINTS& own_entry_points_for(const ProviderSpec& spec) {
     std::lock_guard lock(registry_mutex());
     if (spec.kind == "lib") {
         auto it = libraries().find(spec.path);
@@ -129,5 +148,7 @@ const NDKCT_PROVIDER_ENTRY_POINTS& entry_points_for(const ProviderSpec& spec) {
                                 " provider is not built into this binary");
     return *it->second;
 }
+
+}  // namespace
 
 }  // namespace ndkct::conformance

@@ -1,6 +1,8 @@
 // The harness: real NDK calls through dispatch tables, the callback contract, and the oracle.
 #include "ndkct/conformance/session.hpp"
 
+#include "ndkct/conformance/observation.hpp"
+
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -104,20 +106,9 @@ void watch_hook_call(Session& session, milliseconds watchdog, const char* name,
     auto took = std::chrono::steady_clock::now() - started;
     if (took < watchdog) return;
     model::Verdict v;
-    v.add(violation({"GEN-IRQL-01"},
-                    std::string(name) + " took " +
-                        std::to_string(std::chrono::duration_cast<milliseconds>(took).count()) +
-                        " ms inside a provider callback (it may not block there; the watchdog "
-                        "is " +
-                        std::to_string(watchdog.count()) + " ms)"));
+    v.add(blocked_in_callback(name, std::chrono::duration_cast<milliseconds>(took).count(),
+                              watchdog.count()));
     session.report(std::move(v));
-}
-
-template <typename Ndk>
-const void* const* dispatch_members(const Ndk* object, size_t& count) {
-    using Table = std::remove_cv_t<std::remove_pointer_t<decltype(object->Dispatch)>>;
-    count = sizeof(Table) / sizeof(void*);
-    return reinterpret_cast<const void* const*>(object->Dispatch);
 }
 
 NDK_OBJECT_TYPE type_of(const NDK_PD*) {
@@ -148,38 +139,13 @@ NDK_OBJECT_TYPE type_of(const NDK_SHARED_ENDPOINT*) {
     return NdkObjectTypeSharedEndpoint;
 }
 
-// GEN-CREATE-03/06, GEN-MAND-01, VER-03: a handed-out object is well formed.
+// GEN-CREATE-03/06, GEN-MAND-01, VER-03: a handed-out object is well formed (observation.hpp,
+// the same check the trace checker makes).
 template <typename Ndk>
 void check_object(const Ndk* object, NDK_VERSION version, model::Verdict& v, const char* call) {
-    if (!object) {
-        v.add(violation({"GEN-CREATE-01"}, std::string(call) + " succeeded without an object"));
-        return;
-    }
-    if (object->Header.ObjectType != type_of(object))
-        v.add(violation({"GEN-CREATE-06"}, std::string(call) + ": Header.ObjectType is " +
-                                               std::to_string(object->Header.ObjectType)));
-    if (object->Header.Version.Major != version.Major ||
-        object->Header.Version.Minor != version.Minor)
-        v.add(violation({"VER-03"}, std::string(call) + ": Header.Version differs from the "
-                                                        "negotiated version"));
-    // GEN-CREATE-07: NdkReserved is zeroed when the object is made.
-    const auto* reserved = reinterpret_cast<const std::byte*>(&object->Header.NdkReserved);
-    if (std::any_of(reserved, reserved + sizeof object->Header.NdkReserved,
-                    [](std::byte b) { return b != std::byte{0}; }))
-        v.add(
-            violation({"GEN-CREATE-07"}, std::string(call) + ": Header.NdkReserved is not zeroed"));
-    if (!object->Dispatch) {
-        v.add(violation({"GEN-CREATE-03"}, std::string(call) + ": the object has no Dispatch"));
-        return;
-    }
-    size_t count = 0;
-    const void* const* members = dispatch_members(object, count);
-    for (size_t i = 0; i < count; ++i)
-        if (!members[i]) {
-            v.add(violation({"GEN-MAND-01"}, std::string(call) + ": dispatch member " +
-                                                 std::to_string(i) + " is NULL"));
-            break;
-        }
+    using Table = std::remove_cv_t<std::remove_pointer_t<decltype(object->Dispatch)>>;
+    v.merge(check_handed_out(view_handed_out(object, sizeof(Table) / sizeof(void*)),
+                             type_of(object), version, call));
 }
 
 // Every NDK object has its dispatch table right after the 40-byte header. A NULL object or
@@ -265,13 +231,8 @@ static void arrive(Session::Callback* cb, NTSTATUS status, NDK_OBJECT_HEADER* ob
     cb->finished = true;
     --session->running_callbacks_;
     model::Verdict v;
-    if (calls > 1)
-        v.add(
-            violation({"GEN-ASYNC-01"}, std::string(cb->name) + ": a second completion callback"));
-    if (inline_result)
-        v.add(violation({"GEN-ASYNC-03", "GEN-ASYNC-01"},
-                        std::string(cb->name) + ": a completion callback after the call returned " +
-                            "a final status"));
+    if (calls > 1) v.add(second_callback(cb->name));
+    if (inline_result) v.add(callback_after_final_status(cb->name));
     if (!v.clean()) cb->session->report(std::move(v));
 }
 
@@ -418,6 +379,22 @@ std::shared_ptr<const ParsedProfile> parsed_profile(const std::string& name_or_p
     return slot;
 }
 
+// NDKCT_TIME_SCALE (>= 1): how much longer completions and events may take to arrive, for slow
+// topologies (two emulated guests on one link: conformance/twonode sets it). Unlike
+// NDKCT_PATIENCE (below) it stretches every wait, a short probe that nothing more comes too.
+double time_scale() {
+    static const double scale = [] {
+        const char* v = std::getenv("NDKCT_TIME_SCALE");
+        double x = v ? std::atof(v) : 1.0;
+        return x >= 1.0 ? x : 1.0;
+    }();
+    return scale;
+}
+
+milliseconds stretched_for_link(milliseconds t) {
+    return milliseconds(static_cast<long long>(static_cast<double>(t.count()) * time_scale()));
+}
+
 }  // namespace
 
 // ================= One provider call: its in-flight record, rules and outcome =================
@@ -534,13 +511,16 @@ static double patience_factor() {
     return factor;
 }
 
+// A wait for what the provider owes: longer on a slow link (NDKCT_TIME_SCALE), shorter for a
+// sweep (NDKCT_PATIENCE); both may be set.
 milliseconds Session::scaled(milliseconds full) {
-    return milliseconds(std::max<int64_t>(
-        1, static_cast<int64_t>(static_cast<double>(full.count()) * patience_factor())));
+    return milliseconds(
+        std::max<int64_t>(1, static_cast<int64_t>(static_cast<double>(full.count()) * time_scale() *
+                                                  patience_factor())));
 }
 
 milliseconds Session::patience(milliseconds full) const {
-    if (patience_lost_) return std::min(full, milliseconds(200));
+    if (patience_lost_) return std::min(scaled(full), stretched_for_link(milliseconds(200)));
     return scaled(full);
 }
 
@@ -602,6 +582,29 @@ Session::Session(const ProviderSpec& spec, SessionOptions options)
         throw SessionError("provider " + spec.text + ": NdkQueryAdapterInfo failed with " +
                            spec::status_name(status) + " on a full-size buffer");
     }
+    // --capture: the capture library between this Session and the provider from here on.
+    if (CaptureSettings capture = options_.capture.value_or(CaptureSettings::from_environment());
+        !capture.directory.empty()) {
+        const std::string profile_name =
+            options_.profile_override.empty() ? spec.profile : options_.profile_override;
+        try {
+            capture_ = std::make_unique<CaptureHost>(
+                capture,
+                CaptureHost::Description{
+                    identity_->Name ? identity_->Name : "",
+                    identity_->Version ? identity_->Version : "",
+                    identity_->Description ? identity_->Description : "", spec.text, profile_name,
+                    // A profile file may be gone when the trace is judged: it travels with it.
+                    profile_name.find('/') != std::string::npos || profile_name.ends_with(".json")
+                        ? profile.json
+                        : std::string(),
+                    capture_label(), spec.seed, &arena_->host_memory()});
+            capture_->attach(adapter_);
+        } catch (const std::exception& error) {
+            entry_->CloseAdapter(adapter_);
+            throw SessionError(std::string("cannot capture a trace: ") + error.what());
+        }
+    }
     model::Readings readings = parsed->readings;
     readings.version = info_.Version;
     readings.adapter_info = info_;
@@ -623,10 +626,15 @@ Session::Session(const ProviderSpec& spec, SessionOptions options)
 model::Verdict Session::close_adapter() {
     close_all();
     if (adapter_) {
+        if (capture_) capture_->adapter_closing();
         {
             in_flight::Call flight("NdkctCloseAdapter", "adapter", "CLOSE-ADP-01",
                                    "NdkctCloseAdapter(adapter)");
             entry_->CloseAdapter(adapter_);
+        }
+        if (capture_) {
+            capture_->adapter_closed();
+            capture_->close();
         }
         // CLOSE-ADP-01, CLOSE-05: closing the adapter blocks until every callback the provider
         // made for it, or for any object of it, has returned.
@@ -664,7 +672,7 @@ void Session::report_stray(const std::string& what) {
     std::lock_guard lock(g_live_mutex);
     for (Session* s : g_sessions) {
         model::Verdict v;
-        v.add(violation({"GEN-CB-03"}, what));
+        v.add(stray_callback(what));
         s->report(std::move(v));
     }
 }
@@ -865,10 +873,7 @@ void Session::returned(Callback* cb, NTSTATUS status) {
     }
     if (early) {
         model::Verdict v;
-        v.add(violation({"GEN-ASYNC-03", "GEN-ASYNC-01"},
-                        std::string(cb->name) +
-                            " called its completion callback and then returned " +
-                            spec::status_name(status) + " instead of STATUS_PENDING"));
+        v.add(callback_before_final_status(cb->name, status));
         report(std::move(v));
     }
 }
@@ -899,7 +904,8 @@ NTSTATUS Session::wait(Callback* cb) {
             }
         }
         model::Verdict v;
-        v.add(violation(close_requested ? model::RuleIds{"GEN-ASYNC-01", "CLOSE-08"}
+        // The close requested makes CLOSE-08 the rule judged (its cancellation was owed).
+        v.add(violation(close_requested ? model::RuleIds{"CLOSE-08", "GEN-ASYNC-01"}
                                         : model::RuleIds{"GEN-ASYNC-01"},
                         std::string(cb->name) + of +
                             " returned STATUS_PENDING but its completion callback did not come "
@@ -1211,12 +1217,7 @@ LamResult Session::build_lam(MDL* mdl, SIZE_T length, ULONG buffer_size, bool wi
     if (lam.done.ok()) {
         // The oracle made a LAM object; remember it by the mapping's address.
         std::lock_guard lock(oracle_mutex_);
-        model::ObjectId newest = 0;
-        for (model::ObjectId i = 1; i <= oracle_->object_count(); ++i)
-            if (const auto* o = oracle_->find(i);
-                o && o->kind == model::Kind::lam && o->life == model::Life::ready)
-                newest = i;
-        if (newest) ids_[lam.mapping()] = newest;
+        if (model::ObjectId newest = newest_lam(*oracle_)) ids_[lam.mapping()] = newest;
     }
     return lam;
 }
@@ -1470,7 +1471,7 @@ std::vector<NDK_RESULT_EX> Session::drain(NDK_CQ* cq, size_t count, milliseconds
     // A wait of a second or more is for completions that must come (WR-10); a shorter one
     // probes that nothing more does.
     const bool owed = timeout >= milliseconds(1000);
-    const milliseconds limit = owed ? patience(timeout) : timeout;
+    const milliseconds limit = owed ? patience(timeout) : stretched_for_link(timeout);
     in_flight::Wait waiting("NdkGetCqResults", "", owed ? "WR-10" : "",
                             "(polling the CQ for the completions of requests posted before)");
     auto deadline = std::chrono::steady_clock::now() + limit;
@@ -1648,7 +1649,10 @@ NTSTATUS Session::start_async(const model::Call& call, Invoke invoke, const char
                               std::unordered_map<const void*, PendingAsync>& pending,
                               const void* key) {
     InFlight flight(*this, call, {{key, "object"}});
-    Callback* cb = new_callback(kind, name);
+    // The key is the object the call is on: the callback's target is set before the record is
+    // published in callbacks_, where provider threads read it under the lock (a write after
+    // publication raced with check_close_order, found by ThreadSanitizer).
+    Callback* cb = new_callback(kind, name, key);
     const auto started = std::chrono::steady_clock::now();
     NTSTATUS s = invoke(cb);
     flight.returned(s);
@@ -1678,7 +1682,6 @@ NTSTATUS Session::connect_async(NDK_CONNECTOR* connector, NDK_QP* qp, const sock
     return start_async(
         call,
         [&](void* cb) {
-            static_cast<Callback*>(cb)->target = connector;
             return table<NDK_CONNECTOR_DISPATCH>(connector).NdkConnect(
                 connector, qp, nullptr, 0, const_cast<sockaddr*>(destination), length, ird, ord,
                 const_cast<uint8_t*>(private_data.data()), static_cast<ULONG>(private_data.size()),
@@ -1737,7 +1740,8 @@ NDK_CONNECTOR* Session::wait_connect_event(NDK_LISTENER* listener, milliseconds 
                             "(waiting for a connect event on the listener)");
     spin_until([r] { return r->incoming_count.load(std::memory_order_acquire) > 0; });
     std::unique_lock lock(r->mutex);
-    const milliseconds limit = timeout >= milliseconds(1000) ? patience(timeout) : timeout;
+    const milliseconds limit =
+        timeout >= milliseconds(1000) ? patience(timeout) : stretched_for_link(timeout);
     if (!r->arrived.wait_for(lock, limit, [&] { return !r->incoming.empty(); })) {
         lock.unlock();
         if (timeout >= milliseconds(1000))
@@ -1769,7 +1773,6 @@ NTSTATUS Session::accept_with(NDK_CONNECTOR* connector, NDK_QP* qp, ULONG ird, U
     return start_async(
         call,
         [&](void* cb) {
-            static_cast<Callback*>(cb)->target = connector;
             auto* data = const_cast<uint8_t*>(private_data.data());
             auto size = static_cast<ULONG>(private_data.size());
             auto& t = table<NDK_CONNECTOR_DISPATCH>(connector);
@@ -1905,7 +1908,6 @@ NTSTATUS Session::connect_from_async(NDK_CONNECTOR* connector, NDK_QP* qp, const
     return start_async(
         call,
         [&](void* cb) {
-            static_cast<Callback*>(cb)->target = connector;
             return table<NDK_CONNECTOR_DISPATCH>(connector).NdkConnect(
                 connector, qp, const_cast<sockaddr*>(source), source ? source_length : 0,
                 const_cast<sockaddr*>(destination), length, ird, ord,
@@ -1931,7 +1933,6 @@ NTSTATUS Session::connect_with_shared_endpoint_async(NDK_CONNECTOR* connector, N
     return start_async(
         call,
         [&](void* cb) {
-            static_cast<Callback*>(cb)->target = connector;
             return table<NDK_CONNECTOR_DISPATCH>(connector).NdkConnectWithSharedEndpoint(
                 connector, qp, endpoint, const_cast<sockaddr*>(destination), length, ird, ord,
                 const_cast<uint8_t*>(private_data.data()), static_cast<ULONG>(private_data.size()),
@@ -2251,10 +2252,7 @@ NTSTATUS Session::close_async(void* object) {
     }
     NTSTATUS status = start_async(
         calls::CloseObject{id(object), true},
-        [&](void* cb) {
-            static_cast<Callback*>(cb)->target = object;
-            return close_fn(static_cast<NDK_OBJECT_HEADER*>(object), on_close, cb);
-        },
+        [&](void* cb) { return close_fn(static_cast<NDK_OBJECT_HEADER*>(object), on_close, cb); },
         "NdkCloseObject", kClose, pending_closes_, object);
     if (status == STATUS_SUCCESS) close_completed(object, nullptr);
     {

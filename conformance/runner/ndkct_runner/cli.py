@@ -22,7 +22,7 @@ import sys
 import time
 
 from . import (InputError, execute, mustpass, opening, options, provider as providers, selection,
-               version as versions, waivers as waiver_files)
+               trace, twonode, version as versions, waivers as waiver_files)
 from .summary import Progress, say, summarize
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -58,8 +58,10 @@ def run_in_guest(args, argv):
     out = os.path.abspath(args.out)
     inner = [sys.executable, os.path.join(ROOT, "conformance", "runner", "ndkct-run")] + argv + [
         "--in-guest", "--out", out, "--build", os.path.abspath(args.build)]
+    capture = ["--rw", trace.capture_environment(args.capture)["NDKCT_CAPTURE_DIR"]] \
+        if args.capture else []
     command = [os.path.join(ROOT, "adapters", "rxe", "device-run"), "--timeout",
-               str(args.guest_timeout), "--rw", out, "--cwd", os.getcwd(), "--"] + inner
+               str(args.guest_timeout), "--rw", out] + capture + ["--cwd", os.getcwd(), "--"] + inner
     say("no RDMA device here: running inside the Soft-RoCE guest (adapters/rxe, ~5 s to start)")
     started = time.time()
     status = subprocess.call(command)
@@ -157,6 +159,7 @@ def run(argv):
     known_rules = {r["id"] for r in rules}
     rule_levels = {r["id"]: r["level"] for r in rules}
     provider.check(build)
+    topology = twonode.parse(args.peer, args.topology_kind) if args.peer else None
 
     kinds = [k.strip() for k in args.suites.split(",") if k.strip()]
     for k in kinds:
@@ -171,7 +174,16 @@ def run(argv):
     shard = selection.parse_shard(args.shard)
     waivers = waiver_files.load(waiver_paths(args), known_rules)
     out = options.output_folder(args.out)
+    capture_env = trace.capture_environment(args.capture) if args.capture else {}
     in_guest = args.in_guest or os.environ.get("NDKCT_IN_GUEST") == "1"
+    if topology and topology.kind == "two-guests" and not in_guest and not args.list:
+        if provider.kind != "verbs":
+            raise InputError("--peer two-guests runs the verbs provider on Soft-RoCE in both "
+                             "guests: use --provider verbs")
+        return twonode.run_in_two_guests(args, argv, say)
+    if topology and provider.kind == "verbs" and not in_guest and not args.list and not has_device():
+        raise InputError(f"--peer {args.peer} needs an RDMA device on this machine (two real "
+                         f"hosts); for two emulated nodes use --peer two-guests")
     if provider.kind == "verbs" and not in_guest and not args.list and not has_device():
         return run_in_guest(args, argv)
 
@@ -208,11 +220,14 @@ def run(argv):
                          f"{len(chosen)} selected tests: the run could only pass with nothing "
                          f"checked (--allow-empty accepts that)")
 
+    if topology:  # the test executables split the provider from here on (NDKCT_PEER)
+        twonode.use(topology)
+
     # Open the provider once: its identity keys the waivers and heads the report.
     described = describe(args, provider, build, out, present[0][1], ndk_version)
     identity = described["identity"]
     ndk_version = described["adapter_info"]["Version"]
-    active = [w for w in waivers if w.applies_to(identity)]
+    active = [w for w in waivers if w.applies_to(identity) and w.applies_in(2 if topology else 1)]
 
     logs = os.path.join(out, "logs")
     for old in ("result.json", "junit.xml", "report.html", "results.jsonl"):
@@ -232,6 +247,7 @@ def run(argv):
                      "adapter_info": described["adapter_info"]},
         "profile": described["profile"], "ndk_version": ndk_version,
         "ndk_version_reason": version_why, "seed": provider.seed,
+        "topology": topology.describe() if topology else twonode.one_node(),
         "selection": {"tests": selection.split_patterns(args.tests),
                       "exclude_tests": selection.split_patterns(args.exclude_tests),
                       "rules": selection.split_patterns(args.rules),
@@ -247,6 +263,9 @@ def run(argv):
     records.write(json.dumps(run_record) + "\n")
     records.flush()
 
+    if topology:
+        say(f"two nodes ({topology.kind}): the passive side of each connection on the agent at "
+            f"{topology.peer}")
     say(f"{len(chosen)} tests against '{provider.canonical()}' ({identity['name']} "
         f"{identity['version']}, vendor {identity['vendor_id']:#x}, device "
         f"{identity['device_id']:#x}), profile {profile_name}; {version_why}; "
@@ -256,6 +275,8 @@ def run(argv):
     replay_prefix = []
     if in_guest:  # the replay needs the guest too
         replay_prefix = [os.path.join(ROOT, "adapters", "rxe", "device-run"), "--"]
+    if topology:  # and the peer
+        replay_prefix = twonode.replay_prefix(topology, build)
     runners = []
     interrupted = []
     stopped = []
@@ -289,6 +310,7 @@ def run(argv):
 
     signal.signal(signal.SIGINT, stop)
     signal.signal(signal.SIGTERM, stop)
+    os.environ.update(capture_env)  # --capture: every test process writes its traces there
     for kind, exe in present:
         mine = [t for t in chosen if t["executable"] == exe]
         if not mine or interrupted or stopped:

@@ -128,6 +128,8 @@ class Runner:
             extra["counterexample"] = props["counterexample"]
         if props.get("replay"):
             extra["replay"] = props["replay"]
+        if props.get("nodes"):
+            extra["nodes"] = int(props["nodes"])  # conformance/twonode: it crossed the link
         reached = [r for r in event.get("rules_reached") or [] if r in self.known_rules]
         if event["result"] == "failed":
             message = "\n".join(event.get("failures", [])) or "failed"

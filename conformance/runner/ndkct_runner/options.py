@@ -99,9 +99,16 @@ def parse(argv, root):
     p.add_argument("--build", default=os.environ.get("NDKCT_BUILD_DIR", os.path.join(root, "build")),
                    metavar="DIR", help="the build folder (default: build/)")
     p.add_argument("--no-html", action="store_true", help="write no HTML report")
+    p.add_argument("--capture", metavar="DIR", help="record a trace of every test into DIR "
+                   "(spec/TRACE.md); judge it offline with ./ndkct check-trace DIR")
     p.add_argument("--guest-timeout", type=integer("--guest-timeout", 1, 7 * 24 * 3600),
                    default=3600, metavar="SECONDS",
                    help="time limit of the Soft-RoCE guest for verbs runs (default 3600)")
+    p.add_argument("--peer", metavar="two-guests|HOST:PORT",
+                   help="two nodes: each test that connects has its passive side on the peer "
+                   "(two-guests: two Soft-RoCE guests on one link; HOST:PORT: where `./ndkct agent "
+                   "--listen PORT` runs; see conformance/twonode/README.md)")
+    p.add_argument("--topology-kind", help=argparse.SUPPRESS)
     p.add_argument("--in-guest", action="store_true", help=argparse.SUPPRESS)
     return p.parse_args(argv)
 

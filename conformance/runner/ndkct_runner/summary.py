@@ -81,6 +81,11 @@ def summarize(result, paths, limit=25):
         f"({result['provider']['spec']}, profile {result['profile']['name']}, NDKPI "
         f"{result['ndk_version']}) in {result['duration_s']:.1f} s")
     say("  tests: " + ", ".join(f"{k} {v}" for k, v in c.items() if v or k in ("pass", "fail")))
+    topology = result.get("topology") or {}
+    if topology.get("nodes") == 2:
+        crossed = sum(1 for t in result["tests"] if t.get("nodes") == 2)
+        say(f"  two nodes ({topology['kind']}, peer {topology.get('peer')}): {crossed} tests "
+            f"crossed the link, {len(result['tests']) - crossed} ran on this node alone")
     rc = rules["counts"]
     say("  rules: " + ", ".join(f"{k} {v}" for k, v in rc.items() if v))
     for r in rules["ranked"][:10]:

@@ -28,7 +28,8 @@ import re
 
 from . import InputError, textfile
 
-FIELDS = ("provider", "vendor", "device", "tests", "rules", "reason", "reference")
+FIELDS = ("provider", "vendor", "device", "topology", "tests", "rules", "reason", "reference")
+TOPOLOGIES = ("one-node", "two-nodes", "*")
 RULE_PATTERN = re.compile(r"^[A-Z*?][A-Z0-9*?\[\]]*(-[A-Z0-9*?\[\]]+)*$")
 
 
@@ -38,6 +39,7 @@ class Waiver:
         self.provider = None
         self.vendor = None  # None = any
         self.device = None
+        self.topology = "*"  # one-node, two-nodes (./ndkct run --peer) or * (either)
         self.tests = []
         self.rules = []
         self.reason = ""
@@ -53,6 +55,10 @@ class Waiver:
         return (fnmatch.fnmatchcase(identity.get("name", ""), self.provider)
                 and (self.vendor is None or self.vendor == identity.get("vendor_id"))
                 and (self.device is None or self.device == identity.get("device_id")))
+
+    def applies_in(self, nodes):
+        """Whether the waiver applies to a run on this many nodes (1, or 2 with --peer)."""
+        return self.topology == "*" or self.topology == ("two-nodes" if nodes == 2 else "one-node")
 
     def matches_test(self, test):
         if self.tests and not any(fnmatch.fnmatchcase(test["test"], p)
@@ -113,6 +119,10 @@ def parse(text, path, known_rules):
         w.provider = fields["provider"].strip()
         w.vendor = _number(fields.get("vendor", "*"), path, lines.get("vendor", start), "vendor")
         w.device = _number(fields.get("device", "*"), path, lines.get("device", start), "device")
+        w.topology = fields.get("topology", "*").strip()
+        if w.topology not in TOPOLOGIES:
+            raise InputError(f"{path}:{lines['topology']}: topology: '{w.topology}' is not one of "
+                             f"{', '.join(TOPOLOGIES)}")
         w.tests = fields.get("tests", "").replace(",", " ").split()
         w.rules = fields.get("rules", "").replace(",", " ").split()
         if not w.tests and not w.rules:

@@ -15,6 +15,7 @@ import json
 import os
 import re
 import signal
+import shutil
 import subprocess
 import sys
 import time
@@ -403,8 +404,13 @@ def case_verbs_device(opts):
     their own, disabled, device test): `./ndkct run --provider verbs` still runs them."""
     out = os.path.join(opts.work, "conformance-verbs")
     started = time.monotonic()
+    # --capture: the same run records every test's trace (trace.proof.verbs_traces judges them
+    # offline on the host, conformance/trace).
+    traces = os.path.join(opts.work, "conformance-verbs-traces")
+    shutil.rmtree(traces, ignore_errors=True)
     done = subprocess.run([PY, RUNNER, "--build", opts.build, "--out", out, "--provider",
-                           "verbs", "--strict-waivers", "--suites", "directed"], timeout=1100)
+                           "verbs", "--strict-waivers", "--suites", "directed", "--capture",
+                           traces], timeout=1100)
     elapsed = time.monotonic() - started
     check(done.returncode == 0, f"the verbs run exited {done.returncode}")
     result = load_checked(out)

@@ -30,6 +30,7 @@
 #include <set>
 #include <sstream>
 
+#include "ndkct/conformance/capture_host.hpp"
 #include "ndkct/conformance/in_flight.hpp"
 #include "ndkct/conformance/suite.hpp"
 #include "ndkct/spec/catalog.hpp"
@@ -345,6 +346,14 @@ class EventStream : public ::testing::EmptyTestEventListener {
     std::vector<std::string> sole_rule_;
 };
 
+// NDKCT_CAPTURE_DIR (./ndkct run --capture): each test's sessions write traces named after it.
+class CaptureLabels : public ::testing::EmptyTestEventListener {
+    void OnTestStart(const ::testing::TestInfo& test) override {
+        ndkct::conformance::set_capture_label(std::string(test.test_suite_name()) + "." +
+                                              test.name());
+    }
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -396,6 +405,7 @@ int main(int argc, char** argv) {
     if (describe) return describe_provider();
     ::testing::InitGoogleTest(&argc, argv);
     if (list) return write_listing();
+    ::testing::UnitTest::GetInstance()->listeners().Append(new CaptureLabels);
     if (events_path) {
         std::FILE* file = std::fopen(events_path, "a");
         if (!file) {

@@ -6,6 +6,8 @@
 #include <iostream>
 #include <mutex>
 
+#include "ndkct/twonode/split_provider.hpp"
+
 namespace ndkct::conformance {
 
 namespace {
@@ -146,6 +148,11 @@ void ProviderTest::TearDown() {
     } catch (const std::exception& error) {
         ADD_FAILURE() << "closing the test's objects: " << error.what();
     }
+    // Two nodes (NDKCT_PEER): whether the test crossed to the peer, and a peer lost by surprise.
+    if (twonode::crossed_nodes(session_->adapter())) RecordProperty("nodes", 2);
+    if (std::string lost = twonode::peer_lost_reason(session_->adapter()); !lost.empty())
+        ADD_FAILURE() << "node B (the peer) was lost during the test: " << lost
+                      << "; requests pending there completed with STATUS_CONNECTION_ABORTED";
     model::Verdict verdict = session_->verdict();
     the_session.store(nullptr);
     session_.reset();  // closes the adapter (blocking)

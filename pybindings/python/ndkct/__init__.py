@@ -29,7 +29,7 @@ from ._ndkct import (  # noqa: F401
     ADAPTER_FLAG_MULTI_ENGINE_SUPPORTED, ADAPTER_FLAG_RDMA_READ_LOCAL_INVALIDATE_SUPPORTED,
     ADAPTER_FLAG_CQ_RESIZE_SUPPORTED, ADAPTER_FLAG_LOOPBACK_CONNECTIONS_SUPPORTED)
 from .api import (  # noqa: F401
-    Adapter, CompletionQueue, ConnectionData, Connector, Listener, LoopbackPair, MemoryRegion,
-    MemoryWindow, NdkObject, ProtectionDomain, QueuePair, SharedReceiveQueue, Sge, open_adapter,
-    wait_for)
+    Adapter, Address, CompletionQueue, ConnectionData, Connector, Listener, LoopbackPair,
+    MemoryRegion, MemoryWindow, NdkObject, ProtectionDomain, QueuePair, SharedReceiveQueue, Sge,
+    open_adapter, wait_for)
 from .errors import NdkError, ViolationError  # noqa: F401

@@ -48,14 +48,21 @@ class Adapter:
     provider on rdma-core; needs an RDMA device). Use it as a context manager; closing closes
     every object still open, then the adapter. ``strict``: raise :class:`ViolationError` after
     a call the oracle judged wrong (``True``), or wrong by one of these rule IDs (a collection).
+    ``waived``: rule IDs of known findings about this provider (a waiver's rules,
+    conformance/waivers): a violation naming only those is not a failure (it stays in the
+    verdict; :meth:`waived_violations` lists them); ``on_waived(violations)`` is called after a
+    call that met one (and no failure): what the oracle expects after a finding may no longer
+    be what the provider does.
     """
 
     def __init__(self, provider="model", *, arena_pages=4096, strict=False,
-                 callback_timeout=10.0, profile=""):
+                 callback_timeout=10.0, profile="", waived=(), on_waived=None):
         self._s = _ndkct.Session(provider, arena_pages, int(callback_timeout * 1000), profile)
         self.provider = provider
         self.strict = bool(strict)
         self._focus = None if isinstance(strict, bool) else frozenset(strict)
+        self._waived = frozenset(waived)
+        self._on_waived = on_waived
         self._seen = 0            # violations already handed out
         self._last = []           # the violations of the last call
         self._contexts = itertools.count(0x1000)
@@ -116,9 +123,16 @@ class Adapter:
 
     def failures(self, violations):
         """The failures among ``violations`` (not warnings), of the rules ``strict`` names when
-        it names some."""
+        it names some, and not waived (every rule a violation names among ``waived``)."""
         return [v for v in violations if not v.warning and
-                (self._focus is None or self._focus.intersection(v.rules))]
+                (self._focus is None or self._focus.intersection(v.rules)) and
+                not (self._waived and self._waived.issuperset(v.rules))]
+
+    def waived_violations(self):
+        """The violations so far that ``waived`` covers (known findings: failures, not
+        counted as such)."""
+        return [v for v in self._s.verdict().violations if not v.warning and self._waived
+                and self._waived.issuperset(v.rules)]
 
     def last_violations(self):
         """The violations (and warnings) the oracle reported during the last call."""
@@ -132,6 +146,9 @@ class Adapter:
             self._seen = n
             if self.strict and self.failures(self._last):
                 raise ViolationError(self._last, call, status)
+            if self._on_waived and self._waived and any(
+                    not v.warning and self._waived.issuperset(v.rules) for v in self._last):
+                self._on_waived(self._last)
         else:
             self._last = []
 
@@ -170,14 +187,18 @@ class Adapter:
 
     def build_lam(self, memory, offset=0, length=None, *, buffer_size=None, with_buffer=True,
                   with_completion=True):
-        """NdkBuildLAM over a buffer range (or an MdlChain): a LogicalAddressMapping.
+        """NdkBuildLAM over a buffer range (or an MdlChain, with Length ``length`` when given,
+        else the bytes the chain describes): a LogicalAddressMapping.
 
         ``buffer_size`` defaults to what the pages need (``lam_size(pages)``); pass a smaller
         one to see STATUS_BUFFER_TOO_SMALL. The result's ``status``/``final_status`` say how it
         went; ``pages`` and ``fbo`` are what FastRegister takes.
         """
-        chain = memory if isinstance(memory, _ndkct.MdlChain) else memory.describe(offset, length)
-        lam = self._s.build_lam(chain, buffer_size, with_buffer, with_completion)
+        if isinstance(memory, _ndkct.MdlChain):  # Length: the chain's bytes, or `length`
+            chain = memory
+        else:
+            chain, length = memory.describe(offset, length), None
+        lam = self._s.build_lam(chain, buffer_size, with_buffer, with_completion, length)
         self._judged("NdkBuildLAM", lam.final_status)
         return lam
 
@@ -443,13 +464,14 @@ class MemoryRegion(NdkObject):
         self.length = 0
 
     def register(self, memory, flags=0, offset=0, length=None, *, check=True):
-        """NdkRegisterMr over a buffer range or an MdlChain with MR_FLAG_* ``flags``."""
+        """NdkRegisterMr over a buffer range, or over an MdlChain (with Length ``length`` when
+        given, else the bytes the chain describes), with MR_FLAG_* ``flags``."""
         if isinstance(memory, _ndkct.MdlChain):
             chain = memory
         else:
-            chain = memory.describe(offset, length)
+            chain, length = memory.describe(offset, length), None
         final = self.adapter._done("NdkRegisterMr",
-                                   self._s.register_mr(self.handle, chain, None, flags), check)
+                                   self._s.register_mr(self.handle, chain, length, flags), check)
         if _ndkct.nt_success(final) and not isinstance(memory, _ndkct.MdlChain):
             self.buffer, self.offset, self.length = memory, offset, len(chain)
         return final
@@ -511,16 +533,20 @@ class CompletionQueue(NdkObject):
 
     ndk_type = "CQ"
 
-    def poll(self, max=16):
-        """NdkGetCqResults(Ex): the :class:`Result` entries available now (at most ``max``)."""
-        r = self._s.poll(self.handle, max)
-        self.adapter._judged("NdkGetCqResults")
+    def poll(self, max=16, *, ex=None):
+        """NdkGetCqResultsEx (``ex=True``), NdkGetCqResults (``ex=False``) or the one the
+        adapter's version names (``None``): the :class:`Result` entries available now (at most
+        ``max``)."""
+        r = self._s.poll(self.handle, max, ex)
+        self.adapter._judged("NdkGetCqResultsEx" if ex else "NdkGetCqResults")
         return r
 
-    def drain(self, count=1, timeout=5.0):
-        """Polls until ``count`` results came or ``timeout`` seconds passed; returns them."""
-        r = self._s.drain(self.handle, count, int(timeout * 1000))
-        self.adapter._judged("NdkGetCqResults")
+    def drain(self, count=1, timeout=5.0, *, ex=None, batch=64):
+        """Polls (at most ``batch`` entries per call, with the call ``ex`` names, as in
+        :meth:`poll`) until ``count`` results came or ``timeout`` seconds passed; returns
+        them."""
+        r = self._s.drain(self.handle, count, int(timeout * 1000), ex, batch)
+        self.adapter._judged("NdkGetCqResultsEx" if ex else "NdkGetCqResults")
         return r
 
     def arm(self, type=_ndkct.CQ_NOTIFY_ANY):
@@ -665,6 +691,29 @@ class Connector(NdkObject):
     def wait_accept(self, *, check=True):
         return self.adapter._done("NdkAccept", self._s.wait_accept(self.handle), check)
 
+    def accept_ex_async(self, qp, *, ird=4, ord=4, private_data=b""):
+        """NdkAcceptEx (NDKPI 2.1) without waiting (see :meth:`wait_accept`)."""
+        return self.adapter._posted(
+            "NdkAcceptEx", self._s.accept_ex_async(self.handle, qp.handle, ird, ord,
+                                                   bytes(private_data)))
+
+    def complete_connect_ex(self, *, check=True):
+        """NdkCompleteConnectEx (NDKPI 2.1)."""
+        return self.adapter._done("NdkCompleteConnectEx",
+                                  self._s.complete_connect_ex(self.handle), check)
+
+    def local_address(self, buffer_length=128):
+        """NdkGetLocalAddress with a ``buffer_length``-byte buffer: an :class:`Address`."""
+        a = Address(*self._s.local_address(self.handle, buffer_length))
+        self.adapter._judged("NdkGetLocalAddress", a.status)
+        return a
+
+    def peer_address(self, buffer_length=128):
+        """NdkGetPeerAddress with a ``buffer_length``-byte buffer: an :class:`Address`."""
+        a = Address(*self._s.peer_address(self.handle, buffer_length))
+        self.adapter._judged("NdkGetPeerAddress", a.status)
+        return a
+
     def complete_connect(self, *, check=True):
         """NdkCompleteConnect."""
         return self.adapter._done("NdkCompleteConnect", self._s.complete_connect(self.handle),
@@ -702,10 +751,25 @@ class ConnectionData(NamedTuple):
     data: bytes
 
 
+class Address(NamedTuple):
+    """An address getter's outcome: ``length`` is *pAddressLength after the call; ``family``
+    and ``port`` are read from the caller's buffer (meaningful when ``status`` is success)."""
+    status: int
+    length: int
+    family: int
+    port: int
+
+
 class Listener(NdkObject):
     """NDK_LISTENER: incoming connection requests."""
 
     ndk_type = "listener"
+
+    def local_address(self, buffer_length=128):
+        """NdkGetLocalAddress with a ``buffer_length``-byte buffer: an :class:`Address`."""
+        a = Address(*self._s.local_address(self.handle, buffer_length))
+        self.adapter._judged("NdkGetLocalAddress", a.status)
+        return a
 
     def listen(self, host, port, *, check=True):
         """NdkListen on host:port."""

@@ -47,6 +47,9 @@ struct Observed {
     // The harness saw an out-parameter written although the call returned STATUS_PENDING
     // (GEN-CREATE-01, LAM-ST-02).
     bool output_written_while_pending = false;
+    // NdkGetCqResults(Ex): results (by index) whose target bytes the observer could not see (an
+    // offline trace without them): where they landed is not judged.
+    std::vector<uint32_t> landings_unseen;
 };
 
 // Something the provider owes the consumer that is not a return value: in simulate mode the
@@ -106,8 +109,19 @@ class Model {
     // ---- Completions ----
     // Simulate: the entries a CQ holds, oldest first (what NdkGetCqResults would return).
     const std::deque<Completion>& cq_entries(ObjectId cq) const;
-    // Check: a completion the provider returned from NdkGetCqResults(Ex).
-    Verdict observe_completion(ObjectId cq, const NDK_RESULT_EX& result, bool ex);
+    // Check: a completion the provider returned from NdkGetCqResults(Ex). Without
+    // `landing_seen` the bytes at its target are not compared (the observer could not see them).
+    Verdict observe_completion(ObjectId cq, const NDK_RESULT_EX& result, bool ex,
+                               bool landing_seen = true);
+    // Check: while false, bytes that requests place are not checked where they land (an offline
+    // observer that cannot reconstruct what the requests read: conformance/trace).
+    void set_landings_observable(bool observable) { landings_observable_ = observable; }
+    // Check: how many bytes the completion the provider returned is expected to have landed (its
+    // own and, for an initiator entry, those of the silent requests before it); 0 when it is
+    // not one the model expects.
+    uint64_t expected_landing_bytes(ObjectId cq, const NDK_RESULT_EX& result) const;
+    // Check: bytes are expected to land on this page and have not been checked yet.
+    bool landing_expected_on(PFN_NUMBER pfn) const { return landing_pages_.contains(pfn); }
     // Check: the harness drained long enough; whatever the model still expects of this QP is
     // missing (WR-05), and whatever completions it can no longer expect are dropped.
     Verdict expect_nothing_outstanding(ObjectId qp);
@@ -342,6 +356,7 @@ class Model {
     uint64_t posting_sequence_ = 0;
     std::vector<Event> events_;
     std::unordered_map<PFN_NUMBER, uint32_t> landing_pages_;
+    bool landings_observable_ = true;
 };
 
 }  // namespace ndkct::model

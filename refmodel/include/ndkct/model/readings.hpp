@@ -72,10 +72,11 @@ struct Readings {
     bool srq_initial_notify_immediate = false;                         // MODEL-SRQ-02
     bool queue_overflow_resources =
         false;  // MODEL-WR-DEPTH-01 (any_error / insufficient_resources)
-    bool private_data_over_limit_invalid = true;                   // MODEL-CONN-PD-01
-    bool over_max_window_invalid = true;                           // MODEL-BND-01
-    bool outbound_read_overflow_fails = false;                     // MODEL-RD-01 (queue / fail)
-    NTSTATUS resize_cq_unsupported_status = STATUS_NOT_SUPPORTED;  // MODEL-CQ-RESIZE-01
+    bool post_resource_failure_allowed = true;    // MODEL-WR-RES-01 (allowed / forbidden)
+    bool private_data_over_limit_invalid = true;  // MODEL-CONN-PD-01
+    bool over_max_window_invalid = true;          // MODEL-BND-01
+    bool outbound_read_overflow_fails = false;    // MODEL-RD-01 (queue / fail)
+    NTSTATUS resize_cq_unsupported_status = STATUS_NOT_SUPPORTED;       // MODEL-CQ-RESIZE-01
     NTSTATUS receive_on_srq_qp_status = STATUS_INVALID_DEVICE_REQUEST;  // MODEL-RCV-01
     bool post_after_cq_error_cancelled = false;                         // MODEL-CQ-STATUS-01
     bool flush_leaves_error = true;  // MODEL-FLS-01 (cancelled / usable)

@@ -184,8 +184,9 @@ struct Completion {
         std::shared_ptr<const std::vector<PFN_NUMBER>> fast_registered_pages;
     };
     std::vector<Landing> landings;
-    bool silent = false;  // success makes no entry (SILENT_SUCCESS)
-    ObjectId target = 0;  // the MR or MW a FastRegister, Invalidate or Bind acts on
+    bool silent = false;    // success makes no entry (SILENT_SUCCESS)
+    ObjectId target = 0;    // the MR or MW a FastRegister, Invalidate or Bind acts on
+    bool deferred = false;  // posted with NDK_OP_FLAG_DEFER (a lost one breaks DEFER-03 too)
     // The rule a failure of this expected success breaks before the data-path rule: the remote
     // token the consumer was given is the MR's local token (RMR-TOK-02, FR-TOK-01), so the
     // failed access shows the token getter wrong, not the access.

@@ -24,6 +24,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "ndkct/conformance/capture_host.hpp"
 #include "ndkct/conformance/provider_spec.hpp"
 #include "ndkct/model/model.hpp"
 #include "ndkct/platform/arena.hpp"
@@ -48,6 +49,8 @@ struct SessionOptions {
     // may take before the harness counts it as blocking.
     milliseconds hook_call_watchdog{1000};
     std::string profile_override;  // a profile name or file instead of the spec's
+    // Record the session into a trace (capture_host.hpp); default: NDKCT_CAPTURE_DIR.
+    std::optional<CaptureSettings> capture;
 };
 
 // A create's outcome: the status the call returned, and the object (inline or from the
@@ -187,8 +190,9 @@ class Session {
     // a second session with an edited profile).
     static Blocker any_blocker(Session* preferred);
     // How long to wait for something a provider owes, `full` as a test would wait: scaled by
-    // NDKCT_PATIENCE (sweeps of providers that lose what they owe set it below 1). Tests' own
-    // waiting loops use it like the harness's waits do.
+    // NDKCT_TIME_SCALE (slow links: two nodes set it above 1) and NDKCT_PATIENCE (sweeps of
+    // providers that lose what they owe set it below 1). Tests' own waiting loops use it like
+    // the harness's waits do.
     static milliseconds scaled(milliseconds full);
     // Exceptions a hook threw on a provider thread (reported by the test, never thrown there).
     std::vector<std::string> hook_errors();
@@ -415,6 +419,7 @@ class Session {
     ProviderSpec spec_;
     SessionOptions options_;
     std::unique_ptr<platform::Arena> arena_;
+    std::unique_ptr<CaptureHost> capture_;  // between the Session and the provider, when on
     const NDKCT_PROVIDER_ENTRY_POINTS* entry_ = nullptr;
     const NDKCT_PROVIDER_IDENTITY* identity_ = nullptr;
     NDK_ADAPTER* adapter_ = nullptr;

@@ -1,0 +1,47 @@
+// ndkct/conformance/observation.hpp: what the live harness and the offline trace checker judge
+// alike, written once.
+//
+// The Session (session.hpp) watches a provider as it runs; the trace checker
+// (conformance/trace) reads the same observations from a recording. Both hand the NDK calls to
+// the oracle through the translations of ndkct/model/translate.hpp, and both judge what the
+// oracle does not see with the functions here: a handed-out object's header and table, and the
+// callback contract's verdicts, so that a rule broken live and in a trace reads the same.
+#pragma once
+
+#include <string>
+
+#include "ndkct/model/model.hpp"
+#include "ndkct/ndkpi.h"
+
+namespace ndkct::conformance {
+
+// What a consumer sees of an object a provider hands out.
+struct HandedOut {
+    bool present = false;  // the provider gave an object at all
+    uint32_t object_type = 0;
+    NDK_VERSION version{0, 0};
+    bool reserved_zero = true;  // Header.NdkReserved
+    bool has_dispatch = true;
+    int null_member = -1;  // the first NULL entry of its table, or -1
+};
+
+// The view of a live object whose table has `members` entries.
+HandedOut view_handed_out(const void* object, size_t members);
+
+// GEN-CREATE-01/03/06/07, GEN-MAND-01, VER-03: a handed-out object is well formed.
+model::Verdict check_handed_out(const HandedOut& object, uint32_t expected_type,
+                                NDK_VERSION negotiated, const std::string& call);
+
+// The callback contract (GEN-ASYNC-01/03, GEN-CB-03) and GEN-IRQL-01, in one wording.
+model::Violation second_callback(const std::string& call);
+model::Violation callback_after_final_status(const std::string& call);
+model::Violation callback_before_final_status(const std::string& call, NTSTATUS returned);
+model::Violation stray_callback(const std::string& what);
+model::Violation blocked_in_callback(const std::string& call, long long took_ms,
+                                     long long watchdog_ms);
+model::Violation late_callback(const std::string& what);  // CLOSE-04
+
+// The LAM NdkBuildLam just made (the oracle's newest ready LAM object), or 0.
+model::ObjectId newest_lam(const model::Model& oracle);
+
+}  // namespace ndkct::conformance

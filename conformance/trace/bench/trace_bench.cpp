@@ -1,0 +1,355 @@
+// trace_bench: the figures of issue 15 (printed, never asserted).
+//
+//   capture overhead  the NdkWrite + NdkGetCqResults loop through the provider's dispatch
+//                     tables (the refmodel bench's loop), with and without the capture library
+//                     in between, in alternating rounds of one run: the ratio of their rates
+//                     (the capture's trace going to a file, drained by a thread of its own)
+//   latency           --latency: NdkWrite then NdkGetCqResultsEx until its completion, the
+//                     median post->completion time with and without the capture (the verbs
+//                     provider on rxe: adapters/rxe/device-run)
+//   bytes per call    the loop's trace file size over the calls recorded in it
+//   offline checking  the loop's trace judged by the oracle on one core (check()): calls/s
+//                     and records/s; --traces DIR judges every trace of a folder too
+//
+//   trace_bench [--provider SPEC] [--iterations N] [--rounds R] [--latency] [--traces DIR]
+//               [--keep FILE] [--only plain|captured|bare]   (the last two: for profiling)
+#include <time.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#if defined(__x86_64__)
+#include <x86intrin.h>
+#endif
+
+#include "ndkct/conformance/session.hpp"
+#include "ndkct/trace/judge.hpp"
+
+namespace {
+
+using namespace ndkct;
+using conformance::Session;
+using Clock = std::chrono::steady_clock;
+namespace fs = std::filesystem;
+
+struct Args {
+    std::string provider = "model:seed=1";
+    size_t iterations = 200000;
+    int rounds = 7;
+    bool latency = false;
+    std::string traces;
+    std::string keep;  // where to copy the loop's trace (for profiling the checker)
+    std::string only;  // --only plain|captured|bare: that loop alone (for profiling)
+};
+
+double seconds_since(Clock::time_point t0) {
+    return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+// This thread's CPU time: what a shared, loaded machine disturbs least.
+double cpu_seconds() {
+    timespec t;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
+}
+
+// A fine-grained tick for one post->completion: the guest's clock (TCG, no stable TSC
+// clocksource) moves in jiffies, so steady_clock read 0 us for every completion. The TSC counts
+// finely there too; it is converted to microseconds by its rate (ticks_per_us).
+uint64_t ticks() {
+#if defined(__x86_64__)
+    return __rdtsc();
+#else
+    return static_cast<uint64_t>(Clock::now().time_since_epoch().count());
+#endif
+}
+
+// The ticks' rate, measured once over 300 ms of the clock (a few jiffies' error at most: the
+// same factor for every figure, so the ratios are exact).
+double ticks_per_us() {
+    static const double rate = [] {
+        auto t0 = Clock::now();
+        uint64_t k0 = ticks();
+        while (Clock::now() - t0 < std::chrono::milliseconds(300)) {
+        }
+        return static_cast<double>(ticks() - k0) / (seconds_since(t0) * 1e6);
+    }();
+    return rate;
+}
+
+double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v.empty() ? 0 : v[v.size() / 2];
+}
+
+// One session ready for the loop: a connected pair, a source and a remote-writable target.
+struct Rig {
+    std::unique_ptr<Session> s;
+    conformance::LoopbackPair pair;
+    platform::LockedBuffer src, dst;
+    conformance::Registered src_mr, dst_mr;
+    NDK_SGE sge{};
+    UINT64 remote = 0;
+
+    Rig(const std::string& spec, std::optional<conformance::CaptureSettings> capture, ULONG bytes) {
+        conformance::SessionOptions o;
+        o.capture = capture ? *capture : conformance::CaptureSettings{};
+        conformance::set_capture_label(capture ? "bench-captured" : "bench");
+        s = std::make_unique<Session>(conformance::parse_provider_specs(spec).at(0), o);
+        pair = s->loopback_pair({64, 256, 1, 1, 0}, 1024);
+        if (!pair.connected) throw std::runtime_error("no connection: " + pair.problem);
+        src = s->buffer(4 * PAGE_SIZE);
+        dst = s->buffer(4 * PAGE_SIZE);
+        std::memset(src.data(), 0x5A, src.size());
+        src_mr = s->register_buffer(pair.pd, src, 0);
+        dst_mr = s->register_buffer(pair.pd, dst,
+                                    NDK_MR_FLAG_ALLOW_REMOTE_WRITE | NDK_MR_FLAG_ALLOW_LOCAL_WRITE);
+        sge = Session::sge(src, 0, bytes, src_mr.local_token);
+        remote = reinterpret_cast<uintptr_t>(dst.data());
+    }
+
+    double cpu = 0;  // the last loop's CPU seconds on this thread
+
+    // The loop, straight through the dispatch tables (the oracle never sees it): NDK calls/s.
+    double loop(size_t iterations) {
+        NDK_QP* qp = pair.a;
+        NDK_CQ* cq = pair.cq;
+        NDK_RESULT results[16];
+        size_t completions = 0;
+        auto t0 = Clock::now();
+        double c0 = cpu_seconds();
+        for (size_t i = 0; i < iterations; ++i) {
+            NTSTATUS ws = qp->Dispatch->NdkWrite(qp, reinterpret_cast<PVOID>(i + 1), &sge, 1,
+                                                 remote, dst_mr.remote_token, 0);
+            if (ws != STATUS_SUCCESS) throw std::runtime_error("NdkWrite failed");
+            completions += cq->Dispatch->NdkGetCqResults(cq, results, 16);
+        }
+        double took = seconds_since(t0);
+        cpu = cpu_seconds() - c0;
+        // What is still coming.
+        for (auto end = Clock::now() + std::chrono::seconds(5);
+             completions < iterations && Clock::now() < end;)
+            completions += cq->Dispatch->NdkGetCqResults(cq, results, 16);
+        return static_cast<double>(2 * iterations) / took;
+    }
+
+    // Post -> completion: each write waited for; the median microseconds.
+    double latency(size_t iterations) {
+        NDK_QP* qp = pair.a;
+        NDK_CQ* cq = pair.cq;
+        NDK_RESULT_EX result;
+        std::vector<double> took;
+        took.reserve(iterations);
+        for (size_t i = 0; i < iterations; ++i) {
+            auto t0 = Clock::now();
+            uint64_t k0 = ticks();
+            NTSTATUS ws = qp->Dispatch->NdkWrite(qp, reinterpret_cast<PVOID>(i + 1), &sge, 1,
+                                                 remote, dst_mr.remote_token, 0);
+            if (ws != STATUS_SUCCESS) throw std::runtime_error("NdkWrite failed");
+            auto end = t0 + std::chrono::seconds(2);
+            while (cq->Dispatch->NdkGetCqResultsEx(cq, &result, 1) == 0)
+                if (Clock::now() > end) throw std::runtime_error("no completion");
+            took.push_back(static_cast<double>(ticks() - k0));
+        }
+        return median(took) / ticks_per_us();
+    }
+};
+
+int run(const Args& a) {
+    std::string dir =
+        (fs::temp_directory_path() / ("ndkct-trace-bench-" + std::to_string(::getpid()))).string();
+    fs::remove_all(dir);
+    // The capture as ndkct runs it (data digests: the data-path rules judged offline), and the
+    // capture without digests (NDKCAP_NO_DIGESTS: the calls and callbacks alone), each writing
+    // its trace to a file in the temporary folder.
+    conformance::CaptureSettings to_file{dir, 0, 0};
+    conformance::CaptureSettings without_digests{dir + "-nodigests", NDKCAP_NO_DIGESTS, 0};
+    ULONG payload = a.latency ? 64 : 512;
+    if (!a.only.empty()) {
+        std::optional<conformance::CaptureSettings> how;
+        if (a.only == "captured") how = to_file;
+        if (a.only == "bare") how = without_digests;
+        Rig rig(a.provider, how, payload);
+        for (int r = 0; r < a.rounds; ++r)
+            std::printf("%s: %.3f M calls/s\n", a.only.c_str(), rig.loop(a.iterations) / 1e6);
+        rig.s->close_adapter();
+        fs::remove_all(dir);
+        fs::remove_all(without_digests.directory);
+        return 0;
+    }
+    Rig plain(a.provider, std::nullopt, payload);
+    Rig captured(a.provider, to_file, payload);
+    Rig bare(a.provider, without_digests, payload);
+    std::printf("provider %s, %s, %zu iterations x %d rounds\n", a.provider.c_str(),
+                a.latency ? "post->completion latency of 64-byte writes"
+                          : "NdkWrite (512 bytes) + NdkGetCqResults loop",
+                a.iterations, a.rounds);
+    // Ratios > 1: slower with the capture. [0] with digests, [1] without.
+    std::vector<double> ratios[2], cpu_ratios[2];
+    for (int r = 0; r < a.rounds; ++r) {
+        double p, c, b;
+        if (a.latency) {
+            p = plain.latency(a.iterations);
+            c = captured.latency(a.iterations);
+            b = bare.latency(a.iterations);
+            ratios[0].push_back(c / p);
+            ratios[1].push_back(b / p);
+        } else {
+            p = plain.loop(a.iterations);
+            c = captured.loop(a.iterations);
+            b = bare.loop(a.iterations);
+            ratios[0].push_back(p / c);
+            ratios[1].push_back(p / b);
+            cpu_ratios[0].push_back(captured.cpu / plain.cpu);
+            cpu_ratios[1].push_back(bare.cpu / plain.cpu);
+        }
+        if (a.latency)
+            std::printf(
+                "  round %d: median us %.3f without, %.3f captured (%+.1f %%), %.3f "
+                "captured without digests (%+.1f %%)\n",
+                r + 1, p, c, (ratios[0].back() - 1) * 100, b, (ratios[1].back() - 1) * 100);
+        else
+            std::printf(
+                "  round %d: M calls/s %.3f without, %.3f captured (%+.1f %%; CPU of the "
+                "calling thread %+.1f %%), %.3f without digests (%+.1f %%; CPU %+.1f "
+                "%%)\n",
+                r + 1, p / 1e6, c / 1e6, (ratios[0].back() - 1) * 100,
+                (cpu_ratios[0].back() - 1) * 100, b / 1e6, (ratios[1].back() - 1) * 100,
+                (cpu_ratios[1].back() - 1) * 100);
+    }
+    const char* what = a.latency ? "post->completion latency" : "NdkWrite + NdkGetCqResults rate";
+    for (int k = 0; k < 2; ++k) {
+        const char* how = k == 0 ? "with data digests" : "without data digests";
+        auto& v = ratios[k];
+        std::printf("capture overhead %s (%s): median %+.1f %% (rounds %+.1f .. %+.1f %%)\n", how,
+                    what, (median(v) - 1) * 100, (*std::min_element(v.begin(), v.end()) - 1) * 100,
+                    (*std::max_element(v.begin(), v.end()) - 1) * 100);
+        if (!a.latency)
+            std::printf(
+                "capture overhead %s in CPU time of the calling thread (the NDK call path): "
+                "median %+.1f %%\n",
+                how, (median(cpu_ratios[k]) - 1) * 100);
+    }
+
+    plain.s->close_adapter();
+    captured.s->close_adapter();
+    bare.s->close_adapter();
+    // Bytes per call: a trace's size over the call records in it (the reader reads on past a
+    // LOSS record, where the judge stops), and the records the ring could not keep.
+    auto size_per_call = [](const std::string& folder) {
+        std::string file;
+        for (const auto& e : fs::directory_iterator(folder))
+            file = e.path().string();
+        std::vector<uint8_t> bytes;
+        std::string unread;
+        trace::read_file(file, bytes, unread);
+        trace::Reader reader;
+        reader.feed(bytes);
+        reader.finish();
+        trace::Record r;
+        uint64_t calls = 0, lost = 0;
+        while (reader.next(r) == trace::Reader::Next::record) {
+            if (NDKT_KIND_CLASS(r.head.kind) == NDKT_KIND_CALL) ++calls;
+            if (r.head.kind == NDKT_META_LOSS && r.body_size >= 8) {
+                uint64_t n;
+                std::memcpy(&n, r.body, 8);
+                lost += n;
+            }
+        }
+        std::printf("%s: %.1f MB, %llu calls recorded, %llu records lost: %.1f bytes per call\n",
+                    folder.c_str(), static_cast<double>(bytes.size()) / 1e6,
+                    static_cast<unsigned long long>(calls), static_cast<unsigned long long>(lost),
+                    calls ? static_cast<double>(bytes.size()) / static_cast<double>(calls) : 0.0);
+    };
+    std::printf("trace size with data digests: ");
+    size_per_call(dir);
+    std::printf("trace size without data digests: ");
+    size_per_call(without_digests.directory);
+    fs::remove_all(without_digests.directory);
+    // The captured session's trace: bytes per call, and the offline check of it.
+    std::string trace;
+    for (const auto& e : fs::directory_iterator(dir))
+        trace = e.path().string();
+    std::vector<uint8_t> data;
+    std::string why;
+    trace::read_file(trace, data, why);
+    auto t0 = Clock::now();
+    double c0 = cpu_seconds();
+    trace::Verdicts v = trace::check(data);
+    double took = seconds_since(t0), cpu = cpu_seconds() - c0;
+    std::printf("judged: %llu records, %llu calls%s\n", static_cast<unsigned long long>(v.records),
+                static_cast<unsigned long long>(v.calls),
+                v.stopped.empty() ? "" : (" (stopped: " + v.stopped + ")").c_str());
+    std::printf(
+        "offline checking: %.2f M recorded calls/s, %.2f M records/s on one core "
+        "(in CPU time; %.2f M calls/s in wall time) (%s)\n",
+        static_cast<double>(v.calls) / cpu / 1e6, static_cast<double>(v.records) / cpu / 1e6,
+        static_cast<double>(v.calls) / took / 1e6, v.failed() ? "FINDINGS" : "clean");
+    if (!a.keep.empty()) fs::copy_file(trace, a.keep, fs::copy_options::overwrite_existing);
+    fs::remove_all(dir);
+    if (!a.traces.empty()) {
+        uint64_t calls = 0, records = 0;
+        size_t files = 0;
+        double total = 0;
+        for (const auto& e : fs::directory_iterator(a.traces)) {
+            if (e.path().extension() != ".ndktrace") continue;
+            std::vector<uint8_t> d;
+            std::string unread;
+            trace::read_file(e.path().string(), d, unread);
+            double t1 = cpu_seconds();
+            trace::Verdicts w = trace::check(d);
+            total += cpu_seconds() - t1;
+            calls += w.calls;
+            records += w.records;
+            ++files;
+        }
+        std::printf(
+            "offline checking of %zu traces in %s: %.2f M calls/s, %.2f M records/s "
+            "(CPU time)\n",
+            files, a.traces.c_str(), static_cast<double>(calls) / total / 1e6,
+            static_cast<double>(records) / total / 1e6);
+    }
+    return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    Args a;
+    for (int i = 1; i < argc; ++i) {
+        std::string s = argv[i];
+        if (s == "--provider" && i + 1 < argc)
+            a.provider = argv[++i];
+        else if (s == "--iterations" && i + 1 < argc)
+            a.iterations = std::stoul(argv[++i]);
+        else if (s == "--rounds" && i + 1 < argc)
+            a.rounds = std::stoi(argv[++i]);
+        else if (s == "--latency")
+            a.latency = true;
+        else if (s == "--traces" && i + 1 < argc)
+            a.traces = argv[++i];
+        else if (s == "--keep" && i + 1 < argc)
+            a.keep = argv[++i];
+        else if (s == "--only" && i + 1 < argc)
+            a.only = argv[++i];
+        else {
+            std::fprintf(stderr,
+                         "usage: trace_bench [--provider SPEC] [--iterations N] [--rounds R] "
+                         "[--latency] [--traces DIR]\n");
+            return 2;
+        }
+    }
+    try {
+        return run(a);
+    } catch (const std::exception& error) {
+        std::fprintf(stderr, "trace_bench: %s\n", error.what());
+        return 1;
+    }
+}

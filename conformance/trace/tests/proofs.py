@@ -1,0 +1,492 @@
+#!/usr/bin/python3
+"""The proofs of issue 15 (traces), one ctest each (label "traces"):
+
+  definition      the format's definition is valid, the page's appendix is the definition's,
+                  and it decodes every record of the directed suite's traces exactly
+  model_suite     the directed suite captured from the reference provider through the runner
+                  (./ndkct run --capture) checks clean offline (./ndkct check-trace), and the
+                  live and offline verdicts agree test by test
+  faults          every deliberately faulty provider's trace is judged offline to break the
+                  rule the live run names; the live-vs-offline table is written to
+                  <work>/fault-table.md (faults no call stream can show are listed with why)
+  replay          reference traces replay the same against another seed; a faulty provider's
+                  trace replayed against the reference provider differs at the faulty call; a
+                  trace with digests only is refused, naming the record
+  fuzz_check_trace  truncated and bit-flipped traces given to check-trace: clean errors only
+  verbs_traces    (after conformance.verbs_on_device, which captures) the verbs provider's
+                  traces from the rxe guest check offline as the live run judged them
+  replay_on_verbs (in the guest) a reference-provider trace replays the same on verbs
+"""
+import argparse
+import concurrent.futures
+import glob
+import json
+import os
+import random
+import re
+import shutil
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.normpath(os.path.join(HERE, "..", "..", ".."))
+PY = "/usr/bin/python3"
+RUNNER = os.path.join(ROOT, "conformance", "runner", "ndkct-run")
+TRACES = os.path.join(ROOT, "conformance", "runner", "ndkct-traces")
+sys.path.insert(0, os.path.join(ROOT, "reports"))
+from ndkct_reports import result as results  # noqa: E402
+
+# Faults whose broken rule no stream of NDK calls and callbacks can show, and why.
+INVISIBLE = {
+    "connection_data_overrun":
+        "CONN-PD-03's 'nothing past the buffer is written': the provider writes past the end of "
+        "the consumer's buffer, which is no argument or outcome the boundary carries; only a "
+        "consumer that guards its buffer (the live harness does) can see it",
+}
+# Live failures that only a test body's own expectation finds (no oracle finding live either;
+# the rule the live report names is the test's scope for that expectation):
+# the oracle, live or offline, judges the calls and callbacks that happen, and these tests fail
+# on one that never comes while the test waits for it, which no record shows. Offline they are
+# judged pass; the comparison lists them as such instead of as agreements.
+BODY_ONLY = {
+    "CompletionQueue.SolicitedArmFiresOnAnError":
+        "a CQ armed for solicited completions gets an error completion and the test waits for "
+        "its notification (CQ-NOT-11); rxe raises none (waived live): the trace shows the arm "
+        "and the completion, and no notification, but not that the consumer was owed one by a "
+        "given time",
+}
+ORACLE = re.compile(r"oracle: ([A-Z0-9, -]+?):")
+
+
+class Failure(Exception):
+    pass
+
+
+def check(condition, what):
+    if not condition:
+        raise Failure(what)
+
+
+def fresh(path):
+    shutil.rmtree(path, ignore_errors=True)
+    os.makedirs(path)
+    return path
+
+
+def tool(opts):
+    return os.path.join(opts.build, "conformance", "trace", "ndkct-trace")
+
+
+def tests_exe(opts):
+    return os.path.join(opts.build, "conformance", "tests", "conformance_tests")
+
+
+def capture(opts, folder, provider, gtest_filter=None, with_bytes=False, block_kb=None):
+    """The conformance tests against `provider`, each test's session captured into `folder`;
+    returns the live output."""
+    env = dict(os.environ, NDKCT_CAPTURE_DIR=fresh(folder))
+    if with_bytes:
+        env["NDKCT_CAPTURE_BYTES"] = "1"
+    if block_kb:
+        env["NDKCT_CAPTURE_BLOCK_KB"] = str(block_kb)
+    command = [tests_exe(opts), f"--provider={provider}"]
+    if gtest_filter:
+        command.append(f"--gtest_filter={gtest_filter}")
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
+    return done.stdout + done.stderr
+
+
+def oracle_rules(text):
+    rules = set()
+    for m in ORACLE.finditer(text):
+        rules |= {r.strip() for r in m.group(1).split(",") if r.strip()}
+    return rules
+
+
+def judge(opts, files):
+    """ndkct-trace check --json over files: the per-file results."""
+    out = os.path.join(opts.work, "judge.jsonl")
+    done = subprocess.run([tool(opts), "check", "--json", out] + files, capture_output=True,
+                          text=True, timeout=600)
+    check(done.returncode in (0, 1, 2), f"ndkct-trace check exited {done.returncode}: "
+          f"{done.stderr[-2000:]}")
+    with open(out, encoding="utf-8") as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def offline_rules(judged):
+    rules = set()
+    for j in judged:
+        for f in j["findings"]:
+            if not f["warning"]:
+                rules |= set(f["rules"])
+    return rules
+
+
+# ---- definition ----
+
+def case_definition(opts):
+    import jsonschema
+    with open(os.path.join(ROOT, "spec", "trace", "trace-format.json"), encoding="utf-8") as f:
+        definition = json.load(f)
+    with open(os.path.join(ROOT, "spec", "trace", "trace-format.schema.json"), encoding="utf-8") as f:
+        schema = json.load(f)
+    problems = [e.message for e in jsonschema.Draft7Validator(schema).iter_errors(definition)]
+    check(not problems, f"trace-format.json breaks its schema: {problems[:3]}")
+    # A call's arguments and outcome may not share a field name (the decoded record is one map).
+    for r in definition["records"]:
+        names = [f["name"] for f in r.get("args", []) + r.get("outcome", []) + r.get("fields", [])
+                 if not f["name"].startswith("reserved")]
+        check(len(names) == len(set(names)), f"{r['name']}: a field name repeats")
+    # The page's appendix is the definition's own.
+    with open(os.path.join(ROOT, "spec", "TRACE.md"), encoding="utf-8") as f:
+        page = f.read()
+    for line in appendix(definition):
+        check(line in page, f"spec/TRACE.md's appendix lacks or differs at: {line[:100]}")
+    # Every record of the directed suite's traces (digests and bytes) decodes by it exactly.
+    folder = os.path.join(opts.work, "definition")
+    capture(opts, folder, "model:seed=1", with_bytes=True, block_kb=8192)
+    files = sorted(glob.glob(os.path.join(folder, "*.ndktrace")))
+    check(len(files) > 250, f"only {len(files)} traces captured")
+    done = subprocess.run([tool(opts), "check-definition"] + files, capture_output=True,
+                          text=True, timeout=600)
+    check(done.returncode == 0, f"check-definition: {done.stderr[-3000:]}")
+    print(done.stdout.strip())
+    kinds = set()
+    for path in files[:400]:
+        out = subprocess.run([tool(opts), "dump", "--json", path], capture_output=True, text=True)
+        for line in out.stdout.splitlines():
+            record = json.loads(line)
+            if "name" in record:
+                kinds.add(record["name"])
+    unseen = sorted(r["name"] for r in definition["records"] if r["name"] not in kinds
+                    and r["class"] != "meta")
+    print(f"record kinds seen in the suite's traces: {len(kinds)}; not seen: {', '.join(unseen)}")
+
+
+def appendix(definition):
+    def fields(fs):
+        out = []
+        for f in fs:
+            t = f["type"]
+            if "count" in f:
+                t = f"{t}[{f['count']}]"
+            if "when" in f:
+                t += f" if {f['when']['field']}&{f['when']['mask']}"
+            out.append(f"{f['name']}:{t}")
+        return ", ".join(out)
+    lines = []
+    for r in definition["records"]:
+        if r["class"] == "call":
+            body, order = fields(r["args"]) + " ‖ " + (fields(r["outcome"]) or "—"), r["recorded"]
+        else:
+            body, order = fields(r["fields"]), "start" if r["class"] == "callback" else "—"
+        lines.append(f"| 0x{r['kind']:04X} | {r['name']} | {order} | {body} |")
+    for name, fs in definition["structs"].items():
+        lines.append(f"| {name} | {fields(fs)} |")
+    return lines
+
+
+# ---- model_suite: live and offline agree ----
+
+def compare_live_offline(live, offline):
+    """Test by test: the offline verdict of a test's traces against its live verdict. Returns the
+    disagreements."""
+    by_test = {}
+    for t in offline["tests"]:
+        by_test.setdefault(t["test"].split(" (trace")[0], []).append(t)
+    disagreements = []
+    for t in live["tests"]:
+        traced = by_test.get(t["test"], [])
+        # Waivers apply offline as live: a waived failure is a failure of the provider.
+        off_fail = any(x["verdict"] == "fail" or (x["verdict"] == "waived" and
+                                                  x.get("waived_verdict", "fail") == "fail")
+                       for x in traced)
+        off_rules = set(r for x in traced for r in x["failed_rules"])
+        live_fail = t["verdict"] in ("fail", "waived") and t.get("waived_verdict", "fail") == "fail"
+        live_rules = set(t["failed_rules"])
+        body_only = next((why for name, why in BODY_ONLY.items() if name in t["test"]), None)
+        if not traced and t["verdict"] != "not_supported":
+            disagreements.append(f"{t['test']}: no trace")
+        elif live_fail and not off_fail and body_only:
+            print(f"live {t['verdict']}, offline pass (the test body's expectation alone): "
+                  f"{t['test']}: {body_only}")
+        elif live_fail != off_fail:
+            disagreements.append(f"{t['test']}: live {t['verdict']} {sorted(live_rules)}, "
+                                 f"offline {'fail' if off_fail else 'pass'} {sorted(off_rules)}")
+        elif live_fail and not (live_rules & off_rules):
+            disagreements.append(f"{t['test']}: live {sorted(live_rules)}, offline "
+                                 f"{sorted(off_rules)}")
+    return disagreements
+
+
+def run_and_check(opts, name, provider, extra=()):
+    traces = fresh(os.path.join(opts.work, name, "traces"))
+    live_out = os.path.join(opts.work, name, "live")
+    off_out = os.path.join(opts.work, name, "offline")
+    done = subprocess.run([PY, RUNNER, "--build", opts.build, "--provider", provider, "--suites",
+                           "directed", "--capture", traces, "--out", live_out, "--no-html"]
+                          + list(extra), capture_output=True, text=True, timeout=900)
+    check(done.returncode in (0, 1), f"the live run exited {done.returncode}: {done.stderr[-1500:]}")
+    return traces, live_out, off_out, done.returncode
+
+
+def case_model_suite(opts):
+    traces, live_out, off_out, status = run_and_check(opts, "model-suite", "model:seed=1")
+    check(status == 0, "the live run of the reference provider failed")
+    done = subprocess.run([PY, TRACES, "check-trace", "--build", opts.build, traces, "--out",
+                           off_out], capture_output=True, text=True, timeout=900)
+    print(done.stderr.strip().splitlines()[0] if done.stderr.strip() else "")
+    check(done.returncode == 0, f"check-trace exited {done.returncode}: {done.stderr[-2000:]}")
+    live = json.load(open(os.path.join(live_out, "result.json"), encoding="utf-8"))
+    offline = json.load(open(os.path.join(off_out, "result.json"), encoding="utf-8"))
+    for r in (live, offline):
+        problems = results.validate(r)
+        check(not problems, f"a result.json breaks its schema: {problems[:3]}")
+    check(all(t["verdict"] == "pass" for t in offline["tests"]),
+          "offline: " + ", ".join(t["test"] for t in offline["tests"] if t["verdict"] != "pass"))
+    disagreements = compare_live_offline(live, offline)
+    check(not disagreements, "live and offline disagree:\n  " + "\n  ".join(disagreements))
+    print(f"model_suite: {len(live['tests'])} tests live, {len(offline['tests'])} traces offline, "
+          f"verdicts agree test by test")
+
+
+# ---- faults ----
+
+def faults_list():
+    out = []
+    with open(os.path.join(ROOT, "conformance", "faulty", "CMakeLists.txt"), encoding="utf-8") as f:
+        for line in f:
+            m = re.match(r'ndkct_faulty_provider\((\w+)\s+(\S+)\s+"([^"]+)"\)', line)
+            if m:
+                out.append(m.groups())
+    return out
+
+
+def one_fault(opts, name, rule, gtest_filter):
+    library = os.path.join(opts.build, "conformance", "faulty", f"libndkct_faulty_{name}.so")
+    folder = os.path.join(opts.work, "faults", name)
+    live_text = capture(opts, folder, f"lib:{library}", gtest_filter)
+    files = sorted(glob.glob(os.path.join(folder, "*.ndktrace")))
+    out = os.path.join(opts.work, "faults", f"{name}.jsonl")
+    done = subprocess.run([tool(opts), "check", "--json", out] + files, capture_output=True,
+                          text=True, timeout=600)
+    judged = []
+    if os.path.exists(out):
+        with open(out, encoding="utf-8") as f:
+            judged = [json.loads(line) for line in f if line.strip()]
+    return {"name": name, "rule": rule, "live": oracle_rules(live_text),
+            "offline": offline_rules(judged), "traces": len(files), "status": done.returncode}
+
+
+def case_faults(opts):
+    fresh(os.path.join(opts.work, "faults"))
+    faults = faults_list()
+    check(len(faults) >= 32, f"{len(faults)} faulty providers listed")
+    with concurrent.futures.ThreadPoolExecutor(max_workers=4) as pool:
+        rows = list(pool.map(lambda f: one_fault(opts, *f), faults))
+    table = ["| fault | rule | live run names | offline names | offline |",
+             "| --- | --- | --- | --- | --- |"]
+    missing = []
+    for r in rows:
+        hit = r["rule"] in r["offline"]
+        why = INVISIBLE.get(r["name"])
+        verdict = "caught" if hit else ("not visible: " + why if why else "MISSED")
+        if not hit and not why:
+            missing.append(r["name"])
+        if hit and r["rule"] not in r["live"]:
+            missing.append(r["name"] + " (live)")
+        table.append(f"| {r['name']} | {r['rule']} | {', '.join(sorted(r['live']))} | "
+                     f"{', '.join(sorted(r['offline'])) or '—'} | {verdict} |")
+    text = "\n".join(table) + "\n"
+    with open(os.path.join(opts.work, "fault-table.md"), "w", encoding="utf-8") as f:
+        f.write(text)
+    print(text)
+    check(not missing, f"faults not caught offline by their rule: {missing}")
+    caught = sum(1 for r in rows if r["rule"] in r["offline"])
+    print(f"faults: {caught} of {len(rows)} caught offline by their rule; "
+          f"{len(INVISIBLE)} not visible in any call stream")
+
+
+# ---- replay ----
+
+def replay(opts, path, provider, *extra):
+    done = subprocess.run([tool(opts), "replay", path, "--provider", provider] + list(extra),
+                          capture_output=True, text=True, timeout=300)
+    return done.returncode, done.stdout + done.stderr
+
+
+REPLAY_TESTS = ("DataPath.WriteLandsInTheRemoteRegion", "DataPath.SendFillsThePostedReceive",
+                "DataPath.ReadBringsTheRemoteBytes", "FastRegister.RefusedRemoteRightsRegisterNothing",
+                "Connection.ConnectionDataProbeAndCopy", "CompletionQueue.ArmAnyNotifiesOnce",
+                "CompletionQueue.SendAndInvalidateEntries")
+
+
+def reference_traces(opts):
+    """Traces of data-path and connection tests from the reference provider, with their bytes."""
+    folder = os.path.join(opts.work, "replay", "reference")
+    capture(opts, folder, "model:seed=1", ":".join(f"*{t}/*" for t in REPLAY_TESTS),
+            with_bytes=True)
+    files = sorted(glob.glob(os.path.join(folder, "*.ndktrace")))
+    check(len(files) >= 4, f"only {len(files)} reference traces")
+    return files
+
+
+def case_replay(opts):
+    fresh(os.path.join(opts.work, "replay"))
+    for path in reference_traces(opts):
+        status, text = replay(opts, path, "model:seed=2")
+        check(status == 0, f"{os.path.basename(path)} replayed against model:seed=2 differs:\n{text}")
+    # A faulty provider's trace against the reference: the difference at the faulty call.
+    for fault, test, expect in (
+            ("write_reported_as_read", "DataPath.WriteLandsInTheRemoteRegion",
+             r"differs at record #\d+ \(NdkGetCqResultsEx\): .*recorded Type 32, replayed 64"),
+            ("fr_returns_pending", "Bites.FastRegisterLocalWriteIsNotRemote",
+             r"differs at record #\d+ \(NdkFastRegister\): recorded STATUS_PENDING, replayed "
+             r"STATUS_SUCCESS")):
+        library = os.path.join(opts.build, "conformance", "faulty", f"libndkct_faulty_{fault}.so")
+        folder = os.path.join(opts.work, "replay", fault)
+        capture(opts, folder, f"lib:{library}", f"*{test}*", with_bytes=True)
+        files = sorted(glob.glob(os.path.join(folder, "*.ndktrace")))
+        check(files, f"no trace of {fault}")
+        status, text = replay(opts, files[0], "model:seed=1")
+        check(status == 1 and re.search(expect, text),
+              f"{fault}: the replay against the reference provider did not differ at the faulty "
+              f"call (exit {status}):\n{text}")
+        print(f"{fault}: {re.search(expect, text).group(0)}")
+    # Digests only: refused, naming the record.
+    folder = os.path.join(opts.work, "replay", "digests")
+    capture(opts, folder, "model:seed=1", "*DataPath.WriteLandsInTheRemoteRegion/*")
+    path = sorted(glob.glob(os.path.join(folder, "*.ndktrace")))[0]
+    status, text = replay(opts, path, "model:seed=2")
+    check(status == 2 and re.search(r"record #\d+ \(NdkWrite\) moves \d+ bytes the trace carries "
+                                     r"only the digest of", text),
+          f"a digest-only trace was not refused as it should (exit {status}):\n{text}")
+    status, _ = replay(opts, path, "model:seed=2", "--without-data")
+    check(status == 0, "--without-data did not replay the digest-only trace")
+
+
+# ---- fuzz_check_trace ----
+
+def case_fuzz_check_trace(opts):
+    folder = os.path.join(opts.work, "fuzz")
+    capture(opts, os.path.join(folder, "seeds"), "model:seed=1",
+            "*DataPath.*:*Connection.ConnectionDataProbeAndCopy*")
+    seeds = sorted(glob.glob(os.path.join(folder, "seeds", "*.ndktrace")))
+    check(seeds, "no seed traces")
+    rng = random.Random(15)
+    mutants = fresh(os.path.join(folder, "mutants"))
+    paths = []
+    for i in range(240):
+        with open(rng.choice(seeds), "rb") as f:
+            data = bytearray(f.read())
+        kind = i % 3
+        if kind in (0, 2):
+            data = data[:rng.randrange(len(data) + 1)]
+        for _ in range(rng.randrange(1, 9) if kind else 0):
+            if data:
+                data[rng.randrange(len(data))] ^= 1 << rng.randrange(8)
+        path = os.path.join(mutants, f"m{i:03}.ndktrace")
+        with open(path, "wb") as f:
+            f.write(data)
+        paths.append(path)
+    # The tool: one process per mutant, so that a crash would show as a signal.
+    outcomes = {}
+    for path in paths:
+        done = subprocess.run([tool(opts), "check", path], capture_output=True, text=True,
+                              timeout=60)
+        check(done.returncode in (0, 1, 2), f"{path}: ndkct-trace check exited "
+              f"{done.returncode} (a crash?):\n{done.stderr[-500:]}")
+        outcomes[done.returncode] = outcomes.get(done.returncode, 0) + 1
+        if "stopped" in done.stdout:
+            check("offset" in done.stdout, f"{path}: a stop without its offset: {done.stdout}")
+    # The runner: reports written, exit status of bad input, no traceback.
+    out = os.path.join(folder, "report")
+    done = subprocess.run([PY, TRACES, "check-trace", "--build", opts.build, mutants, "--out",
+                           out, "--no-html"], capture_output=True, text=True, timeout=900)
+    check("Traceback" not in done.stderr, f"check-trace raised:\n{done.stderr[-2000:]}")
+    check(done.returncode in (1, 2), f"check-trace exited {done.returncode} on damaged traces")
+    result = json.load(open(os.path.join(out, "result.json"), encoding="utf-8"))
+    check(not results.validate(result), "the report of damaged traces breaks its schema")
+    check(len(result["tests"]) == len(paths), "not every mutant has its test in the report")
+    stopped = sum(1 for t in result["tests"] if "stopped" in t["message"])
+    print(f"fuzz: {len(paths)} mutants: exit statuses {outcomes}; check-trace exit "
+          f"{done.returncode}, {stopped} reported as stopped with their offset")
+
+
+# ---- verbs ----
+
+def case_verbs_traces(opts):
+    """The traces conformance.verbs_on_device captured in the guest, judged here."""
+    traces = os.path.join(opts.build, "conformance-verbs-traces")
+    live_out = os.path.join(opts.build, "conformance-verbs")
+    check(glob.glob(os.path.join(traces, "*.ndktrace")), f"no verbs traces in {traces} (run "
+          f"conformance.verbs_on_device first)")
+    off_out = os.path.join(opts.work, "verbs-offline")
+    done = subprocess.run([PY, TRACES, "check-trace", "--build", opts.build, traces, "--out",
+                           off_out, "--no-html"], capture_output=True, text=True, timeout=900)
+    print("\n".join(done.stderr.strip().splitlines()[:6]))
+    check(done.returncode == 0, f"check-trace of the verbs traces exited {done.returncode}:\n"
+          f"{done.stderr[-3000:]}")
+    live = json.load(open(os.path.join(live_out, "result.json"), encoding="utf-8"))
+    offline = json.load(open(os.path.join(off_out, "result.json"), encoding="utf-8"))
+    disagreements = compare_live_offline(live, offline)
+    check(not disagreements, "live and offline disagree:\n  " + "\n  ".join(disagreements))
+    print(f"verbs_traces: {len(offline['tests'])} traces from rxe: {offline['counts']}; the "
+          f"live run: {live['counts']}")
+
+
+def case_replay_on_verbs(opts):
+    """In the guest: reference-provider traces (captured with their bytes on the host by
+    trace.proof.replay) replayed on verbs."""
+    files = sorted(glob.glob(os.path.join(opts.work, "replay", "reference", "*.ndktrace")))
+    check(files, "no reference traces (trace.proof.replay makes them)")
+    # ndkct-trace opens providers by spec; the verbs provider is its shared library (the runner
+    # turns `--provider verbs` into the same spec).
+    verbs = "lib:" + os.path.join(opts.build, "adapters", "verbs", "libndkct_verbs_provider.so")
+    # A test waived for verbs on rxe (conformance/waivers/verbs-rxe.txt) must differ on it, by
+    # the oracle naming a rule of its waiver: the replay shows the known finding, nothing else.
+    waived = {"CompletionQueue.SendAndInvalidateEntries":
+              {"SAI-01", "CQ-RES-07", "CQ-RES-06", "CQ-RES-03", "RCV-03", "CQ-CST-01"}}
+    for path in files:
+        status, text = replay(opts, path, verbs)
+        print(text.strip())
+        rules = next((r for name, r in waived.items() if name in os.path.basename(path)), None)
+        named = set(oracle_rules(text))
+        if rules is None:
+            # Passes: the oracle finds nothing. Outcomes that differ within what the rules
+            # allow are shown, not failed (rdma_cm pads private data to its fixed size, so
+            # NdkGetConnectionData reports 56 or 148 bytes where the reference reports 20).
+            check(status in (0, 1) and not named,
+                  f"{os.path.basename(path)} replayed on verbs: exit {status}, the oracle "
+                  f"names {sorted(named)}")
+            continue
+        check(status == 1 and named and named <= rules,
+              f"{os.path.basename(path)} (waived on rxe for {sorted(rules)}) replayed on verbs: "
+              f"exit {status}, rules {sorted(named)}")
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("case")
+    p.add_argument("--build", required=True)
+    p.add_argument("--work", required=True)
+    opts = p.parse_args()
+    opts.build = os.path.abspath(opts.build)
+    opts.work = os.path.abspath(opts.work)
+    os.makedirs(opts.work, exist_ok=True)
+    case = globals().get("case_" + opts.case)
+    if case is None:
+        print(f"unknown case {opts.case}")
+        return 2
+    try:
+        case(opts)
+    except Failure as failure:
+        print(f"FAILED: {failure}")
+        return 1
+    print(f"{opts.case}: ok")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
