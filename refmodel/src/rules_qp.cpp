@@ -738,6 +738,19 @@ void Model::remote_failure(ObjectId qp, Completion& done, NTSTATUS status, RuleI
 
 bool Model::execute(ObjectId qp, const WorkRequest& wr, Completion& done) {
     auto& q = std::get<QpState>(objects_[qp].state);
+    // FR-PAGE-02: the pages of the fast registrations a local SGL names (a receive's or a
+    // read's sink), where bytes a wrong page order misplaced are looked for; null when none.
+    auto fast_registered_pages_of =
+        [this](ObjectId adapter,
+               const std::vector<Sge>& sgl) -> std::shared_ptr<const std::vector<PFN_NUMBER>> {
+        std::vector<PFN_NUMBER> pages;
+        for (const Sge& sge : sgl)
+            if (const auto* mr = state_of<MrState>(object_of_token(adapter, sge.token, false));
+                mr && mr->fast_register)
+                pages.insert(pages.end(), mr->region.pages.begin(), mr->region.pages.end());
+        if (pages.empty()) return nullptr;
+        return std::make_shared<const std::vector<PFN_NUMBER>>(std::move(pages));
+    };
     bool silent_flag = wr.flags & NDK_OP_FLAG_SILENT_SUCCESS;
     if (wr.decided) {
         done = *wr.decided;
@@ -880,6 +893,9 @@ bool Model::execute(ObjectId qp, const WorkRequest& wr, Completion& done) {
             }
             got.bytes_transferred = static_cast<uint32_t>(payload.size());  // CQ-RES-01
             record_landing(got, used, payload);
+            if (!got.landings.empty())  // FR-PAGE-02: a receive into a fast registration
+                got.landings.back().fast_registered_pages =
+                    fast_registered_pages_of(objects_[peer_id].adapter, reached);
             if (!determined) got.landings.back().unchecked = true;
             // RCV-03: a source that overlaps the target may have been written by the transfer
             // itself before it is read here (check mode reads it after the provider ran).
@@ -1015,6 +1031,9 @@ bool Model::execute(ObjectId qp, const WorkRequest& wr, Completion& done) {
         record_landing(done, local, std::move(data));  // RD-01
         if (!done.landings.empty()) {
             done.landings.back().from_read = true;
+            // FR-PAGE-02: a read into a fast registration
+            done.landings.back().fast_registered_pages =
+                fast_registered_pages_of(objects_[qp].adapter, sgl);
             done.landings.back().unchecked |= !determined;
             // RD-01: a remote source overlapping the local target (a loopback onto itself) may
             // have been written by the transfer itself before it is read here.
