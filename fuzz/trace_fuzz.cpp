@@ -21,6 +21,8 @@
 #include "ndkct/trace/reader.hpp"
 
 // ---- Bytes allocated through operator new, live and at their peak ----
+// Every non-aligned form is replaced (libFuzzer's nothrow ones too), so that each block is freed
+// by the same pair that made it (ASan checks); the aligned forms are left to the runtime.
 namespace {
 size_t live_bytes = 0, peak_bytes = 0;
 
@@ -43,6 +45,26 @@ void* operator new(size_t size) {
 }
 void* operator new[](size_t size) {
     return counted(size);
+}
+void* operator new(size_t size, const std::nothrow_t&) noexcept {
+    try {
+        return counted(size);
+    } catch (...) {
+        return nullptr;
+    }
+}
+void* operator new[](size_t size, const std::nothrow_t&) noexcept {
+    try {
+        return counted(size);
+    } catch (...) {
+        return nullptr;
+    }
+}
+void operator delete(void* p, const std::nothrow_t&) noexcept {
+    uncounted(p);
+}
+void operator delete[](void* p, const std::nothrow_t&) noexcept {
+    uncounted(p);
 }
 void operator delete(void* p) noexcept {
     uncounted(p);
