@@ -100,6 +100,10 @@ struct Cq : Obj {
     uint64_t part_generation[2] = {};  // the consumer's arm a part was last armed for
     size_t taken_since_arm[2] = {};    // entries of each part taken since the consumer's arm
     void notified(Node node, NTSTATUS status);
+    void deliver(NTSTATUS status);  // to the consumer, one callback at a time (CQ-NOT-03)
+    std::mutex deliver_mutex;
+    bool delivering = false;
+    std::deque<NTSTATUS> undelivered;
     std::mutex held_mutex;
     std::deque<NDK_RESULT_EX> held;  // taken from a part by a notification, not yet polled
 };

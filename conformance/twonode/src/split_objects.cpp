@@ -955,7 +955,7 @@ void Cq::notified(Node node, NTSTATUS status) {
             part_armed[p] = false;
             consumer_armed = false;
         }
-        if (notify) notify(notify_context, status);
+        deliver(status);
         return;
     }
     bool wanted, stale;
@@ -992,7 +992,33 @@ void Cq::notified(Node node, NTSTATUS status) {
         if (status == STATUS_SUCCESS && !consumer_armed) return;
         consumer_armed = false;
     }
-    if (notify) notify(notify_context, status);
+    deliver(status);
+}
+
+// CQ-NOT-03: a CQ's notification callbacks never run at once. A's come from its provider's
+// thread, B's from the side channel's; a notification that arrives while the consumer's
+// callback runs is queued and delivered by that thread after it returns (not by waiting: the
+// callback may re-arm, and an arm of B's part needs the side channel's thread).
+void Cq::deliver(NTSTATUS status) {
+    {
+        std::lock_guard lock(deliver_mutex);
+        undelivered.push_back(status);
+        if (delivering) return;
+        delivering = true;
+    }
+    for (;;) {
+        NTSTATUS next;
+        {
+            std::lock_guard lock(deliver_mutex);
+            if (undelivered.empty()) {
+                delivering = false;
+                return;
+            }
+            next = undelivered.front();
+            undelivered.pop_front();
+        }
+        if (notify) notify(notify_context, next);
+    }
 }
 
 void materialize_cq(Adapter* ad, Cq* cq) {
