@@ -157,17 +157,18 @@ TEST_F(CheckMode, UnknownCompletionIsAViolation) {
     EXPECT_TRUE(violation_names(wrong_cq, "CQ-GET-04")) << wrong_cq.describe();
 }
 
-// AMB-35, WR-05: completions of one queue arrive in posting order (in_order default); an entry
-// that passes earlier ones of its queue shows them lost or out of order: a violation (issue 18's
-// lost requests: the earlier request may never come).
-TEST_F(CheckMode, OutOfOrderCompletionIsAViolationByDefault) {
+// AMB-35: completions of one queue are expected in posting order (in_order default); no page
+// promises it, so an entry ahead of an earlier one is a warning, and the earlier one is still
+// expected (WR-10: it must eventually come; LostRequest tests the one that never does).
+TEST_F(CheckMode, OutOfOrderCompletionIsAWarningByDefault) {
     write(0x1D, 8);
     h.accept(calls::Write{p.qp_a, 0x1E, {{a.va, 8, a.local}}, b.va + 100, b.remote, 0, {}});
     std::memcpy(b_buf.data(), a_buf.data(), 8);
     std::memcpy(b_buf.data() + 100, a_buf.data(), 8);
     Verdict v = h.model.observe_completion(
         p.cq_a, cq_entry(STATUS_SUCCESS, p.ctx_a, 0x1E, NdkOperationTypeWrite), true);
-    EXPECT_TRUE(violation_names(v, "AMB-35")) << v.describe();
+    EXPECT_TRUE(v.ok()) << v.describe();
+    EXPECT_TRUE(warning_names(v, "AMB-35")) << v.describe();
     EXPECT_TRUE(
         h.model
             .observe_completion(
