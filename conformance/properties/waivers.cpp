@@ -2,6 +2,7 @@
 
 #include <fnmatch.h>
 
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -34,6 +35,10 @@ bool Waiver::applies(const NDKCT_PROVIDER_IDENTITY& identity, const NDK_ADAPTER_
     if (!glob(provider, identity.Name ? identity.Name : "")) return false;
     if (!any_vendor && vendor != info.VendorId) return false;
     if (!any_device && device != info.DeviceId) return false;
+    if (topology != "*") {  // the run is split across two nodes when NDKCT_PEER names the peer
+        const char* peer = std::getenv("NDKCT_PEER");
+        if (topology != (peer && *peer ? "two-nodes" : "one-node")) return false;
+    }
     if (tests.empty()) return true;
     for (const auto& t : tests)
         if (glob(t, id)) return true;
@@ -87,7 +92,12 @@ std::vector<Waiver> read_waivers(const std::string& path) {
                 w.tests = words(value);
             else if (name == "rules")
                 w.rules = words(value);
-            else if (name == "reason")
+            else if (name == "topology") {
+                w.topology = trim(value);
+                if (w.topology != "one-node" && w.topology != "two-nodes" && w.topology != "*")
+                    fail(stanza_line,
+                         "topology: '" + w.topology + "' is not one of one-node, two-nodes, *");
+            } else if (name == "reason")
                 w.reason = trim(value);
             else if (name != "reference")
                 fail(stanza_line, "unknown field '" + name + "'");

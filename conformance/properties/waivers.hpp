@@ -17,6 +17,9 @@ struct Waiver {
     std::string provider;
     bool any_vendor = true, any_device = true;
     unsigned long vendor = 0, device = 0;
+    // one-node, two-nodes (a run split across two nodes: NDKCT_PEER set, conformance/twonode)
+    // or * (either, the default)
+    std::string topology = "*";
     std::vector<std::string> tests, rules;  // globs
     std::string reason;
 
