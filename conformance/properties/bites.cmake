@@ -46,3 +46,8 @@ ndkct_property_bites(remote_token_is_local          RMR-TOK-02      DataPath)
 ndkct_property_bites(fr_pages_reordered             FR-PAGE-02      MemoryRegistration)
 ndkct_property_bites(send_drops_solicit             SND-04          DataPath)
 ndkct_property_bites(lam_fbo_zero                   LAM-OUT-03      MemoryRegistration)
+# Issue 13, the five seed pages' must rules.
+ndkct_property_bites(fr_fbo_past_page               FR-FBO-02       MemoryRegistration 5)
+ndkct_property_bites(fr_length_past_pages           FR-LEN-02       MemoryRegistration)
+ndkct_property_bites(fr_silent_makes_entry          FR-SILENT-01    MemoryRegistration)
+ndkct_property_bites(fr_remote_refused_on_remote_mr FR-ACC-03       MemoryRegistration)

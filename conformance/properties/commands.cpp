@@ -460,7 +460,10 @@ FastRegister::FastRegister(const World& w) : qp(w.pick(Kind::qp)) {
                                                 {1, gen::just<uint32_t>(0)}});
     fbo_mode = *gen::weightedOneOf<Fbo>(
         {{5, gen::just(Fbo::from_lam)}, {2, gen::just(Fbo::zero)}, {1, gen::just(Fbo::other)}});
-    fbo_other = *gen::inRange<uint32_t>(0, PAGE_SIZE);
+    // Any offset in the page, or one that is not (FR-FBO-02: PAGE_SIZE or more never registers).
+    fbo_other =
+        *gen::weightedOneOf<uint32_t>({{3, gen::inRange<uint32_t>(0, PAGE_SIZE)},
+                                       {1, gen::inRange<uint32_t>(PAGE_SIZE, 2 * PAGE_SIZE)}});
     length_delta = *gen::weightedOneOf<int64_t>({{6, gen::just<int64_t>(0)},
                                                  {2, gen::inRange<int64_t>(-4096, 0)},
                                                  {1, gen::inRange<int64_t>(1, 4097)}});

@@ -453,6 +453,16 @@ Applied Model::apply(const Call& call, const Observed& observed) {
                 if (auto it = std::find(v.rules.begin(), v.rules.end(), "FR-ACC-02");
                     !v.warning && it != v.rules.end())
                     std::rotate(v.rules.begin(), it, it + 1);
+    // FR-ACC-03: remote rights on an MR initialized with RemoteAccess = TRUE refused with
+    // STATUS_ACCESS_VIOLATION: FR-ACC-03 is the rule the refusal breaks, judged first.
+    if (const auto* fr = std::get_if<calls::FastRegister>(&call);
+        fr && observed.status == STATUS_ACCESS_VIOLATION &&
+        (fr->flags & (NDK_OP_FLAG_ALLOW_REMOTE_READ | NDKCT_OP_FLAG_REMOTE_WRITE_BIT)))
+        if (const auto* mr = state_of<MrState>(fr->mr); mr && mr->remote_access)
+            for (auto& v : applied.verdict.violations)
+                if (auto it = std::find(v.rules.begin(), v.rules.end(), "FR-ACC-03");
+                    !v.warning && it != v.rules.end())
+                    std::rotate(v.rules.begin(), it, it + 1);
     if (e.undefined) {  // a consumer duty was broken: nothing to judge or apply...
         // ...but an accepted work request still leaves an entry, which is not judged (WR-10).
         if (is_work_request(call) && NT_SUCCESS(observed.status) &&

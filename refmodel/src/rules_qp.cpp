@@ -1964,8 +1964,11 @@ Verdict Model::observe_completion(ObjectId cq, const NDK_RESULT_EX& r, bool ex, 
                 q.silent_successes.erase(silent);
                 return v;
             }
-            v.add({{"WR-SILENT-01", "FR-SILENT-01", "AMB-33"},
-                   what() + " belongs to a request with SILENT_SUCCESS that succeeded",
+            // The rule of the request's own call first: a fast registration's is FR-SILENT-01.
+            RuleIds rules = ex && r.Type == NdkOperationTypeFastRegister
+                                ? RuleIds{"FR-SILENT-01", "WR-SILENT-01", "AMB-33"}
+                                : RuleIds{"WR-SILENT-01", "FR-SILENT-01", "AMB-33"};
+            v.add({rules, what() + " belongs to a request with SILENT_SUCCESS that succeeded",
                    readings_.silent_success_entry_tolerated});
             return v;
         }
