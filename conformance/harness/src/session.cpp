@@ -1196,6 +1196,15 @@ LamResult Session::build_lam(MDL* mdl, SIZE_T length, ULONG buffer_size, bool wi
                     adapter_, mdl, length, done, ctx, lam.mapping(), &size, &fbo);
             },
             "NdkBuildLam", outputs);
+        if (lam.done.final_status == STATUS_PENDING && !in_hook()) {
+            // The callback never came: what the provider may still write stays alive (moving a
+            // vector keeps its bytes where they are); the test inspects a copy of the buffer.
+            auto buffer = std::make_shared<std::vector<std::byte>>(lam.storage);
+            buffer->swap(lam.storage);
+            std::lock_guard lock(outstanding_mutex_);
+            outstanding_outputs_.push_back(std::move(buffer));
+            outstanding_outputs_.push_back(out);
+        }
     } else {
         InFlight flight(*this, call, {{adapter_, "adapter"}});
         lam.done.status = lam.done.final_status = table<NDK_ADAPTER_DISPATCH>(adapter_).NdkBuildLAM(
