@@ -121,6 +121,10 @@ struct NdkSide {
     std::vector<unsigned char> lam_storage;
     NDK_LOGICAL_ADDRESS_MAPPING* lam = nullptr;
     NDK_MR* fr = nullptr;
+    // NdkRegisterMr + NdkDeregisterMr cycles: an MR and the chains of the fast registration's
+    // memory (first 1, 2, ... pages), made on first use.
+    NDK_MR* plain = nullptr;
+    std::vector<ndkct::platform::MdlChain> plain_chains;
 
     NdkRegion region(size_t bytes, ULONG flags) {
         NdkRegion r;
@@ -271,15 +275,39 @@ struct NdkSide {
         NDK_SGE s{src.buffer.data(), kMessage, src.local};
         check(table(a).NdkSend(a, nullptr, &s, 1, 0), "NdkSend");
     }
-    void fast_register_cycle() {
+    // NdkFastRegister of the first `pages` pages of the LAM (all of them when 0), NdkInvalidate,
+    // and the invalidation's completion.
+    void fast_register_cycle(ULONG pages = 0) {
+        if (pages == 0 || pages > lam->AdapterPageCount) pages = lam->AdapterPageCount;
         check(table(a).NdkFastRegister(
-                  a, nullptr, fr, lam->AdapterPageCount, lam->AdapterPageArray, 0,
-                  size_t{lam->AdapterPageCount} * PAGE_SIZE, fr_memory.data(),
+                  a, nullptr, fr, pages, lam->AdapterPageArray, 0, size_t{pages} * PAGE_SIZE,
+                  fr_memory.data(),
                   NDK_OP_FLAG_ALLOW_LOCAL_WRITE | NDK_OP_FLAG_ALLOW_REMOTE_READ |
                       NDK_OP_FLAG_ALLOW_REMOTE_WRITE | NDK_OP_FLAG_SILENT_SUCCESS),
               "NdkFastRegister");
         check(table(a).NdkInvalidate(a, nullptr, &fr->Header, 0), "NdkInvalidate");
         wait_one(cq_a);
+    }
+    // NdkRegisterMr + NdkDeregisterMr of the first `pages` pages of the same memory, with the
+    // rights of the fast registration (both finish inline on this provider).
+    void register_cycle(ULONG pages) {
+        if (!plain) {
+            check(table(pd).NdkCreateMr(pd, FALSE, on_create, nullptr, &plain), "NdkCreateMr");
+            size_t most = fr_memory.size() / PAGE_SIZE;
+            for (size_t n = 1; n <= most; ++n)
+                plain_chains.push_back(ndkct::platform::describe(fr_memory, 0, n * PAGE_SIZE));
+        }
+        if (pages == 0 || pages > plain_chains.size()) die("register_cycle: bad page count");
+        Waiter w;
+        check(finish(table(plain).NdkRegisterMr(
+                         plain, plain_chains[pages - 1].head(), size_t{pages} * PAGE_SIZE,
+                         NDK_MR_FLAG_ALLOW_LOCAL_WRITE | NDK_MR_FLAG_ALLOW_REMOTE_READ |
+                             NDK_MR_FLAG_ALLOW_REMOTE_WRITE,
+                         on_request, &w),
+                     w),
+              "NdkRegisterMr");
+        Waiter d;
+        check(finish(table(plain).NdkDeregisterMr(plain, on_request, &d), d), "NdkDeregisterMr");
     }
 };
 
@@ -435,9 +463,11 @@ struct RawSide {
         post(IBV_WR_SEND, IBV_SEND_SIGNALED,
              {reinterpret_cast<uintptr_t>(src.data()), kMessage, src_mr->lkey});
     }
-    void register_cycle() {
+    // ibv_reg_mr_iova + ibv_dereg_mr of the first `pages` pages (all of them when 0).
+    void register_cycle(size_t pages = 0) {
+        size_t bytes = pages == 0 ? fr.size() : std::min(fr.size(), pages * PAGE_SIZE);
         ibv_mr* mr = ibv_reg_mr_iova(
-            pd, fr.data(), fr.size(), reinterpret_cast<uintptr_t>(fr.data()),
+            pd, fr.data(), bytes, reinterpret_cast<uintptr_t>(fr.data()),
             IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE);
         if (!mr) die("ibv_reg_mr_iova failed");
         if (ibv_dereg_mr(mr)) die("ibv_dereg_mr failed");

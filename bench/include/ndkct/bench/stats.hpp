@@ -80,7 +80,8 @@ inline Interval bootstrap(const std::vector<double>& rounds,
 
 // The usual case: the median of per-round figures (per-round ratios NDK/raw, rates...).
 inline Interval bootstrap_median(const std::vector<double>& rounds, int resamples = 2000) {
-    return bootstrap(rounds, [](const std::vector<double>& v) { return median(v); }, resamples);
+    return bootstrap(
+        rounds, [](const std::vector<double>& v) { return median(v); }, resamples);
 }
 
 // For a benchmark that adds rounds until its figures settle: true once there are at least
@@ -92,14 +93,14 @@ inline bool settled_after(const std::vector<double>& rounds, int min_rounds) {
 // One figure as `./ndkct bench` collects it: a line on stdout starting with "ndkct-bench: "
 // followed by one JSON object (bench/README.md, "Convention").
 struct Figure {
-    std::string bench;     // the benchmark's name, e.g. "verbs"
-    std::string name;      // the figure, dotted, stable between commits: "fastreg.16p.ratio_raw"
-    double value = 0;      // the figure itself
-    std::string unit;      // "ratio", "cycles/s", "us", "calls/s", "sequences/s", "bytes"...
+    std::string bench;  // the benchmark's name, e.g. "verbs"
+    std::string name;   // the figure, dotted, stable between commits: "fastreg.16p.ratio_raw"
+    double value = 0;   // the figure itself
+    std::string unit;   // "ratio", "cycles/s", "us", "calls/s", "sequences/s", "bytes"...
     const Interval* ci = nullptr;  // with an interval: ci_low, ci_high, rounds, settled
-    std::string better;    // "higher" or "lower" (empty: neither, e.g. a size)
-    std::string target;    // the issue's target as text, e.g. ">= 1.0" (empty: none)
-    std::string note;      // anything a reader needs (load, mode)
+    std::string better;            // "higher" or "lower" (empty: neither, e.g. a size)
+    std::string target;            // the issue's target as text, e.g. ">= 1.0" (empty: none)
+    std::string note;              // anything a reader needs (load, mode)
 };
 
 inline std::string json_escape(const std::string& s) {
@@ -131,8 +132,9 @@ inline void emit(const Figure& f, std::FILE* out = stdout) {
                        json_escape(f.name) + "\",\"value\":" + json_number(f.value) +
                        ",\"unit\":\"" + json_escape(f.unit) + "\"";
     if (f.ci) {
-        line += ",\"ci_low\":" + json_number(f.ci->low) + ",\"ci_high\":" +
-                json_number(f.ci->high) + ",\"rounds\":" + std::to_string(f.ci->rounds) +
+        line += ",\"ci_low\":" + json_number(f.ci->low) +
+                ",\"ci_high\":" + json_number(f.ci->high) +
+                ",\"rounds\":" + std::to_string(f.ci->rounds) +
                 ",\"settled\":" + (f.ci->settled() ? "true" : "false");
     }
     if (!f.better.empty()) line += ",\"better\":\"" + json_escape(f.better) + "\"";
