@@ -3,6 +3,7 @@
 // NdkInvalidate) are in queues.cpp with the other posts.
 #include <algorithm>
 #include <cerrno>
+#include <utility>
 
 #include "ndkct/platform/mdl.hpp"
 #include "verbs.hpp"
@@ -82,7 +83,15 @@ NTSTATUS verbs_create_mr(NDK_PD* ndk, BOOLEAN fast_register, NDK_FN_CREATE_COMPL
         // Mr::fr_window). Without one the region's own key is its remote token, which a peer
         // cannot invalidate.
         if (a->fr_windows) mr->fr_window = ibv_alloc_mw(pd->pd, IBV_MW_TYPE_2);
+        // The fast-registration cache: a token slot and the type 1 window of the remote token.
+        // Without either (slots exhausted, no window) the MR registers at every NdkFastRegister.
+        if (a->fr_cache) mr->cache_window = ibv_alloc_mw(pd->pd, IBV_MW_TYPE_1);
         std::lock_guard lock(a->mutex);
+        if (mr->cache_window && !a->fr_free_slots.empty()) {
+            mr->token_slot = a->fr_free_slots.back();
+            a->fr_free_slots.pop_back();
+            a->fr_tokens[mr->token_slot].store(0, std::memory_order_release);
+        }
         pd->fast_mrs.push_back(mr);
     }
     a->adopt(&mr->life, {&pd->life});  // LIFE-TREE-03
@@ -92,9 +101,19 @@ NTSTATUS verbs_create_mr(NDK_PD* ndk, BOOLEAN fast_register, NDK_FN_CREATE_COMPL
 
 void destroy_mr(Mr* mr) {
     if (mr->fast_register) {
-        std::lock_guard lock(mr->life.adapter->mutex);
+        Adapter* a = mr->life.adapter;
+        std::lock_guard lock(a->mutex);
         std::erase(mr->pd->fast_mrs, mr);
+        if (mr->cached()) {
+            a->fr_tokens[mr->token_slot].store(0, std::memory_order_release);
+            a->fr_free_slots.push_back(mr->token_slot);
+            mr->token_slot = Mr::kNoTokenSlot;
+        }
     }
+    // The cache's window first: the device refuses to deregister a region with a bound window.
+    if (mr->cache_window) ibv_dealloc_mw(mr->cache_window);
+    mr->cache_window = nullptr;
+    delete std::exchange(mr->parked, nullptr);
     if (mr->fr_window) {
         // Deallocation invalidates a bound window; the device refuses to deregister a region
         // that still has one.
