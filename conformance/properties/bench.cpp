@@ -2,18 +2,26 @@
 // reference provider sustains (in-process), the oracle judging every call as in the tests.
 // Prints figures; asserts nothing.
 //
-//   conformance_properties_bench [--provider=SPEC] [--seconds=S]
+//   conformance_properties_bench [--provider=SPEC] [--seconds=S] [--calls=N[,N...]]
 //
 // Figures: sequence generation alone (RapidCheck, the World), and whole sequences (a fresh
-// Session with its arena and adapter, the connected pair, 50 commands, the teardown's drain,
-// flush and closes), twice: with the quiet wait after CloseNdkAdapter that the tests make
-// (--ndkct_quiet_us, 1 ms: alone it caps a run at 1,000 sequences/s) and without it. Each run
-// also prints where a sequence's wall time goes (PhaseTimes). With the default profile the
-// reference provider pends half of the calls that may pend and calls back from its worker
-// thread.
+// Session with its arena and adapter, the connected pair, N commands (50 unless --calls says),
+// the teardown's drain, flush and closes), twice: as the tests' search runs them, the quiet
+// period after CloseNdkAdapter (--ndkct_quiet_us, 1 ms) judged across sequences
+// (QuietPeriods: a sequence is parked and judged once its period is over, while the next
+// runs), and with each sequence waiting out its own period (as shrinking and replays do: alone
+// it caps a run at 1,000 sequences/s). Each run also prints where a sequence's wall time goes
+// (PhaseTimes) and the process's CPU time per sequence (on a shared machine wall time is
+// mostly other people's work). With --calls=10,50,200 the cost of sequence length (issue #16,
+// scale). Every figure is also printed as an `ndkct-bench: {json}` line (bench/README.md).
+// With the default profile the reference provider pends half of the calls that may pend and
+// calls back from its worker thread.
+#include <sys/resource.h>
+
 #include <chrono>
 #include <cstring>
 #include <iostream>
+#include <sstream>
 
 #include "commands.hpp"
 #include "ndkct/conformance/provider_spec.hpp"
@@ -25,7 +33,24 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-constexpr size_t kCalls = 50;
+size_t kCalls = 50;
+
+// CPU seconds of the process (every thread: the provider's worker too).
+double cpu_seconds() {
+    rusage u{};
+    getrusage(RUSAGE_SELF, &u);
+    return double(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+           double(u.ru_utime.tv_usec + u.ru_stime.tv_usec) * 1e-6;
+}
+
+void emit(const std::string& name, double value, const std::string& unit,
+          const std::string& note = "") {
+    std::ostringstream line;
+    line << "ndkct-bench: {\"bench\": \"properties\", \"name\": \"" << name
+         << "\", \"value\": " << value << ", \"unit\": \"" << unit << "\", \"better\": \"higher\"";
+    if (!note.empty()) line << ", \"note\": \"" << note << "\"";
+    std::cout << line.str() << "}\n";
+}
 
 const CommandGen& all_calls() {
     static const CommandGen gen =
@@ -63,32 +88,47 @@ rc::state::Commands<Command> sequence(const World& initial, uint64_t seed) {
     return commands;
 }
 
-void measure(const std::string& what, const conformance::ProviderSpec& spec, const World& initial,
-             double seconds, PropertyOptions options) {
+void measure(const std::string& what, const std::string& key, const conformance::ProviderSpec& spec,
+             const World& initial, double seconds, PropertyOptions options, bool amortized) {
     size_t sequences = 0, calls = 0, failed = 0;
     PhaseTimes times;
     options.times = &times;
-    double generating = 0;
+    double generating = 0, judging = 0;
+    QuietPeriods quiet_periods;
+    const double cpu_at_start = cpu_seconds();
     auto start = Clock::now();
     double elapsed = 0;
     std::string first_failure;
+    auto note_failure = [&](const std::string& description) {
+        if (!failed++)
+            first_failure =
+                description.substr(0, description.find('\n', description.find("oracle:")));
+    };
     while (elapsed < seconds) {
         try {
             auto generated_at = Clock::now();
             auto commands = sequence(initial, sequences + 1);
             generating += std::chrono::duration<double>(Clock::now() - generated_at).count();
-            calls += run_sequence(spec, initial, commands, options);
+            calls += run_sequence(spec, initial, commands, options,
+                                  amortized ? &quiet_periods : nullptr, sequences);
         } catch (const rc::detail::CaseResult& failure) {  // counted; the tests would shrink it
-            if (!failed++)
-                first_failure = failure.description.substr(
-                    0, failure.description.find('\n', failure.description.find("oracle:")));
+            note_failure(failure.description);
         }
         ++sequences;
+        auto judged_at = Clock::now();
+        if (auto late = quiet_periods.judge(false)) note_failure(late->description);
+        judging += std::chrono::duration<double>(Clock::now() - judged_at).count();
         elapsed = std::chrono::duration<double>(Clock::now() - start).count();
     }
+    auto judged_at = Clock::now();
+    if (auto late = quiet_periods.judge(true)) note_failure(late->description);
+    judging += std::chrono::duration<double>(Clock::now() - judged_at).count();
+    elapsed = std::chrono::duration<double>(Clock::now() - start).count();
+    const double cpu = cpu_seconds() - cpu_at_start;
     std::cout << what << ": " << sequences << " sequences of " << kCalls << " commands in "
               << elapsed << " s: " << sequences / elapsed << " sequences/s, " << calls / elapsed
-              << " commands run/s before a sequence stopped"
+              << " commands run/s before a sequence stopped; CPU " << int(cpu / sequences * 1e6)
+              << " us per sequence (" << sequences / cpu << " sequences per CPU second)"
               << " (" << failed << " sequences stopped at a violation";
     if (failed) std::cout << "; the first: " << first_failure;
     std::cout << ")\n";
@@ -100,9 +140,13 @@ void measure(const std::string& what, const conformance::ProviderSpec& spec, con
               << us(times.drain) << ", notifications " << us(times.notifications) << ", closes "
               << us(times.closes) << ", adapter close " << us(times.adapter_close)
               << ", quiet wait " << us(times.quiet) << ", destructors " << us(times.destroy)
-              << "\n  " << times.notifications_given_up
+              << ", parked periods judged and released " << us(judging) << "\n  "
+              << times.notifications_given_up
               << " teardowns waited the whole 20 ms for a notification the oracle counted owed "
                  "(none came)\n";
+    const std::string name = "sequences_per_s." + key + ".calls_" + std::to_string(kCalls);
+    emit(name, sequences / elapsed, "sequences/s", "wall, generation included");
+    emit(name + ".per_cpu_s", sequences / cpu, "sequences/CPU s");
 }
 
 }  // namespace
@@ -110,13 +154,24 @@ void measure(const std::string& what, const conformance::ProviderSpec& spec, con
 int main(int argc, char** argv) {
     std::string provider = "model:seed=1";
     double seconds = 3;
+    std::vector<size_t> lengths{50};
     for (int i = 1; i < argc; ++i) {
-        if (std::strncmp(argv[i], "--provider=", 11) == 0)
+        if (std::strncmp(argv[i], "--provider=", 11) == 0) {
             provider = argv[i] + 11;
-        else if (std::strncmp(argv[i], "--seconds=", 10) == 0)
+        } else if (std::strncmp(argv[i], "--seconds=", 10) == 0) {
             seconds = std::atof(argv[i] + 10);
-        else {
-            std::cerr << "usage: " << argv[0] << " [--provider=SPEC] [--seconds=S]\n";
+        } else if (std::strncmp(argv[i], "--calls=", 8) == 0) {
+            lengths.clear();
+            std::istringstream list(argv[i] + 8);
+            for (std::string n; std::getline(list, n, ',');)
+                if (long v = std::atol(n.c_str()); v > 0) lengths.push_back(size_t(v));
+            if (lengths.empty()) {
+                std::cerr << "ndkct: --calls: a comma-separated list of positive numbers\n";
+                return 2;
+            }
+        } else {
+            std::cerr << "usage: " << argv[0]
+                      << " [--provider=SPEC] [--seconds=S] [--calls=N[,N...]]\n";
             return 2;
         }
     }
@@ -130,23 +185,29 @@ int main(int argc, char** argv) {
         }
         const World initial = initial_world(info);
 
-        size_t generated = 0;
-        auto start = Clock::now();
-        double elapsed = 0;
-        while (elapsed < seconds / 3) {
-            generated += sequence(initial, generated + 1).size() == kCalls;
-            elapsed = std::chrono::duration<double>(Clock::now() - start).count();
+        for (size_t length : lengths) {
+            kCalls = length;
+            size_t generated = 0;
+            auto start = Clock::now();
+            double elapsed = 0;
+            while (elapsed < seconds / 3) {
+                generated += sequence(initial, generated + 1).size() == kCalls;
+                elapsed = std::chrono::duration<double>(Clock::now() - start).count();
+            }
+            std::cout << "generation alone: " << generated / elapsed << " sequences/s of " << kCalls
+                      << " commands\n";
+            emit("generation_per_s.calls_" + std::to_string(kCalls), generated / elapsed,
+                 "sequences/s");
+            // As the tests' search runs them (the quiet periods judged across sequences), and
+            // with each sequence waiting out its own (shrinking, replays).
+            const std::string quiet = std::to_string(options.quiet.count()) + " us";
+            measure(
+                "provider " + provider + " (quiet period " + quiet + " judged across sequences)",
+                "amortized_quiet", spec, initial, seconds, options, true);
+            measure(
+                "provider " + provider + " (each sequence waits its quiet period, " + quiet + ")",
+                "own_quiet", spec, initial, seconds, options, false);
         }
-        std::cout << "generation alone: " << generated / elapsed << " sequences/s of " << kCalls
-                  << " commands\n";
-        // As the tests run (the quiet wait of --ndkct_quiet_us after CloseNdkAdapter, 1 ms,
-        // so at most 1,000 sequences/s), and without it (what the rest costs).
-        measure("provider " + provider + " (quiet wait " + std::to_string(options.quiet.count()) +
-                    " us)",
-                spec, initial, seconds, options);
-        PropertyOptions no_quiet = options;
-        no_quiet.quiet = std::chrono::microseconds(0);
-        measure("provider " + provider + " (no quiet wait)", spec, initial, seconds, no_quiet);
     } catch (const std::exception& error) {
         std::cerr << "ndkct: " << error.what() << "\n";
         return 2;
