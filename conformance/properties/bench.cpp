@@ -265,13 +265,19 @@ int main(int argc, char** argv) {
             kCalls = length;
             size_t generated = 0;
             auto start = Clock::now();
+            const double cpu_at_start = cpu_seconds();
             double elapsed = 0;
             while (elapsed < seconds / 3) {
                 generated += sequence(initial, generated + 1).size() == kCalls;
                 elapsed = std::chrono::duration<double>(Clock::now() - start).count();
             }
+            const double cpu = cpu_seconds() - cpu_at_start;
             std::cout << "generation alone: " << generated / elapsed << " sequences/s of " << kCalls
-                      << " commands\n";
+                      << " commands; CPU " << int(cpu / double(generated) * 1e6)
+                      << " us per sequence (" << double(generated) / cpu
+                      << " sequences per CPU second)\n";
+            emit("generation_per_s.calls_" + std::to_string(kCalls) + ".per_cpu_s",
+                 double(generated) / cpu, "sequences/CPU s");
             emit("generation_per_s.calls_" + std::to_string(kCalls), generated / elapsed,
                  "sequences/s");
             // As the tests' search runs them (the quiet periods judged across sequences), and
