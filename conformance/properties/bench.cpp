@@ -110,10 +110,12 @@ Tally run_loop(const conformance::ProviderSpec& spec, const World& initial, doub
     QuietPeriods quiet_periods;
     const double cpu_at_start = cpu_seconds();
     auto start = Clock::now();
-    auto note_failure = [&](const std::string& description) {
+    // The first failure, with the seed of its sequence (sequence(initial, seed) makes it again).
+    auto note_failure = [&](const std::string& description, size_t index) {
         if (!t.failed++)
             std::snprintf(
-                t.first_failure, sizeof t.first_failure, "%s",
+                t.first_failure, sizeof t.first_failure, "sequence seed %zu: %s",
+                seed_base + index + 1,
                 description.substr(0, description.find('\n', description.find("oracle:"))).c_str());
     };
     while (t.elapsed < seconds) {
@@ -124,16 +126,16 @@ Tally run_loop(const conformance::ProviderSpec& spec, const World& initial, doub
             t.calls += run_sequence(spec, initial, commands, options,
                                     amortized ? &quiet_periods : nullptr, t.sequences);
         } catch (const rc::detail::CaseResult& failure) {  // counted; the tests would shrink it
-            note_failure(failure.description);
+            note_failure(failure.description, t.sequences);
         }
         ++t.sequences;
         auto judged_at = Clock::now();
-        if (auto late = quiet_periods.judge(false)) note_failure(late->description);
+        if (auto late = quiet_periods.judge(false)) note_failure(late->description, late->tag);
         t.judging += std::chrono::duration<double>(Clock::now() - judged_at).count();
         t.elapsed = std::chrono::duration<double>(Clock::now() - start).count();
     }
     auto judged_at = Clock::now();
-    if (auto late = quiet_periods.judge(true)) note_failure(late->description);
+    if (auto late = quiet_periods.judge(true)) note_failure(late->description, late->tag);
     t.judging += std::chrono::duration<double>(Clock::now() - judged_at).count();
     t.elapsed = std::chrono::duration<double>(Clock::now() - start).count();
     t.cpu = cpu_seconds() - cpu_at_start;
