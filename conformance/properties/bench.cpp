@@ -123,7 +123,7 @@ Tally run_loop(const conformance::ProviderSpec& spec, const World& initial, doub
             auto generated_at = Clock::now();
             auto commands = sequence(initial, seed_base + t.sequences + 1);
             t.generating += std::chrono::duration<double>(Clock::now() - generated_at).count();
-            t.calls += run_sequence(spec, initial, commands, options,
+            t.calls += run_sequence(spec, initial, commands, options, nullptr, nullptr,
                                     amortized ? &quiet_periods : nullptr, t.sequences);
         } catch (const rc::detail::CaseResult& failure) {  // counted; the tests would shrink it
             note_failure(failure.description, t.sequences);

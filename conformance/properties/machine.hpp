@@ -25,6 +25,7 @@
 
 #include "ndkct/conformance/dispatch_trap.hpp"
 #include "ndkct/conformance/session.hpp"
+#include "waivers.hpp"
 
 // A precondition whose later operands are valid only when the earlier ones hold
 // (`w.is(i, Kind::qp) && !w.slots[i].connected`). RC_PRE decomposes `a && b` to print each
@@ -192,6 +193,10 @@ struct SutOptions {
     // while other sequences run meanwhile.
     bool defer_quiet = false;
     PhaseTimes* times = nullptr;
+    // The provider's known findings: a failure that names only rules one of them covers
+    // discards the sequence and counts it in waived[i] (the index of the waiver).
+    const std::vector<Waiver>* waivers = nullptr;
+    std::vector<size_t>* waived = nullptr;
 };
 
 // The system under test: a Session on the provider, and the slots' real objects.

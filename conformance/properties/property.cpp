@@ -49,7 +49,10 @@ const PropertyOptions& PropertyOptions::from_command_line() {
             if (number_flag(arg, "ndkct_drain_ms", v))
                 o.drain_timeout = std::chrono::milliseconds(v);
             if (number_flag(arg, "ndkct_quiet_us", v)) o.quiet = std::chrono::microseconds(v);
+            if (number_flag(arg, "ndkct_shrink_ms", v))
+                o.shrink_budget = std::chrono::milliseconds(v);
             if (arg == "--ndkct_no_shrink") o.shrink = false;
+            if (arg.rfind("--ndkct_waivers=", 0) == 0) o.waiver_files.push_back(arg.substr(16));
         }
         return o;
     }();
@@ -80,7 +83,9 @@ std::optional<QuietPeriods::Late> QuietPeriods::judge(bool all) {
         try {
             p.sut->judge_quiet();
         } catch (const rc::detail::CaseResult& failure) {
-            return Late{p.tag, failure.description};
+            // A waived finding discards its sequence (counted as waived): nothing to report.
+            if (failure.type == rc::detail::CaseResult::Type::Failure)
+                return Late{p.tag, failure.description};
         }
     }
     return std::nullopt;
@@ -95,16 +100,21 @@ void QuietPeriods::clear() {
 
 size_t run_sequence(const conformance::ProviderSpec& spec, const World& initial,
                     const rc::state::Commands<Command>& commands, const PropertyOptions& options,
+                    const std::vector<Waiver>* waivers, std::vector<size_t>* waived,
                     QuietPeriods* quiet_periods, size_t tag) {
     Laps laps(options.times);
     size_t run = 0;
     {
         auto session = std::make_unique<Session>(spec, session_options(options));
         laps.lap(&PhaseTimes::session);
-        auto sut = std::make_unique<Sut>(
-            *session,
-            SutOptions{options.drain_timeout, options.quiet,
-                       quiet_periods != nullptr && options.quiet.count() > 0, options.times});
+        SutOptions sut_options;
+        sut_options.drain_timeout = options.drain_timeout;
+        sut_options.quiet = options.quiet;
+        sut_options.defer_quiet = quiet_periods != nullptr && options.quiet.count() > 0;
+        sut_options.times = options.times;
+        sut_options.waivers = waivers;
+        sut_options.waived = waived;
+        auto sut = std::make_unique<Sut>(*session, sut_options);
         laps.lap(&PhaseTimes::buffers);
         sut->setup();
         laps.lap(&PhaseTimes::setup);
@@ -131,9 +141,13 @@ PropertyOutcome check_property(const std::string& id, const conformance::Provide
                                const CommandGen& commands, const PropertyOptions& options) {
     PropertyOutcome outcome;
     std::shared_ptr<const NDK_ADAPTER_INFO> info;
+    std::vector<Waiver> waivers;  // those that apply to this provider and property
     {
         Session probe(spec, session_options(options));  // the adapter's limits, for generation
         info = std::make_shared<NDK_ADAPTER_INFO>(probe.info());
+        for (const auto& file : options.waiver_files)
+            for (auto& w : read_waivers(file))
+                if (w.applies(probe.identity(), *info, id)) waivers.push_back(std::move(w));
     }
     const World initial = initial_world(info);
     // The first failure as it happened, before shrinking: when a failure does not come back on
@@ -146,19 +160,34 @@ PropertyOutcome check_property(const std::string& id, const conformance::Provide
     QuietPeriods quiet_periods;
     std::vector<std::pair<rc::Random, int>> cases;  // the search's cases (random, size), in order
     std::optional<QuietPeriods::Late> late;         // a stray callback found after its case passed
+    // Shrinking runs candidates until none fails; past its budget every candidate counts as
+    // passing without being run, so RapidCheck ends with the smallest failure found by then.
+    std::optional<std::chrono::steady_clock::time_point> shrink_until;
+    std::string last_failure;
+    bool budget_spent = false;
+    std::vector<size_t> waived(waivers.size());
     auto property = [&] {
         if (late) return;  // the search is over: the rest pass without running (see below)
         const auto sequence = *rc::state::gen::commands(initial, commands);
+        if (shrink_until && std::chrono::steady_clock::now() > *shrink_until) {
+            budget_spent = true;
+            return;
+        }
         try {
             if (each_own_quiet) {
-                run_sequence(spec, initial, sequence, options);
+                run_sequence(spec, initial, sequence, options, &waivers, &waived);
                 return;
             }
-            run_sequence(spec, initial, sequence, options, &quiet_periods, cases.size() - 1);
+            run_sequence(spec, initial, sequence, options, &waivers, &waived, &quiet_periods,
+                         cases.size() - 1);
             late = quiet_periods.judge(false);
         } catch (const rc::detail::CaseResult& failure) {
             if (failure.type != rc::detail::CaseResult::Type::Failure) throw;
-            if (first_failure.empty()) first_failure = failure.description;
+            last_failure = failure.description;  // while shrinking: the smallest so far
+            if (first_failure.empty()) {
+                first_failure = failure.description;
+                shrink_until = std::chrono::steady_clock::now() + options.shrink_budget;
+            }
             each_own_quiet = true;  // shrinking follows
             quiet_periods.clear();
             throw;
@@ -187,6 +216,7 @@ PropertyOutcome check_property(const std::string& id, const conformance::Provide
         // A case passed and its quiet period then saw a stray callback: that case again, with
         // its own quiet period, shrunk as RapidCheck shrinks; the reproduce string names it.
         first_failure = late->description;
+        shrink_until = std::chrono::steady_clock::now() + options.shrink_budget;
         const auto [random, size] = cases.at(late->tag);
         const int passed_before = int(late->tag);
         each_own_quiet = true;
@@ -210,22 +240,36 @@ PropertyOutcome check_property(const std::string& id, const conformance::Provide
             result = failure;
         }
     }
+    for (size_t i = 0; i < waivers.size(); ++i)
+        if (waived[i])
+            outcome.waived.push_back(std::to_string(waived[i]) +
+                                     " sequences ended at a finding waived by " + waivers[i].where +
+                                     ": " + waivers[i].reason);
     if (result.is<rc::detail::SuccessResult>()) {
         outcome.passed = true;
         outcome.sequences = result.get<rc::detail::SuccessResult>().numSuccess;
     } else if (result.is<rc::detail::FailureResult>()) {
         const auto& failure = result.get<rc::detail::FailureResult>();
         outcome.sequences = failure.numSuccess;
-        outcome.message = failure.description;
-        outcome.rules = failure_rules(failure.description);
+        // Cut short, RapidCheck's last word is a candidate that was not run: the smallest
+        // failure is the last one that ran.
+        outcome.message = budget_spent ? last_failure : failure.description;
+        outcome.rules = failure_rules(outcome.message);
         if (outcome.rules.empty()) outcome.rules = failure_rules(first_failure);
         if (outcome.message.find("oracle:") == std::string::npos && !first_failure.empty())
             outcome.message +=
                 "\nthe shrunk case passed when replayed; the first failure (not shrunk) was:\n" +
                 std::regex_replace(first_failure, std::regex("minimal sequence \\("), "sequence (");
         std::smatch m;
-        if (std::regex_search(failure.description, m, std::regex(R"(\((\d+) calls after setup\))")))
+        if (std::regex_search(outcome.message, m, std::regex(R"(\((\d+) calls after setup\))")))
             outcome.shrunk_calls = std::stoi(m[1]);
+        if (budget_spent) {
+            outcome.shrink_cut = true;
+            outcome.message += "\nshrinking stopped at its budget of " +
+                               std::to_string(options.shrink_budget.count()) +
+                               " ms: the sequence above is the smallest failing one found by "
+                               "then, perhaps not minimal\n";
+        }
         rc::detail::Configuration replay;
         replay.reproduce[id] = failure.reproduce;
         outcome.reproduce = rc::detail::configToMinimalString(replay);

@@ -30,11 +30,17 @@ struct PropertyOptions {
     std::chrono::milliseconds drain_timeout{1000};
     std::chrono::microseconds quiet{1000};  // SutOptions::quiet
     bool shrink = true;
+    // How long shrinking may take after the first failure: then the smallest counterexample
+    // found so far is reported (a test's time limit must not turn a failure into a bare
+    // timeout).
+    std::chrono::milliseconds shrink_budget{20000};
+    // Waiver files (conformance/waivers format): the provider's known findings (waivers.hpp).
+    std::vector<std::string> waiver_files;
     PhaseTimes* times = nullptr;  // SutOptions::times
 
     // --ndkct_seed=N --ndkct_tests=N --ndkct_size=N --ndkct_callback_ms=N --ndkct_drain_ms=N
-    // --ndkct_quiet_us=N --ndkct_no_shrink, read from the command line (unknown to gtest, so left
-    // for us).
+    // --ndkct_quiet_us=N --ndkct_shrink_ms=N --ndkct_no_shrink --ndkct_waivers=FILE (repeatable),
+    // read from the command line (unknown to gtest, so left for us).
     static const PropertyOptions& from_command_line();
 };
 
@@ -44,7 +50,10 @@ struct PropertyOutcome {
     std::string message;             // the oracle's violation and the minimal sequence as NDK calls
     std::vector<std::string> rules;  // the rules the reported failure broke (as data)
     int shrunk_calls = -1;           // commands in the minimal sequence (after the setup)
-    std::string reproduce;           // RC_PARAMS value that replays exactly the minimal sequence
+    bool shrink_cut = false;         // shrinking stopped at its budget (may not be minimal)
+    // Sequences that ended at a waived finding, one line per waiver that took any.
+    std::vector<std::string> waived;
+    std::string reproduce;  // RC_PARAMS value that replays exactly the minimal sequence
 };
 
 // Runs the property `id` (the ndkct ID, also RapidCheck's test ID for reproduce strings).
@@ -83,11 +92,14 @@ class QuietPeriods {
 };
 
 // One sequence: setup, the commands, teardown. Returns the number of commands run; throws on a
-// violation (RapidCheck's failure). With `quiet_periods`, the quiet period after
-// CloseNdkAdapter is not waited for here: the sequence is parked there (tagged `tag`).
+// violation (RapidCheck's failure), or a discard when one of `waivers` covers it (counted in
+// `waived`, SutOptions). With `quiet_periods`, the quiet period after CloseNdkAdapter is not
+// waited for here: the sequence is parked there (tagged `tag`).
 size_t run_sequence(const conformance::ProviderSpec& spec, const World& initial,
                     const rc::state::Commands<Command>& commands, const PropertyOptions& options,
-                    QuietPeriods* quiet_periods = nullptr, size_t tag = 0);
+                    const std::vector<Waiver>* waivers = nullptr,
+                    std::vector<size_t>* waived = nullptr, QuietPeriods* quiet_periods = nullptr,
+                    size_t tag = 0);
 
 conformance::SessionOptions session_options(const PropertyOptions& options);
 

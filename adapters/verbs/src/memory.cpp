@@ -1,6 +1,7 @@
 // Protection domains, memory regions, memory windows and tokens (CPD-*, CMR-*, RMR-*, DMR-*,
 // IFR-*, TOK-*, PTOK-*, MW-*). The work requests that act on them (NdkFastRegister, NdkBind,
 // NdkInvalidate) are in queues.cpp with the other posts.
+#include <algorithm>
 #include <cerrno>
 
 #include "ndkct/platform/mdl.hpp"
@@ -164,7 +165,12 @@ NTSTATUS verbs_initialize_fast_register_mr(NDK_MR* ndk, ULONG pages, BOOLEAN rem
     if (uint64_t{pages} * PAGE_SIZE > a->info.MaxRegistrationSize)
         return STATUS_IMPLEMENTATION_LIMIT;
     // The range every NdkFastRegister of this MR maps its pages into (FastAlias).
-    if (!mr->alias.reserve(pages)) return STATUS_INSUFFICIENT_RESOURCES;
+    if (!mr->alias.reserve(pages)) {
+        // IFR-APC-02: past the counts every adapter supports, a count the host cannot back is
+        // one the adapter does not support, with the status the page names for that.
+        bool guaranteed = pages <= std::max<ULONG>(16, a->info.FRMRPageCount);
+        return guaranteed ? STATUS_INSUFFICIENT_RESOURCES : STATUS_IMPLEMENTATION_LIMIT;
+    }
     mr->max_pages = pages;
     mr->remote_access = remote_access != 0;  // IFR-RA-01/02
     mr->phase.store(Mr::Phase::initialized);

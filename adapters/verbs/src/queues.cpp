@@ -155,7 +155,10 @@ void verbs_arm_cq(NDK_CQ* ndk, ULONG type) {
     for (unsigned k = cq->carry_at; k < cq->carry_count; ++k) {
         const ibv_wc& wc = cq->carry[k];
         if (!visible(wc)) continue;
-        if (want == NDK_CQ_NOTIFY_ANY || wc.status != IBV_WC_SUCCESS) {  // CQ-NOT-11
+        // CQ-NOT-11: an error satisfies SOLICITED. CQ-NOT-02/10: so does a solicited send's
+        // receive already queued, but ibv_wc does not say whether the send was solicited: any
+        // queued receive fires it (CQ-NOT-02 asks an arm over new entries to fire at once).
+        if (want == NDK_CQ_NOTIFY_ANY || wc.status != IBV_WC_SUCCESS || (wc.opcode & IBV_WC_RECV)) {
             fire(cq, STATUS_SUCCESS);
             return;
         }
