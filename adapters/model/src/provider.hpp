@@ -83,10 +83,11 @@ class Worker {
     std::mutex mutex_;
     std::condition_variable wake_, done_;
     std::deque<std::function<void()>> tasks_;
+    std::atomic<size_t> queued_{0};  // tasks_.size(), read without the mutex (the spin)
     bool running_ = false;
     bool sleeping_ = false;          // waiting on wake_: post() notifies only then
     int draining_ = 0;               // threads in drain(): the worker notifies done_ only then
-    std::atomic<bool> stop_{false};  // set under the mutex
+    std::atomic<bool> stop_{false};  // set under the mutex; read without it by the spin
     std::thread thread_;
 };
 

@@ -18,9 +18,9 @@ inline void cpu_relax() {
 // microseconds from another thread it is cheaper than a condition variable's sleep and wake-up; the
 // caller still waits properly afterwards if done() is false. It never yields the core: on a loaded
 // machine sched_yield() hands it to another process for a whole time slice (4-10 ms measured on the
-// shared 2-core machine), a hundred times the wait it was meant to bound. It spins only where an
-// event is due (a callback of a call that pended): a speculative spin (a thread looking for work
-// that may not come) burns the core the other thread needs on a busy machine.
+// shared 2-core machine), a hundred times the wait it was meant to bound. Keep `most` short: a
+// speculative spin (a thread looking for work that may not come) burns the core the other
+// thread needs on a busy machine.
 template <typename Done>
 void spin_until(Done done, std::chrono::microseconds most = std::chrono::microseconds(20)) {
     const auto until = std::chrono::steady_clock::now() + most;
