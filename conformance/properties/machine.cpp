@@ -404,17 +404,18 @@ void Sut::teardown(const World& w) {
     trap.reset();  // restores what is still open (nothing), before the adapter goes
     session.close_adapter();
     laps.lap(&PhaseTimes::adapter_close);
-    if (options.quiet.count() > 0) {
-        // All of the quiet time and little more: a thread woken from a sleep often runs a
-        // few hundred microseconds late, so the last stretch is spent yielding instead.
-        const auto until = std::chrono::steady_clock::now() + options.quiet;
-        const auto margin = std::chrono::microseconds(200);
-        if (options.quiet > margin) std::this_thread::sleep_until(until - margin);
-        while (std::chrono::steady_clock::now() < until)
-            std::this_thread::yield();
-    }
+    quiet_until_ = std::chrono::steady_clock::now() + options.quiet;
+    if (options.quiet.count() > 0 && !options.defer_quiet)
+        // A sleep, never a spin with yields: on a loaded machine a yield gives the core away for
+        // a whole time slice anyway, and a late wake-up only lengthens the period.
+        std::this_thread::sleep_until(quiet_until_);
     laps.lap(&PhaseTimes::quiet);
     check("teardown: CloseNdkAdapter");
+}
+
+void Sut::judge_quiet() {
+    std::this_thread::sleep_until(quiet_until_);  // nothing to wait when judged late enough
+    check("the quiet period after CloseNdkAdapter");
 }
 
 void Sut::await_notifications(const std::vector<void*>& cqs) {

@@ -3,7 +3,10 @@
 #pragma once
 
 #include <chrono>
+#include <deque>
 #include <functional>
+#include <memory>
+#include <optional>
 #include <string>
 
 #include "machine.hpp"
@@ -58,13 +61,45 @@ struct PropertyOutcome {
 PropertyOutcome check_property(const std::string& id, const conformance::ProviderSpec& spec,
                                const CommandGen& commands, const PropertyOptions& options);
 
-// One sequence run outside RapidCheck (the benchmark): setup, the commands, teardown.
-// Returns the number of commands run; throws on a violation (RapidCheck's failure), or a
-// discard when one of `waivers` covers it (counted in `waived`, SutOptions).
+// GEN-ASYNC-03, GEN-CB-03: the quiet period after CloseNdkAdapter, judged across sequences.
+// Nothing may call back once an adapter is closed; a callback that still comes is a stray one
+// of the sequence that made the adapter. Instead of waiting out each sequence's period before
+// the next begins, a sequence whose adapter closed is parked (its Session and Sut kept whole:
+// a late callback still finds its objects and its oracle) and judged once its period is over,
+// while the next sequences run. The period is never shorter than --ndkct_quiet_us; a parked
+// sequence is judged when a later one finishes, so it is often longer.
+class QuietPeriods {
+  public:
+    struct Late {                 // a parked sequence whose quiet period saw a stray callback
+        size_t tag = 0;           // the tag it was parked with (the caller's case number)
+        std::string description;  // its failure, as check() describes it (the calls included)
+    };
+    ~QuietPeriods();
+    void park(std::unique_ptr<Session> session, std::unique_ptr<Sut> sut, size_t tag);
+    // Judges the parked sequences whose period is over (every one with `all`, waiting out the
+    // rest); returns the first that failed. Judged sequences are released.
+    std::optional<Late> judge(bool all);
+    void clear();  // releases every parked sequence unjudged (a failure is already reported)
+    size_t parked() const { return parked_.size(); }
+
+  private:
+    struct Parked {
+        std::unique_ptr<Session> session;
+        std::unique_ptr<Sut> sut;
+        size_t tag;
+    };
+    std::deque<Parked> parked_;
+};
+
+// One sequence: setup, the commands, teardown. Returns the number of commands run; throws on a
+// violation (RapidCheck's failure), or a discard when one of `waivers` covers it (counted in
+// `waived`, SutOptions). With `quiet_periods`, the quiet period after CloseNdkAdapter is not
+// waited for here: the sequence is parked there (tagged `tag`).
 size_t run_sequence(const conformance::ProviderSpec& spec, const World& initial,
                     const rc::state::Commands<Command>& commands, const PropertyOptions& options,
                     const std::vector<Waiver>* waivers = nullptr,
-                    std::vector<size_t>* waived = nullptr);
+                    std::vector<size_t>* waived = nullptr, QuietPeriods* quiet_periods = nullptr,
+                    size_t tag = 0);
 
 conformance::SessionOptions session_options(const PropertyOptions& options);
 
