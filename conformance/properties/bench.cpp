@@ -224,6 +224,67 @@ void measure(const std::string& what, const std::string& key, const conformance:
     emit(name + ".per_cpu_s", sequences / t.cpu, "sequences/CPU s");
 }
 
+// --replay=SEED: runs the sequence of that seed alone (each sequence waiting out its own quiet
+// period) and, if it fails, removes commands one at a time while it still fails the same way
+// (the first line of the oracle's finding), the World's preconditions holding at each step.
+// Prints the shortest sequence found. A debugging aid: the tests shrink with RapidCheck.
+int replay(const conformance::ProviderSpec& spec, const World& initial,
+           const PropertyOptions& options, size_t seed) {
+    auto first_line = [](const std::string& d) {
+        auto at = d.find("oracle:");
+        return at == std::string::npos ? d.substr(0, d.find('\n'))
+                                       : d.substr(at, d.find('\n', at) - at);
+    };
+    auto failure_of = [&](const rc::state::Commands<Command>& commands) -> std::string {
+        try {
+            run_sequence(spec, initial, commands, options);
+        } catch (const rc::detail::CaseResult& failure) {
+            if (failure.type == rc::detail::CaseResult::Type::Failure) return failure.description;
+        }
+        return "";
+    };
+    auto valid = [&](const rc::state::Commands<Command>& commands) {
+        World state = initial;
+        try {
+            for (const auto& c : commands) {
+                c->checkPreconditions(state);
+                c->apply(state);
+            }
+        } catch (...) {
+            return false;
+        }
+        return true;
+    };
+    auto commands = sequence(initial, seed);
+    std::string found = failure_of(commands);
+    if (found.empty()) {
+        std::cout << "sequence seed " << seed << " of " << kCalls << " calls passes\n";
+        return 0;
+    }
+    const std::string want = first_line(found);
+    std::cout << "sequence seed " << seed << ": " << want << "\nshrinking...\n";
+    for (bool shrunk = true; shrunk;) {
+        shrunk = false;
+        for (size_t i = commands.size(); i-- > 0;) {
+            auto fewer = commands;
+            fewer.erase(fewer.begin() + long(i));
+            if (!valid(fewer)) continue;
+            if (auto d = failure_of(fewer); !d.empty() && first_line(d) == want) {
+                commands = std::move(fewer);
+                found = d;
+                shrunk = true;
+            }
+        }
+    }
+    std::cout << commands.size() << " commands:\n";
+    for (const auto& c : commands) {
+        c->show(std::cout);
+        std::cout << "\n";
+    }
+    std::cout << "\n" << found << "\n";
+    return 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -231,11 +292,14 @@ int main(int argc, char** argv) {
     double seconds = 3;
     std::vector<size_t> lengths{50};
     int jobs = 1;
+    size_t replay_seed = 0;
     for (int i = 1; i < argc; ++i) {
         if (std::strncmp(argv[i], "--provider=", 11) == 0) {
             provider = argv[i] + 11;
         } else if (std::strncmp(argv[i], "--seconds=", 10) == 0) {
             seconds = std::atof(argv[i] + 10);
+        } else if (std::strncmp(argv[i], "--replay=", 9) == 0) {
+            replay_seed = size_t(std::atol(argv[i] + 9));
         } else if (std::strncmp(argv[i], "--jobs=", 7) == 0) {
             jobs = std::max(1, std::atoi(argv[i] + 7));
         } else if (std::strncmp(argv[i], "--calls=", 8) == 0) {
@@ -249,7 +313,8 @@ int main(int argc, char** argv) {
             }
         } else {
             std::cerr << "usage: " << argv[0]
-                      << " [--provider=SPEC] [--seconds=S] [--calls=N[,N...]] [--jobs=N]\n";
+                      << " [--provider=SPEC] [--seconds=S] [--calls=N[,N...]] [--jobs=N] "
+                         "[--replay=SEED]\n";
             return 2;
         }
     }
@@ -262,6 +327,10 @@ int main(int argc, char** argv) {
             info = std::make_shared<NDK_ADAPTER_INFO>(probe.info());
         }
         const World initial = initial_world(info);
+        if (replay_seed) {
+            kCalls = lengths.at(0);
+            return replay(spec, initial, options, replay_seed);
+        }
 
         for (size_t length : lengths) {
             kCalls = length;

@@ -852,6 +852,11 @@ Expectation Model::expect_call(const calls::FastRegister& c) const {
             e.tolerated.push_back(std::move(problem));  // AMB-29: the form not chosen is a warning
         }
     }
+    // CQP-DEPTH-02, MODEL-WR-DEPTH-01: a memory request is an initiator request too (the
+    // deferred-processing page's chain of "initiator requests" starts with fast registers):
+    // past InitiatorQueueDepth it may be refused, and the reference provider refuses it
+    // (accepted, its entry could overrun a CQ sized to the QP's depths: DEFER-04, WR-10).
+    check_depth(e, qp->initiator_outstanding, qp->initiator_depth, "CQP-DEPTH-02");
     check_usable(e, *qp);  // MODEL-CQ-STATUS-01
     // IFR-APC-01: where only the initialization's promise covers the count, a refusal with
     // another status than the one expected may be the count refused, so it names that too.
@@ -1032,6 +1037,11 @@ Expectation Model::expect_call(const calls::Bind& c) const {
                "[VirtualAddress, +Length) is not inside the MR's registered range");
         e.consumer_error = true;
     }
+    // CQP-DEPTH-02, MODEL-WR-DEPTH-01: a memory request is an initiator request too (the
+    // deferred-processing page's chain of "initiator requests" starts with fast registers):
+    // past InitiatorQueueDepth it may be refused, and the reference provider refuses it
+    // (accepted, its entry could overrun a CQ sized to the QP's depths: DEFER-04, WR-10).
+    check_depth(e, qp->initiator_outstanding, qp->initiator_depth, "CQP-DEPTH-02");
     check_usable(e, *qp);  // MODEL-CQ-STATUS-01
     return e;
 }
@@ -1141,6 +1151,11 @@ Expectation Model::expect_call(const calls::Invalidate& c) const {
     } else {
         valid = std::get<MwState>(target->state).bound;
     }
+    // CQP-DEPTH-02, MODEL-WR-DEPTH-01: a memory request is an initiator request too (the
+    // deferred-processing page's chain of "initiator requests" starts with fast registers):
+    // past InitiatorQueueDepth it may be refused, and the reference provider refuses it
+    // (accepted, its entry could overrun a CQ sized to the QP's depths: DEFER-04, WR-10).
+    check_depth(e, qp->initiator_outstanding, qp->initiator_depth, "CQP-DEPTH-02");
     check_usable(e, *qp);  // MODEL-CQ-STATUS-01
     if (!valid) {          // CQ-RI-03, AMB-32: inline or by completion, the docs do not say
         ExpectedFailure inline_failure{STATUS_INVALID_DEVICE_STATE,

@@ -546,5 +546,51 @@ TEST(PropertyFindings, AnErrorBehindAWaitingSendComesLate) {
     EXPECT_FALSE(violation_names(v, "FLS-02")) << v.describe();
 }
 
+// CQP-DEPTH-02, MODEL-WR-DEPTH-01 (bench, 200 calls, sequence seed 55): NdkSend(qp, DEFER),
+// NdkRead(qp, DEFER) fill a QP of InitiatorQueueDepth=2 whose CQ has CqDepth=3 (1 receive + 2);
+// a refused NdkInvalidate hands them to the hardware (DEFER-04); then NdkInvalidate(qp) is
+// posted with both entries still in the CQ. The model checked the depth for sends, writes and
+// reads only, so the reference provider accepted that third initiator request, its entry
+// overran the CQ (CQ-STATUS-02) and every completion of the QP was lost, which the oracle
+// reported as DEFER-04, WR-10. Memory requests are initiator requests too: past the depth they
+// may be refused, and the reference provider refuses them (STATUS_INSUFFICIENT_RESOURCES).
+TEST(PropertyFindings, MemoryRequestsPastTheInitiatorDepthMayBeRefused) {
+    for (Mode mode : {Mode::simulate, Mode::check}) {
+        Harness h(mode);
+        Pair p = h.connected_pair();  // InitiatorQueueDepth 16
+        LockedBuffer buffer = h.arena.allocate(2 * PAGE_SIZE);
+        Lam lam = h.build_lam(buffer, 0, 2 * PAGE_SIZE);
+        ObjectId fr = h.fr_mr(p.pd, 2, true);
+        LockedBuffer plain = h.arena.allocate(PAGE_SIZE);
+        Region reg = h.register_mr(p.pd, plain, 0, PAGE_SIZE, NDK_MR_FLAG_ALLOW_REMOTE_WRITE);
+        ObjectId mw = h.create(calls::CreateMw{p.pd});
+        const calls::FastRegister fast_register{
+            p.qp_a, 0x1, fr, lam.pages, 0, 2 * PAGE_SIZE, 0x200000, NDK_OP_FLAG_ALLOW_REMOTE_WRITE};
+        const calls::Bind bind{p.qp_a, 0x2, reg.mr, mw, reg.va, 64, NDK_OP_FLAG_ALLOW_REMOTE_WRITE};
+        const calls::Invalidate invalidate{p.qp_a, 0x3, fr, 0};
+        // Within the depth each is accepted as it is.
+        EXPECT_EQ(h.model.expect(fast_register).preferred, STATUS_SUCCESS);
+        h.accept(fast_register);
+        EXPECT_EQ(h.model.expect(bind).preferred, STATUS_SUCCESS);
+        h.accept(bind);
+        // Sends wait for receives at the peer: with the two above, 16 outstanding.
+        for (Context i = 0; i < 14; ++i)
+            h.accept(calls::Send{p.qp_a, 0x300 + i, {{reg.va, 8, reg.local}}, 0, {}});
+        auto beyond = [&](const Call& call) {
+            Expectation e = h.model.expect(call);
+            EXPECT_FALSE(e.must_fail()) << describe(e);  // a deeper queue may accept it
+            EXPECT_TRUE(e.may_lack_resources) << describe(e);
+            EXPECT_EQ(e.preferred, STATUS_INSUFFICIENT_RESOURCES) << describe(e);
+        };
+        beyond(invalidate);
+        beyond(calls::Bind{bind.qp, 0x4, bind.mr, h.create(calls::CreateMw{p.pd}),
+                           bind.virtual_address, bind.length, bind.flags});
+        calls::FastRegister again = fast_register;
+        again.request_context = 0x5;
+        again.mr = h.fr_mr(p.pd, 2, true);
+        beyond(again);
+    }
+}
+
 }  // namespace
 }  // namespace ndkct::model::test
