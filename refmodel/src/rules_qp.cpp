@@ -653,18 +653,21 @@ void Model::record_landing(Completion& done, const Extent& target, std::vector<s
     landing.unchecked = !landings_observable_;
     // RD-01, RCV-03: pieces of one target that overlap (two sink SGEs naming the same bytes)
     // get whichever piece the device wrote last, an order no page fixes.
-    std::vector<std::tuple<PFN_NUMBER, uint32_t, uint32_t>> pieces;
-    for (size_t i = 0; i < target.pages.size(); ++i)
-        pieces.emplace_back(target.pages[i], target.offsets[i], target.sizes[i]);
-    std::sort(pieces.begin(), pieces.end());
-    for (size_t i = 1; i < pieces.size(); ++i)
-        if (std::get<0>(pieces[i]) == std::get<0>(pieces[i - 1]) &&
-            std::get<1>(pieces[i]) < std::get<1>(pieces[i - 1]) + std::get<2>(pieces[i - 1]))
-            landing.unchecked = true;
+    if (target.pages.size() > 1) {
+        SmallVector<std::tuple<PFN_NUMBER, uint32_t, uint32_t>, 4> pieces;
+        for (size_t i = 0; i < target.pages.size(); ++i)
+            pieces.push_back({target.pages[i], target.offsets[i], target.sizes[i]});
+        std::sort(pieces.begin(), pieces.end());
+        for (size_t i = 1; i < pieces.size(); ++i)
+            if (std::get<0>(pieces[i]) == std::get<0>(pieces[i - 1]) &&
+                std::get<1>(pieces[i]) < std::get<1>(pieces[i - 1]) + std::get<2>(pieces[i - 1]))
+                landing.unchecked = true;
+    }
     // RD-01, RCV-03, WRT-01: bytes an earlier request landed and this one lands on again may be
     // overwritten before that request's entry is retrieved, where its landing is checked: it is
     // not checked then (the provider may well have placed it right).
-    if (std::any_of(target.pages.begin(), target.pages.end(),
+    if (!landing_pages_.empty() &&
+        std::any_of(target.pages.begin(), target.pages.end(),
                     [&](PFN_NUMBER pfn) { return landing_pages_.contains(pfn); }))
         for (Object& o : objects_) {
             auto* q = o.kind == Kind::qp ? std::get_if<QpState>(&o.state) : nullptr;
@@ -1158,12 +1161,10 @@ void Model::retrieved(const Completion& done) {
 void Model::note_landing(const Completion::Landing& l, int delta) {
     if (mode_ != Mode::check) return;
     for (const auto& [pfn, offset] : l.at) {
-        if (delta > 0) {
-            ++landing_pages_[pfn];
-            continue;
-        }
-        auto it = landing_pages_.find(pfn);
-        if (it != landing_pages_.end() && --it->second == 0) landing_pages_.erase(it);
+        if (delta > 0)
+            landing_pages_.add(pfn);
+        else
+            landing_pages_.remove(pfn);
     }
 }
 
