@@ -1230,7 +1230,7 @@ bool Model::gather_expected(ObjectId qp, const Extent& source, bool fenced,
     return determined;
 }
 
-void Model::deliver(Completion done) {
+void Model::deliver(Completion&& done) {
     auto* q = state_mut<QpState>(done.qp);
     if (!q) return;
     bool initiator = !done.receive_queue;

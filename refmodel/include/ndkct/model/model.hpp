@@ -342,7 +342,7 @@ class Model {
     void record_landing(Completion& done, const Extent& target, std::vector<std::byte> bytes);
     void run_queues(ObjectId qp);  // execute what can run, in order
     bool execute(ObjectId qp, const WorkRequest& wr, Completion& done);  // false = must wait
-    void deliver(Completion completion);  // to the CQ (simulate) or the expected list (check)
+    void deliver(Completion&& completion);  // to the CQ (simulate) or the expected list (check)
     void fail_qp(ObjectId qp, bool flush_receives);
     void flush_qp(ObjectId qp);
     void undo(const WorkRequest& wr);  // a request flushed before it ran changes nothing
