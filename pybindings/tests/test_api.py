@@ -69,6 +69,19 @@ def test_closed_and_foreign_objects_are_python_errors(adapter):
             other.session.create_mr(cq.handle + 1000)
 
 
+def test_malformed_arguments_are_named(adapter):
+    pair = adapter.loopback_pair()
+    with pytest.raises(TypeError, match="an SGL is an Sge .* got 'hello'"):
+        pair.a.write("hello", 0, 0)
+    with pytest.raises(TypeError, match="an SGL is an Sge"):
+        pair.a.send([(1, 2)])
+    with pytest.raises(ndkct.ProviderSpecError, match="unknown kind 'modle'") as caught:
+        ndkct.open_adapter("modle:seed=3")
+    # pytest shows the half-built adapter's repr in the traceback: it must not raise itself
+    frame = caught.traceback[-1].frame
+    assert "not opened" in repr(frame.f_locals["self"])
+
+
 def test_context_managers_close_objects(adapter):
     with adapter.create_pd() as pd:
         with pd.create_mr() as mr:

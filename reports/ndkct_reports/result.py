@@ -44,6 +44,12 @@ def gate(tests, waivers, strict_waivers, complete, stopped=None, allow_empty=Fal
     if stale and strict_waivers:
         reasons.append(f"{len(stale)} stale waiver{'s' if len(stale) != 1 else ''} (the failure "
                        f"is gone; remove it): " + ", ".join(w["where"] for w in stale))
+    unmatched = [w for w in waivers if w.get("unmatched_tests")]
+    if unmatched and strict_waivers:
+        reasons.append(f"{len(unmatched)} waiver{'s' if len(unmatched) != 1 else ''} name tests "
+                       f"that do not exist (a typo or a renamed test; it can never waive "
+                       f"anything): " + ", ".join(f"{w['where']} '{w['unmatched_tests'][0]}'"
+                                                  for w in unmatched))
     if not complete:
         reasons.append("the run did not complete: " + (stopped or "interrupted"))
     return {"passed": not reasons, "reasons": reasons}

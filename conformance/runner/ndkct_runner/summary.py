@@ -104,6 +104,9 @@ def summarize(result, paths, limit=25):
         if w.get("stale"):
             say(f"  stale waiver {w['where']}: its tests ran and none failed as waived: remove it? "
                 f"({', '.join(w['matched'][:3])})")
+        for pattern in w.get("unmatched_tests", []):
+            say(f"  unmatched waiver {w['where']}: tests pattern '{pattern}' matches no test of "
+                f"the suite (a typo or a renamed test? ./ndkct run --list shows the IDs)")
     say("  report: " + ", ".join(paths[k] for k in ("html", "json", "junit") if k in paths))
     if result["gate"]["passed"]:
         say("PASS: every must-pass test passed, was waived or is not supported")

@@ -21,7 +21,11 @@ fail, crash or timeout of a test into `waived` when the provider's identity matc
 - rules is given: every rule the failure names matches one of its patterns (a waiver for SAI-01
   never hides a new failure of the same test on CQ-NOT-11); a failure that names no catalog rule
   (a plain assertion, a crash) needs one of the rules the test declares to match.
-A waiver that matched a test that ran but waived nothing is stale (the failure is gone).
+A waiver that matched a test that ran but waived nothing is stale (the failure is gone). A tests
+pattern that matches no test of the suite at all is unmatched (a typo, or a test since renamed):
+it could never waive anything, so it is reported, and --strict-waivers fails the run on it.
+Patterns for the Python state machine's tests (pybindings/tests/test_device.py reads the same
+files) start with `pybindings.` and are left to it.
 """
 import fnmatch
 import re
@@ -30,6 +34,7 @@ from . import InputError, textfile
 
 FIELDS = ("provider", "vendor", "device", "topology", "tests", "rules", "reason", "reference")
 TOPOLOGIES = ("one-node", "two-nodes", "*")
+OTHER_CONSUMERS = ("pybindings.",)  # test IDs of other readers of these files
 RULE_PATTERN = re.compile(r"^[A-Z*?][A-Z0-9*?\[\]]*(-[A-Z0-9*?\[\]]+)*$")
 
 
@@ -46,6 +51,7 @@ class Waiver:
         self.reference = ""
         self.matched = []  # tests it matched (by identity and pattern) that ran
         self.waived = []  # tests it waived
+        self.unmatched = []  # its tests patterns that match no test of the suite
 
     @property
     def where(self):
@@ -55,6 +61,13 @@ class Waiver:
         return (fnmatch.fnmatchcase(identity.get("name", ""), self.provider)
                 and (self.vendor is None or self.vendor == identity.get("vendor_id"))
                 and (self.device is None or self.device == identity.get("device_id")))
+
+    def check_patterns(self, listed):
+        """Records the tests patterns that match none of `listed` (the whole suite's tests)."""
+        self.unmatched = [p for p in self.tests
+                          if not p.startswith(OTHER_CONSUMERS) and not any(fnmatch.fnmatchcase(t["test"], p)
+                                     or (t.get("id") and fnmatch.fnmatchcase(t["id"], p))
+                                     for t in listed)]
 
     def applies_in(self, nodes):
         """Whether the waiver applies to a run on this many nodes (1, or 2 with --peer)."""
@@ -90,7 +103,8 @@ class Waiver:
                 "tests": self.tests, "rules": self.rules, "reason": self.reason,
                 "reference": self.reference, "matched": sorted(set(self.matched)),
                 "waived": sorted(set(self.waived)),
-                "stale": bool(self.matched) and not self.waived}
+                "stale": bool(self.matched) and not self.waived,
+                "unmatched_tests": self.unmatched}
 
 
 def _number(text, path, line, field):

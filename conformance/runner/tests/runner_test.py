@@ -331,12 +331,26 @@ def case_waivers(opts):
     done, output = runner(opts, *provider, "--waivers", stale, "--strict-waivers", status=1,
                           out=os.path.join(work, "stale_strict"))
     check(re.search(r"FAIL: 1 stale waiver .*stale\.txt:8", output), "strict", output)
+    # A tests pattern that matches no test of the suite (a typo) is reported; --strict-waivers
+    # fails the run on it, since it could never waive anything.
+    typo = write(os.path.join(work, "typo.txt"), stanza.format(
+        p=name, v="*", t=WRITE_TEST + "x", r="WRT-01"))
+    done, output = runner(opts, *provider, "--waivers", typo, status=1,
+                          out=os.path.join(work, "typo"))
+    check(f"unmatched waiver {typo}:1: tests pattern '{WRITE_TEST}x'" in output,
+          "typo not reported", output)
+    check(load_checked(os.path.join(work, "typo"))["waivers"][0]["unmatched_tests"]
+          == [WRITE_TEST + "x"], "unmatched_tests not in result.json")
+    done, output = runner(opts, *provider, "--waivers", typo, "--strict-waivers", status=1,
+                          out=os.path.join(work, "typo_strict"))
+    check(re.search(r"FAIL: 1 waiver name tests that do not exist .*typo\.txt:1", output),
+          "strict typo", output)
     # The shipped waiver files parse and do not apply to the reference provider.
     shipped = os.path.join(ROOT, "conformance", "waivers", "verbs-rxe.txt")
     done, output = runner(opts, "--tests", SEND_TEST, "--waivers", shipped, status=0,
                           out=os.path.join(work, "shipped"))
     check("0 waiver(s) apply" in output, "verbs waivers applied to the model?", output)
-    print("waivers: applied by identity and rule, stale detected, shipped file parses")
+    print("waivers: applied by identity and rule, stale and unmatched detected, shipped file parses")
 
 
 def case_must_pass(opts):

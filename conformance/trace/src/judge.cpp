@@ -24,6 +24,7 @@
 #include "ndkct/spec/profile.hpp"
 #include "ndkct/spec/status.hpp"
 #include "ndkct/trace/decode.hpp"
+#include "ndkct/trace/mdl_chain.hpp"
 
 namespace ndkct::trace {
 
@@ -328,39 +329,8 @@ struct Judge::Impl {
 
     // ---- Raw arguments rebuilt, then the same translations the live harness uses ----
     const MDL* build_mdl(const MdlChainRecord& chain) {
-        size_t words = 0;
-        for (const auto& m : chain.mdls) {
-            uint64_t va = m.start_va + m.byte_offset;
-            uint64_t pages =
-                ADDRESS_AND_SIZE_TO_SPAN_PAGES(reinterpret_cast<PVOID>(va), m.byte_count);
-            words += sizeof(MDL) / 8 + pages;
-        }
-        if (chain.mdls.empty() || words > (uint64_t{1} << 23)) return nullptr;
-        mdl_storage.assign(words, 0);
-        size_t at = 0;
-        MDL* previous = nullptr;
-        MDL* head = nullptr;
-        for (const auto& m : chain.mdls) {
-            auto* mdl = reinterpret_cast<MDL*>(mdl_storage.data() + at);
-            mdl->Next = nullptr;
-            mdl->Size = static_cast<CSHORT>(m.size);
-            mdl->MdlFlags = static_cast<CSHORT>(m.mdl_flags);
-            mdl->StartVa = reinterpret_cast<PVOID>(m.start_va);
-            mdl->MappedSystemVa = reinterpret_cast<PVOID>(m.mapped_system_va);
-            mdl->ByteCount = m.byte_count;
-            mdl->ByteOffset = m.byte_offset;
-            uint64_t pages = MmGetMdlPageCount(mdl);
-            PFN_NUMBER* pfns = MmGetMdlPfnArray(mdl);
-            uint64_t filled = 0;
-            for (const auto& [first, count] : m.runs)
-                for (uint64_t i = 0; i < count && filled < pages; ++i)
-                    pfns[filled++] = shadow.page(first + i);
-            if (previous) previous->Next = mdl;
-            if (!head) head = mdl;
-            previous = mdl;
-            at += sizeof(MDL) / 8 + pages;
-        }
-        return head;
+        return rebuild_mdl_chain(chain, mdl_storage,
+                                 [this](uint64_t pfn) { return shadow.page(pfn); });
     }
 
     std::vector<NDK_SGE> raw_sges;  // reused

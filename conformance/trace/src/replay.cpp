@@ -22,6 +22,7 @@
 #include "ndkct/conformance/session.hpp"
 #include "ndkct/spec/status.hpp"
 #include "ndkct/trace/decode.hpp"
+#include "ndkct/trace/mdl_chain.hpp"
 
 namespace ndkct::trace {
 
@@ -220,37 +221,9 @@ class Replayer {
     }
 
     // ---- Arguments, remapped ----
+    // Kept alive in chains_: a provider may hold a registered chain until it is deregistered.
     const MDL* mdl_of(const MdlChainRecord& chain) {
-        size_t words = 0;
-        for (const auto& m : chain.mdls)
-            words += sizeof(MDL) / 8 +
-                     ADDRESS_AND_SIZE_TO_SPAN_PAGES(
-                         reinterpret_cast<PVOID>(m.start_va + m.byte_offset), m.byte_count);
-        if (chain.mdls.empty()) return nullptr;
-        auto& storage = chains_.emplace_back(words, 0);
-        size_t at = 0;
-        MDL* previous = nullptr;
-        MDL* head = nullptr;
-        for (const auto& m : chain.mdls) {
-            auto* mdl = reinterpret_cast<MDL*>(storage.data() + at);
-            mdl->Size = static_cast<CSHORT>(m.size);
-            mdl->MdlFlags = static_cast<CSHORT>(m.mdl_flags);
-            mdl->StartVa = reinterpret_cast<PVOID>(m.start_va);
-            mdl->MappedSystemVa = reinterpret_cast<PVOID>(m.mapped_system_va);
-            mdl->ByteCount = m.byte_count;
-            mdl->ByteOffset = m.byte_offset;
-            uint64_t pages = MmGetMdlPageCount(mdl);
-            PFN_NUMBER* pfns = MmGetMdlPfnArray(mdl);
-            uint64_t filled = 0;
-            for (const auto& [first, count] : m.runs)
-                for (uint64_t i = 0; i < count && filled < pages; ++i)
-                    pfns[filled++] = first + i;
-            if (previous) previous->Next = mdl;
-            if (!head) head = mdl;
-            previous = mdl;
-            at += sizeof(MDL) / 8 + pages;
-        }
-        return head;
+        return rebuild_mdl_chain(chain, chains_.emplace_back(), [](uint64_t pfn) { return pfn; });
     }
 
     uint64_t logical_of(uint64_t recorded) const {

@@ -37,7 +37,14 @@ def _sgl(sgl):
     if isinstance(sgl, Sge) or (isinstance(sgl, tuple) and len(sgl) == 3
                                 and isinstance(sgl[0], int)):
         sgl = [sgl]
-    return [tuple(int(x) for x in s) for s in sgl]
+    try:
+        entries = [tuple(int(x) for x in s) for s in sgl]
+    except (TypeError, ValueError):
+        entries = None
+    if entries is None or any(len(e) != 3 for e in entries):
+        raise TypeError(f"an SGL is an Sge (MemoryRegion.sge(offset, length)), an (address, "
+                        f"length, token) tuple, or a list of them; got {sgl!r:.80}")
+    return entries
 
 
 class Adapter:
@@ -57,8 +64,8 @@ class Adapter:
 
     def __init__(self, provider="model", *, arena_pages=4096, strict=False,
                  callback_timeout=10.0, profile="", waived=(), on_waived=None):
-        self._s = _ndkct.Session(provider, arena_pages, int(callback_timeout * 1000), profile)
         self.provider = provider
+        self._s = _ndkct.Session(provider, arena_pages, int(callback_timeout * 1000), profile)
         self.strict = bool(strict)
         self._focus = None if isinstance(strict, bool) else frozenset(strict)
         self._waived = frozenset(waived)
@@ -86,6 +93,8 @@ class Adapter:
         return self._s.closed
 
     def __repr__(self):
+        if not hasattr(self, "_s"):  # the provider never opened (__init__ raised)
+            return f"<Adapter {getattr(self, 'provider', '?')} (not opened)>"
         state = "closed" if self.closed else self._s.identity["name"]
         return f"<Adapter {self.provider} ({state})>"
 
