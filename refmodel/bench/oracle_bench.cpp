@@ -117,7 +117,8 @@ double cpu_now() {
 }
 
 size_t heap_in_use() {
-    return mallinfo2().uordblks;
+    struct mallinfo2 m = mallinfo2();
+    return m.uordblks + m.hblkhd;  // small blocks and the large (mmapped) ones
 }
 
 // One machine-readable figure (bench/README.md on the i16c branch: `ndkct bench` collects them).

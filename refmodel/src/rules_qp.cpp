@@ -637,6 +637,26 @@ namespace {
 bool overlay(const Completion::Landing& l, const Extent& source, std::vector<std::byte>* out);
 }  // namespace
 
+template <typename Visit>
+void Model::for_each_landing_qp(Visit&& visit) {
+    for (size_t i = 0; i < landing_qps_.size();) {
+        ObjectId id = landing_qps_[i];
+        auto* q = state_mut<QpState>(id);
+        auto holds = [](const std::deque<Completion>& list) {
+            return std::any_of(list.begin(), list.end(),
+                               [](const Completion& c) { return !c.landings.empty(); });
+        };
+        if (!q || (q->silent_landings.empty() && !holds(q->initiator_pending) &&
+                   !holds(q->receive_pending))) {
+            landing_qps_[i] = landing_qps_.back();
+            landing_qps_.pop_back();
+            continue;
+        }
+        visit(*q, id);
+        ++i;
+    }
+}
+
 void Model::record_landing(Completion& done, const Extent& target, std::vector<std::byte> bytes) {
     if (mode_ == Mode::simulate) {
         scatter(memory_, target, bytes.data(), bytes.size());
@@ -669,19 +689,17 @@ void Model::record_landing(Completion& done, const Extent& target, std::vector<s
     if (!landing_pages_.empty() &&
         std::any_of(target.pages.begin(), target.pages.end(),
                     [&](PFN_NUMBER pfn) { return landing_pages_.contains(pfn); }))
-        for (Object& o : objects_) {
-            auto* q = o.kind == Kind::qp ? std::get_if<QpState>(&o.state) : nullptr;
-            if (!q) continue;
+        for_each_landing_qp([&](QpState& q, ObjectId) {
             auto covered = [&](Completion::Landing& l) {
                 if (!l.unchecked && overlay(l, target, nullptr)) l.unchecked = true;
             };
-            for (auto* list : {&q->initiator_pending, &q->receive_pending})
+            for (auto* list : {&q.initiator_pending, &q.receive_pending})
                 for (auto& c : *list)
                     for (auto& l : c.landings)
                         covered(l);
-            for (auto& l : q->silent_landings)
+            for (auto& l : q.silent_landings)
                 covered(l);
-        }
+        });
     done.landings.push_back(std::move(landing));
     note_landing(done.landings.back(), +1);
 }
@@ -1211,11 +1229,10 @@ bool Model::gather_expected(ObjectId qp, const Extent& source, bool fenced,
     // bytes are what it reads. Any other overlap (an unfenced request, a write or a receive
     // into the memory, another QP's request) is an order the docs leave open.
     bool determined = true;
-    for (const Object& o : objects_) {
-        if (o.kind != Kind::qp || o.life == Life::closed) continue;
-        const auto& q = std::get<QpState>(o.state);
+    for_each_landing_qp([&](const QpState& q, ObjectId id) {
+        if (objects_[id].life == Life::closed) return;
         auto consider = [&](const Completion::Landing& l) {
-            if (o.id == qp && fenced && l.from_read)
+            if (id == qp && fenced && l.from_read)
                 overlay(l, source, &out);
             else if (overlay(l, source, nullptr))
                 determined = false;
@@ -1226,7 +1243,7 @@ bool Model::gather_expected(ObjectId qp, const Extent& source, bool fenced,
                     consider(l);
         for (const auto& l : q.silent_landings)
             consider(l);
-    }
+    });
     return determined;
 }
 
@@ -1247,6 +1264,7 @@ void Model::deliver(Completion&& done) {
             remember(q->silent_successes, done.request_context);
             for (auto& l : done.landings)
                 q->silent_landings.push_back(std::move(l));
+            if (!done.landings.empty()) note_landing_qp(done.qp);
         }
         return;
     }
@@ -1263,6 +1281,7 @@ void Model::deliver(Completion&& done) {
             q->silent_landings.clear();
         }
         bool uncertain = done.outcome == Completion::Outcome::any;
+        if (!done.landings.empty()) note_landing_qp(done.qp);
         (initiator ? q->initiator_pending : q->receive_pending).push_back(std::move(done));
         if (uncertain)
             cq->uncertain_since_notification = true;
@@ -1563,6 +1582,9 @@ Verdict Model::observe_completion(ObjectId cq, const NDK_RESULT_EX& r, bool ex, 
         // A closed QP is still indexed while entries of its flushed requests are due (CLOSE-03,
         // FLS-03: they stay in the CQ after the close).
         auto& q = std::get<QpState>(o.state);
+        // Whatever follows matches only the QP the entry names by its QPContext (the entries a
+        // QP's lists hold carry its own); another one's context is CQ-RES-02, judged below.
+        if (q.qp_context != qp_context) continue;
         for (bool receive : {false, true}) {
             if ((receive ? q.receive_cq : q.initiator_cq) != cq) continue;
             auto& list = receive ? q.receive_pending : q.initiator_pending;

@@ -378,6 +378,19 @@ class Model {
     uint64_t posting_sequence_ = 0;
     std::vector<Event> events_;
     PageCounts landing_pages_;
+    // Check mode: QPs that were given landings to check (a superset of those that still hold
+    // some: one that holds none leaves it when a scan finds it empty), so that the scans for
+    // overlapping landings visit these QPs and not every object (100,000 live MRs made each
+    // scan 100,000 objects long: refmodel/bench, scale).
+    std::vector<ObjectId> landing_qps_;
+    void note_landing_qp(ObjectId qp) {
+        if (std::find(landing_qps_.begin(), landing_qps_.end(), qp) == landing_qps_.end())
+            landing_qps_.push_back(qp);
+    }
+    // Calls visit(QpState&, ObjectId) for every QP of landing_qps_ that still holds a landing,
+    // dropping the others.
+    template <typename Visit>
+    void for_each_landing_qp(Visit&& visit);
     bool landings_observable_ = true;
 };
 
