@@ -1608,13 +1608,14 @@ Verdict Model::observe_completion(ObjectId cq, const NDK_RESULT_EX& r, bool ex, 
                 v.add({rules, what() + " arrived while earlier requests of the same queue (" +
                                   earlier + ") have no entry: lost, or out of order"});
             }
-            Completion expected = std::move(*it);
-            list.erase(it);
-            retrieved(expected);  // CQ-GET-04: removed once; its queue slot is free again
+            // Judged in place and removed at the end (CQ-GET-04: removed once), not moved out:
+            // a Completion is a few hundred bytes and this is every entry's path.
+            const Completion& expected = *it;
+            retrieved(expected);                                  // its queue slot is free again
             if (NT_ERROR(r.Status)) q.error_timing_open = false;  // the error is seen now
             // A closed QP's last entry: it leaves the CQ index (after the loop over it).
-            const bool forget =
-                o.life == Life::closed && q.initiator_pending.empty() && q.receive_pending.empty();
+            const bool forget = o.life == Life::closed &&
+                                q.initiator_pending.size() + q.receive_pending.size() == 1;
             using Out = Completion::Outcome;
             const char* rule = outcome_rule(expected.type);
             bool landed = false;
@@ -1711,6 +1712,7 @@ Verdict Model::observe_completion(ObjectId cq, const NDK_RESULT_EX& r, bool ex, 
                     }
                 }
             }
+            list.erase(it);
             if (forget) forget_closed_qp(qp_id);
             return v;
         }
