@@ -2,18 +2,32 @@
 // reference provider sustains (in-process), the oracle judging every call as in the tests.
 // Prints figures; asserts nothing.
 //
-//   conformance_properties_bench [--provider=SPEC] [--seconds=S]
+//   conformance_properties_bench [--provider=SPEC] [--seconds=S] [--calls=N[,N...]] [--jobs=N]
 //
 // Figures: sequence generation alone (RapidCheck, the World), and whole sequences (a fresh
-// Session with its arena and adapter, the connected pair, 50 commands, the teardown's drain,
-// flush and closes), twice: with the quiet wait after CloseNdkAdapter that the tests make
-// (--ndkct_quiet_us, 1 ms: alone it caps a run at 1,000 sequences/s) and without it. Each run
-// also prints where a sequence's wall time goes (PhaseTimes). With the default profile the
-// reference provider pends half of the calls that may pend and calls back from its worker
-// thread.
+// Session with its arena and adapter, the connected pair, N commands (50 unless --calls says),
+// the teardown's drain, flush and closes), twice: as the tests' search runs them, the quiet
+// period after CloseNdkAdapter (--ndkct_quiet_us, 1 ms) judged across sequences
+// (QuietPeriods: a sequence is parked and judged once its period is over, while the next
+// runs), and with each sequence waiting out its own period (as shrinking and replays do: alone
+// it caps a run at 1,000 sequences/s). Each run also prints where a sequence's wall time goes
+// (PhaseTimes) and the process's CPU time per sequence (on a shared machine wall time is
+// mostly other people's work). With --jobs=N the search's way runs once more in N processes at
+// once (independent sessions, one per core, as ctest runs the property tests side by side),
+// the figure being all their sequences over the wall time. With --calls=10,50,200 the cost of
+// sequence length (issue #16, scale). Every figure is also printed as an `ndkct-bench: {json}` line
+// (bench/README.md). With the default profile the reference provider pends half of the calls that
+// may pend and calls back from its worker thread.
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <iostream>
+#include <sstream>
 
 #include "commands.hpp"
 #include "ndkct/conformance/provider_spec.hpp"
@@ -25,7 +39,24 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-constexpr size_t kCalls = 50;
+size_t kCalls = 50;
+
+// CPU seconds of the process (every thread: the provider's worker too).
+double cpu_seconds() {
+    rusage u{};
+    getrusage(RUSAGE_SELF, &u);
+    return double(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+           double(u.ru_utime.tv_usec + u.ru_stime.tv_usec) * 1e-6;
+}
+
+void emit(const std::string& name, double value, const std::string& unit,
+          const std::string& note = "") {
+    std::ostringstream line;
+    line << "ndkct-bench: {\"bench\": \"properties\", \"name\": \"" << name
+         << "\", \"value\": " << value << ", \"unit\": \"" << unit << "\", \"better\": \"higher\"";
+    if (!note.empty()) line << ", \"note\": \"" << note << "\"";
+    std::cout << line.str() << "}\n";
+}
 
 const CommandGen& all_calls() {
     static const CommandGen gen =
@@ -63,46 +94,134 @@ rc::state::Commands<Command> sequence(const World& initial, uint64_t seed) {
     return commands;
 }
 
-void measure(const std::string& what, const conformance::ProviderSpec& spec, const World& initial,
-             double seconds, PropertyOptions options) {
+// What one process's loop measured (trivially copyable: a child process writes it to a pipe).
+struct Tally {
     size_t sequences = 0, calls = 0, failed = 0;
+    double elapsed = 0, cpu = 0, generating = 0, judging = 0;
     PhaseTimes times;
-    options.times = &times;
-    double generating = 0;
+    char first_failure[400] = "";
+};
+
+// Runs sequences for `seconds` (sequence seeds from seed_base), as the tests' search does.
+Tally run_loop(const conformance::ProviderSpec& spec, const World& initial, double seconds,
+               PropertyOptions options, bool amortized, size_t seed_base) {
+    Tally t;
+    options.times = &t.times;
+    QuietPeriods quiet_periods;
+    const double cpu_at_start = cpu_seconds();
     auto start = Clock::now();
-    double elapsed = 0;
-    std::string first_failure;
-    while (elapsed < seconds) {
+    // The first failure, with the seed of its sequence (sequence(initial, seed) makes it again).
+    auto note_failure = [&](const std::string& description, size_t index) {
+        if (!t.failed++)
+            std::snprintf(
+                t.first_failure, sizeof t.first_failure, "sequence seed %zu: %s",
+                seed_base + index + 1,
+                description.substr(0, description.find('\n', description.find("oracle:"))).c_str());
+    };
+    while (t.elapsed < seconds) {
         try {
             auto generated_at = Clock::now();
-            auto commands = sequence(initial, sequences + 1);
-            generating += std::chrono::duration<double>(Clock::now() - generated_at).count();
-            calls += run_sequence(spec, initial, commands, options);
+            auto commands = sequence(initial, seed_base + t.sequences + 1);
+            t.generating += std::chrono::duration<double>(Clock::now() - generated_at).count();
+            t.calls += run_sequence(spec, initial, commands, options, nullptr, nullptr,
+                                    amortized ? &quiet_periods : nullptr, t.sequences);
         } catch (const rc::detail::CaseResult& failure) {  // counted; the tests would shrink it
-            if (!failed++)
-                first_failure = failure.description.substr(
-                    0, failure.description.find('\n', failure.description.find("oracle:")));
+            note_failure(failure.description, t.sequences);
         }
-        ++sequences;
-        elapsed = std::chrono::duration<double>(Clock::now() - start).count();
+        ++t.sequences;
+        auto judged_at = Clock::now();
+        if (auto late = quiet_periods.judge(false)) note_failure(late->description, late->tag);
+        t.judging += std::chrono::duration<double>(Clock::now() - judged_at).count();
+        t.elapsed = std::chrono::duration<double>(Clock::now() - start).count();
     }
-    std::cout << what << ": " << sequences << " sequences of " << kCalls << " commands in "
-              << elapsed << " s: " << sequences / elapsed << " sequences/s, " << calls / elapsed
-              << " commands run/s before a sequence stopped"
-              << " (" << failed << " sequences stopped at a violation";
-    if (failed) std::cout << "; the first: " << first_failure;
+    auto judged_at = Clock::now();
+    if (auto late = quiet_periods.judge(true)) note_failure(late->description, late->tag);
+    t.judging += std::chrono::duration<double>(Clock::now() - judged_at).count();
+    t.elapsed = std::chrono::duration<double>(Clock::now() - start).count();
+    t.cpu = cpu_seconds() - cpu_at_start;
+    return t;
+}
+
+// Runs the loop in `jobs` processes at once (independent sessions, one per core: as ctest runs
+// the property tests side by side) and adds up what they measured.
+Tally run_jobs(const conformance::ProviderSpec& spec, const World& initial, double seconds,
+               const PropertyOptions& options, bool amortized, int jobs) {
+    if (jobs <= 1) return run_loop(spec, initial, seconds, options, amortized, 0);
+    std::cout.flush();
+    std::vector<std::pair<pid_t, int>> children;
+    for (int j = 0; j < jobs; ++j) {
+        int fds[2];
+        if (pipe(fds) != 0) throw std::runtime_error("pipe failed");
+        pid_t pid = fork();
+        if (pid < 0) throw std::runtime_error("fork failed");
+        if (pid == 0) {
+            close(fds[0]);
+            Tally t = run_loop(spec, initial, seconds, options, amortized, size_t(j) << 32);
+            ssize_t written = write(fds[1], &t, sizeof t);
+            _exit(written == ssize_t(sizeof t) ? 0 : 1);
+        }
+        close(fds[1]);
+        children.emplace_back(pid, fds[0]);
+    }
+    Tally sum;
+    for (auto [pid, fd] : children) {
+        Tally t;
+        size_t got = 0;
+        for (ssize_t n; got < sizeof t &&
+                        (n = read(fd, reinterpret_cast<char*>(&t) + got, sizeof t - got)) > 0;)
+            got += size_t(n);
+        close(fd);
+        int status = 0;
+        waitpid(pid, &status, 0);
+        if (got != sizeof t) throw std::runtime_error("a benchmark process failed");
+        if (!sum.failed && t.failed)
+            std::memcpy(sum.first_failure, t.first_failure, sizeof t.first_failure);
+        sum.sequences += t.sequences;
+        sum.calls += t.calls;
+        sum.failed += t.failed;
+        sum.elapsed = std::max(sum.elapsed, t.elapsed);
+        sum.cpu += t.cpu;
+        sum.generating += t.generating;
+        sum.judging += t.judging;
+        for (double PhaseTimes::*f :
+             {&PhaseTimes::session, &PhaseTimes::buffers, &PhaseTimes::setup, &PhaseTimes::commands,
+              &PhaseTimes::drain, &PhaseTimes::notifications, &PhaseTimes::closes,
+              &PhaseTimes::adapter_close, &PhaseTimes::quiet, &PhaseTimes::destroy})
+            sum.times.*f += t.times.*f;
+        sum.times.notifications_given_up += t.times.notifications_given_up;
+    }
+    return sum;
+}
+
+void measure(const std::string& what, const std::string& key, const conformance::ProviderSpec& spec,
+             const World& initial, double seconds, const PropertyOptions& options, bool amortized,
+             int jobs) {
+    const Tally t = run_jobs(spec, initial, seconds, options, amortized, jobs);
+    const double sequences = double(t.sequences);
+    std::cout << what << (jobs > 1 ? ", " + std::to_string(jobs) + " processes" : "") << ": "
+              << t.sequences << " sequences of " << kCalls << " commands in " << t.elapsed
+              << " s: " << sequences / t.elapsed << " sequences/s, " << t.calls / t.elapsed
+              << " commands run/s before a sequence stopped; CPU " << int(t.cpu / sequences * 1e6)
+              << " us per sequence (" << sequences / t.cpu << " sequences per CPU second)"
+              << " (" << t.failed << " sequences stopped at a violation";
+    if (t.failed) std::cout << "; the first: " << t.first_failure;
     std::cout << ")\n";
     // Where the time went, per sequence (a sequence that stopped at a violation skips the rest).
     auto us = [&](double total) { return std::to_string(int(total / sequences * 1e6 + 0.5)); };
-    std::cout << "  per sequence, us: generation " << us(generating) << ", session "
-              << us(times.session) << ", buffers " << us(times.buffers) << ", setup "
-              << us(times.setup) << ", commands " << us(times.commands) << ", drain "
-              << us(times.drain) << ", notifications " << us(times.notifications) << ", closes "
-              << us(times.closes) << ", adapter close " << us(times.adapter_close)
-              << ", quiet wait " << us(times.quiet) << ", destructors " << us(times.destroy)
-              << "\n  " << times.notifications_given_up
+    std::cout << "  per sequence, us: generation " << us(t.generating) << ", session "
+              << us(t.times.session) << ", buffers " << us(t.times.buffers) << ", setup "
+              << us(t.times.setup) << ", commands " << us(t.times.commands) << ", drain "
+              << us(t.times.drain) << ", notifications " << us(t.times.notifications) << ", closes "
+              << us(t.times.closes) << ", adapter close " << us(t.times.adapter_close)
+              << ", quiet wait " << us(t.times.quiet) << ", destructors " << us(t.times.destroy)
+              << ", parked periods judged and released " << us(t.judging) << "\n  "
+              << t.times.notifications_given_up
               << " teardowns waited the whole 20 ms for a notification the oracle counted owed "
                  "(none came)\n";
+    const std::string name = "sequences_per_s." + key + ".calls_" + std::to_string(kCalls) +
+                             (jobs > 1 ? ".jobs_" + std::to_string(jobs) : "");
+    emit(name, sequences / t.elapsed, "sequences/s", "wall, generation included");
+    emit(name + ".per_cpu_s", sequences / t.cpu, "sequences/CPU s");
 }
 
 }  // namespace
@@ -110,13 +229,27 @@ void measure(const std::string& what, const conformance::ProviderSpec& spec, con
 int main(int argc, char** argv) {
     std::string provider = "model:seed=1";
     double seconds = 3;
+    std::vector<size_t> lengths{50};
+    int jobs = 1;
     for (int i = 1; i < argc; ++i) {
-        if (std::strncmp(argv[i], "--provider=", 11) == 0)
+        if (std::strncmp(argv[i], "--provider=", 11) == 0) {
             provider = argv[i] + 11;
-        else if (std::strncmp(argv[i], "--seconds=", 10) == 0)
+        } else if (std::strncmp(argv[i], "--seconds=", 10) == 0) {
             seconds = std::atof(argv[i] + 10);
-        else {
-            std::cerr << "usage: " << argv[0] << " [--provider=SPEC] [--seconds=S]\n";
+        } else if (std::strncmp(argv[i], "--jobs=", 7) == 0) {
+            jobs = std::max(1, std::atoi(argv[i] + 7));
+        } else if (std::strncmp(argv[i], "--calls=", 8) == 0) {
+            lengths.clear();
+            std::istringstream list(argv[i] + 8);
+            for (std::string n; std::getline(list, n, ',');)
+                if (long v = std::atol(n.c_str()); v > 0) lengths.push_back(size_t(v));
+            if (lengths.empty()) {
+                std::cerr << "ndkct: --calls: a comma-separated list of positive numbers\n";
+                return 2;
+            }
+        } else {
+            std::cerr << "usage: " << argv[0]
+                      << " [--provider=SPEC] [--seconds=S] [--calls=N[,N...]] [--jobs=N]\n";
             return 2;
         }
     }
@@ -130,23 +263,39 @@ int main(int argc, char** argv) {
         }
         const World initial = initial_world(info);
 
-        size_t generated = 0;
-        auto start = Clock::now();
-        double elapsed = 0;
-        while (elapsed < seconds / 3) {
-            generated += sequence(initial, generated + 1).size() == kCalls;
-            elapsed = std::chrono::duration<double>(Clock::now() - start).count();
+        for (size_t length : lengths) {
+            kCalls = length;
+            size_t generated = 0;
+            auto start = Clock::now();
+            const double cpu_at_start = cpu_seconds();
+            double elapsed = 0;
+            while (elapsed < seconds / 3) {
+                generated += sequence(initial, generated + 1).size() == kCalls;
+                elapsed = std::chrono::duration<double>(Clock::now() - start).count();
+            }
+            const double cpu = cpu_seconds() - cpu_at_start;
+            std::cout << "generation alone: " << generated / elapsed << " sequences/s of " << kCalls
+                      << " commands; CPU " << int(cpu / double(generated) * 1e6)
+                      << " us per sequence (" << double(generated) / cpu
+                      << " sequences per CPU second)\n";
+            emit("generation_per_s.calls_" + std::to_string(kCalls) + ".per_cpu_s",
+                 double(generated) / cpu, "sequences/CPU s");
+            emit("generation_per_s.calls_" + std::to_string(kCalls), generated / elapsed,
+                 "sequences/s");
+            // As the tests' search runs them (the quiet periods judged across sequences), and
+            // with each sequence waiting out its own (shrinking, replays).
+            const std::string quiet = std::to_string(options.quiet.count()) + " us";
+            measure(
+                "provider " + provider + " (quiet period " + quiet + " judged across sequences)",
+                "amortized_quiet", spec, initial, seconds, options, true, 1);
+            if (jobs > 1)
+                measure("provider " + provider + " (quiet period " + quiet +
+                            " judged across sequences)",
+                        "amortized_quiet", spec, initial, seconds, options, true, jobs);
+            measure(
+                "provider " + provider + " (each sequence waits its quiet period, " + quiet + ")",
+                "own_quiet", spec, initial, seconds, options, false, 1);
         }
-        std::cout << "generation alone: " << generated / elapsed << " sequences/s of " << kCalls
-                  << " commands\n";
-        // As the tests run (the quiet wait of --ndkct_quiet_us after CloseNdkAdapter, 1 ms,
-        // so at most 1,000 sequences/s), and without it (what the rest costs).
-        measure("provider " + provider + " (quiet wait " + std::to_string(options.quiet.count()) +
-                    " us)",
-                spec, initial, seconds, options);
-        PropertyOptions no_quiet = options;
-        no_quiet.quiet = std::chrono::microseconds(0);
-        measure("provider " + provider + " (no quiet wait)", spec, initial, seconds, no_quiet);
     } catch (const std::exception& error) {
         std::cerr << "ndkct: " << error.what() << "\n";
         return 2;

@@ -1,10 +1,11 @@
-# cmake -DPROGRAM=... -DPROVIDER=... -DFILTER=... -DRULE=... -DMAX_CALLS=N [-DSEED=N]
-#       -P check_bites.cmake
+# cmake -DPROGRAM=... -DPROVIDER=... -DFILTER=... -DRULE=... -DMAX_CALLS=N -DEVENTS=file
+#       [-DSEED=N] -P check_bites.cmake
 #
-# Passes only when the property run on a faulty provider fails with an oracle violation naming
-# RULE and the shrunk counterexample has at most MAX_CALLS calls after the setup. Prints the
-# run's output and the length found, for the record.
-foreach(_var PROGRAM PROVIDER FILTER RULE MAX_CALLS)
+# Passes only when the property run on a faulty provider fails with a failure that names RULE in
+# the structured rules the test executable reports (--ndkct_events: "failure_rules", never read
+# from message text) and the shrunk counterexample has at most MAX_CALLS calls after the setup.
+# Prints the run's output and the length found, for the record.
+foreach(_var PROGRAM PROVIDER FILTER RULE MAX_CALLS EVENTS)
   if(NOT DEFINED ${_var})
     message(FATAL_ERROR "check_bites.cmake: -D${_var}=... is required")
   endif()
@@ -12,18 +13,52 @@ endforeach()
 if(NOT DEFINED SEED)
   set(SEED 1)
 endif()
+file(REMOVE "${EVENTS}")
 execute_process(
   COMMAND ${PROGRAM} --provider=${PROVIDER} --gtest_filter=${FILTER} --ndkct_seed=${SEED}
           --ndkct_tests=300
           --ndkct_callback_ms=500 --ndkct_drain_ms=300 --ndkct_quiet_us=20000
+          --ndkct_events=${EVENTS}
   OUTPUT_VARIABLE _out ERROR_VARIABLE _err RESULT_VARIABLE _rc)
 message("${_out}${_err}")
 if(_rc EQUAL 0)
   message(FATAL_ERROR "the property passed on a provider that breaks ${RULE}")
 endif()
-string(REGEX MATCH "oracle: [^\n]*${RULE}[,:]" _named "${_out}")
+if(NOT EXISTS "${EVENTS}")
+  message(FATAL_ERROR "the property wrote no events (it crashed before it ended?)")
+endif()
+file(STRINGS "${EVENTS}" _lines)
+set(_named FALSE)
+foreach(_line IN LISTS _lines)
+  string(JSON _event ERROR_VARIABLE _bad GET "${_line}" event)
+  if(_bad OR NOT _event STREQUAL "end")
+    continue()
+  endif()
+  string(JSON _result GET "${_line}" result)
+  if(NOT _result STREQUAL "failed")
+    continue()
+  endif()
+  string(JSON _n LENGTH "${_line}" failure_rules)
+  if(_n EQUAL 0)
+    continue()
+  endif()
+  math(EXPR _last "${_n} - 1")
+  foreach(_i RANGE ${_last})
+    string(JSON _m LENGTH "${_line}" failure_rules ${_i})
+    if(_m EQUAL 0)
+      continue()
+    endif()
+    math(EXPR _mlast "${_m} - 1")
+    foreach(_j RANGE ${_mlast})
+      string(JSON _rule GET "${_line}" failure_rules ${_i} ${_j})
+      if(_rule STREQUAL "${RULE}")
+        set(_named TRUE)
+      endif()
+    endforeach()
+  endforeach()
+endforeach()
 if(NOT _named)
-  message(FATAL_ERROR "the property failed, but no oracle violation names ${RULE}")
+  message(FATAL_ERROR "the property failed, but no failure names ${RULE}")
 endif()
 string(REGEX MATCH "minimal sequence \\(([0-9]+) calls after setup\\)" _found "${_out}")
 if(NOT _found)

@@ -413,10 +413,16 @@ InitializeFastRegisterMr::InitializeFastRegisterMr(const World& w) {
     auto fresh = w.open_of(Kind::mr, [](const Slot& s) { return s.fast && s.pages == 0; });
     mr = !fresh.empty() && !one_in(4) ? *gen::elementOf(fresh) : w.pick(Kind::mr);
     uint32_t frmr = std::max<uint32_t>(w.info->FRMRPageCount, 1);
+    uint32_t guaranteed = std::max<uint32_t>(frmr, 16);
+    // The limits themselves and one past (IFR-APC-01/02/04): FastRegister then often uses
+    // exactly the pages initialized.
     adapter_page_count = *gen::weightedOneOf<uint32_t>(
         {{6, gen::inRange<uint32_t>(1, 17)},  // IFR-APC-04: 16 are always accepted
          {2, gen::inRange<uint32_t>(1, frmr + 1)},
          {1, gen::just<uint32_t>(0)},
+         {1, gen::just(guaranteed)},
+         {1, gen::just(guaranteed + 1)},
+         {1, gen::just(guaranteed * 2)},
          {1, gen::inRange<uint32_t>(frmr + 1, frmr * 64 + 2)}});
     remote_access = *gen::arbitrary<bool>();
 }
@@ -443,13 +449,21 @@ FastRegister::FastRegister(const World& w) : qp(w.pick(Kind::qp)) {
     auto fitting = w.open_of(Kind::lam, [&](const Slot& s) { return s.pages <= room; });
     lam = !fitting.empty() && !one_in(4) ? *gen::elementOf(fitting) : w.pick(Kind::lam);
     uint32_t pages = std::max<uint32_t>(w.slots[lam].pages, 1);
+    // Or exactly the pages the MR was initialized for, and one more (IFR-APC-01, FR-APC-03):
+    // past the LAM's pages the last one is repeated.
+    const uint32_t initialized = std::max<uint32_t>(room, 1);
     page_count = *gen::weightedOneOf<uint32_t>({{6, gen::just(pages)},
                                                 {2, gen::inRange<uint32_t>(1, pages + 1)},
                                                 {1, gen::inRange<uint32_t>(pages + 1, pages + 5)},
+                                                {2, gen::just(initialized)},
+                                                {1, gen::just(initialized + 1)},
                                                 {1, gen::just<uint32_t>(0)}});
     fbo_mode = *gen::weightedOneOf<Fbo>(
         {{5, gen::just(Fbo::from_lam)}, {2, gen::just(Fbo::zero)}, {1, gen::just(Fbo::other)}});
-    fbo_other = *gen::inRange<uint32_t>(0, PAGE_SIZE);
+    // Any offset in the page, or one that is not (FR-FBO-02: PAGE_SIZE or more never registers).
+    fbo_other =
+        *gen::weightedOneOf<uint32_t>({{3, gen::inRange<uint32_t>(0, PAGE_SIZE)},
+                                       {1, gen::inRange<uint32_t>(PAGE_SIZE, 2 * PAGE_SIZE)}});
     length_delta = *gen::weightedOneOf<int64_t>({{6, gen::just<int64_t>(0)},
                                                  {2, gen::inRange<int64_t>(-4096, 0)},
                                                  {1, gen::inRange<int64_t>(1, 4097)}});
@@ -460,7 +474,8 @@ FastRegister::FastRegister(const World& w) : qp(w.pick(Kind::qp)) {
                          NDK_OP_FLAG_ALLOW_REMOTE_WRITE,
                          NDK_OP_FLAG_ALLOW_REMOTE_READ | NDK_OP_FLAG_ALLOW_LOCAL_WRITE,
                          NDK_OP_FLAG_ALLOW_REMOTE_READ | NDK_OP_FLAG_ALLOW_REMOTE_WRITE,
-                         NDK_OP_FLAG_ALLOW_LOCAL_WRITE | NDK_OP_FLAG_SILENT_SUCCESS},
+                         NDK_OP_FLAG_ALLOW_LOCAL_WRITE | NDK_OP_FLAG_SILENT_SUCCESS,
+                         NDK_OP_FLAG_ALLOW_LOCAL_WRITE | NDK_OP_FLAG_RDMA_READ_SINK},  // FR-SINK-*
                         {NDK_OP_FLAG_INLINE, 0x400, 0x8000'0000});
 }
 
@@ -500,9 +515,10 @@ void FastRegister::run(const World&, Sut& sut) const {
     uint64_t base = fast_label(mr) + base_va_offset + fbo + misalignment;
     NTSTATUS s =
         sut.session.fast_register(q, sut.next_context(), m, pages, fbo, length, base, flags);
-    if (s == STATUS_SUCCESS) {  // FR-TOK-01: in effect once posted
+    if (s == STATUS_SUCCESS) {  // FR-TOK-01: in effect once posted, its tokens readable
         sut.mrs[mr].registered = true;
         sut.mrs[mr].base = base;
+        learn_tokens(sut, mr);
     }
     finish(sut, *this,
            answer(s) + " (FBO=" + hex(fbo) + ", Length=" + hex(length) +
@@ -522,6 +538,18 @@ FastRegistration::FastRegistration(const World& w) : Composite(w) {
     auto f = std::make_shared<FastRegister>(after);
     f->mr = made_at;
     f->lam = made_at + 1;
+    if (one_in(3)) {  // remotely writable, and written into at once
+        i->remote_access = true;
+        f->flags = NDK_OP_FLAG_ALLOW_REMOTE_WRITE;
+        f->apply(after);
+        auto wr = std::make_shared<Write>(after);
+        wr->remote = made_at;
+        wr->remote_kind = Kind::mr;
+        wr->remote_offset = *gen::weightedOneOf<uint32_t>(
+            {{1, gen::just<uint32_t>(0)},
+             {2, gen::inRange<uint32_t>(0, std::max<uint32_t>(l->region.length, 1))}});
+        write = std::move(wr);
+    }
     create_mr = std::move(c);
     initialize = std::move(i);
     build_lam = std::move(l);
@@ -534,7 +562,12 @@ std::vector<std::shared_ptr<const Command>> FastRegistration::steps(int base) co
     auto f = std::make_shared<FastRegister>(*fast_register);
     f->mr = moved(f->mr, base);
     f->lam = moved(f->lam, base);
-    return {create_mr, i, build_lam, f};
+    if (!write) return {create_mr, i, build_lam, f};
+    auto wr = std::make_shared<Write>(*write);
+    wr->remote = moved(wr->remote, base);
+    for (auto& e : wr->sgl)
+        if (e.mr >= 0) e.mr = moved(e.mr, base);
+    return {create_mr, i, build_lam, f, wr};
 }
 
 Invalidate::Invalidate(const World& w) : qp(w.pick(Kind::qp)) {
@@ -774,6 +807,13 @@ SendToReceive::SendToReceive(const World& w) : Composite(w) {
     }
     r->apply(after);
     RC_PRE(!sources_meet(after, s->sgl, r->sgl));
+    if (const int cq = after.slots[r->qp].receive_cq; cq >= 0 && one_in(3)) {
+        auto a = std::make_shared<ArmCq>(after);
+        a->cq = cq;
+        a->type = NDK_CQ_NOTIFY_SOLICITED;
+        s->flags |= NDK_OP_FLAG_SEND_AND_SOLICIT_EVENT;
+        arm = std::move(a);
+    }
     create_mr = std::move(c);
     register_mr = std::move(m);
     receive = std::move(r);
@@ -789,6 +829,7 @@ std::vector<std::shared_ptr<const Command>> SendToReceive::steps(int base) const
     auto s = std::make_shared<Send>(*send);
     for (auto& e : s->sgl)
         if (e.mr >= 0) e.mr = moved(e.mr, base);
+    if (arm) return {create_mr, m, r, arm, s};
     return {create_mr, m, r, s};
 }
 
@@ -796,7 +837,7 @@ void SendToReceive::checkPreconditions(const World& w) const {
     Composite::checkPreconditions(w);
     auto now = steps(int(w.slots.size()));
     const auto& r = static_cast<const Receive&>(*now[2]);
-    const auto& s = static_cast<const Send&>(*now[3]);
+    const auto& s = static_cast<const Send&>(*now.back());
     World after = w;
     for (const auto& c : now)
         c->apply(after);
@@ -832,6 +873,16 @@ DeferredChain::DeferredChain(const World& w) : qp(w.pick(Kind::qp)) {
             made->flags = (made->flags & ~NDK_OP_FLAG_DEFER) | defer;
             requests.push_back(std::move(made));
         };
+        // Now and then the chain ends in a fast registration asking remote rights: refused
+        // inline on an MR initialized without RemoteAccess (FR-ACC-01), which must then hand the
+        // deferred requests before it to the hardware (DEFER-04, DEFER-06).
+        const bool refusal_end = i + 1 == count && mr && lam && one_in(3);
+        if (refusal_end) {
+            auto made = std::make_shared<FastRegister>(w);
+            made->flags = NDK_OP_FLAG_ALLOW_REMOTE_WRITE;
+            with(std::move(made));
+            continue;
+        }
         switch (*gen::elementOf(feasible)) {
             case send:
                 with(std::make_shared<Send>(w));

@@ -254,6 +254,8 @@ struct Composite : Command {
     void show(std::ostream& os) const override;
 };
 
+struct Write;
+
 // A fast registration from scratch: NdkCreateMr (FastRegister), NdkInitializeFastRegisterMr,
 // NdkBuildLam and NdkFastRegister of that MR over that LAM. Each call is the command of its own
 // (any page counts, FBO, length, address and flags, all generated as usual); together, a fast
@@ -263,8 +265,12 @@ struct FastRegistration : Composite {
     std::shared_ptr<const InitializeFastRegisterMr> initialize;
     std::shared_ptr<const BuildLam> build_lam;
     std::shared_ptr<const FastRegister> fast_register;
+    // Now and then the region is made remotely writable and written at once (NdkWrite), so
+    // that bytes landing on the wrong page show (FR-PAGE-02, FR-MAP-01). Null otherwise.
+    std::shared_ptr<const Write> write;
     explicit FastRegistration(const World& w);
-    // The four calls, with the MR and the LAM it makes at slots `base` and `base + 1`.
+    // The four calls (five with the write), with the MR and the LAM it makes at slots `base`
+    // and `base + 1`.
     std::vector<std::shared_ptr<const Command>> steps(int base) const override;
 };
 
@@ -364,9 +370,12 @@ struct SendToReceive : Composite {
     std::shared_ptr<const CreateMr> create_mr;
     std::shared_ptr<const RegisterMr> register_mr;
     std::shared_ptr<const Receive> receive;
+    // Now and then an NdkArmCq (SOLICITED) of the receiving CQ before a solicited send: its
+    // receive's entry must notify (SND-04, CQ-NOT-10). Null otherwise.
+    std::shared_ptr<const Command> arm;
     std::shared_ptr<const Send> send;  // from the receiving QP's peer
     explicit SendToReceive(const World& w);
-    // The four calls, with the MR it makes at slot `base`.
+    // The four calls (five with the arm), with the MR it makes at slot `base`.
     std::vector<std::shared_ptr<const Command>> steps(int base) const override;
     void checkPreconditions(const World& w) const override;
 };

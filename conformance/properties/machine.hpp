@@ -25,6 +25,7 @@
 
 #include "ndkct/conformance/dispatch_trap.hpp"
 #include "ndkct/conformance/session.hpp"
+#include "waivers.hpp"
 
 // A precondition whose later operands are valid only when the earlier ones hold
 // (`w.is(i, Kind::qp) && !w.slots[i].connected`). RC_PRE decomposes `a && b` to print each
@@ -187,7 +188,15 @@ struct SutOptions {
     // After the adapter closed (CLOSE-ADP-01: no callback after that), how long teardown waits
     // for a stray callback still on its way (GEN-ASYNC-03, GEN-CB-03) before the last check.
     std::chrono::microseconds quiet{1000};
+    // The quiet period judged later (QuietPeriods, property.hpp): teardown checks right after
+    // CloseNdkAdapter and does not wait; judge_quiet() checks again once the period is over,
+    // while other sequences run meanwhile.
+    bool defer_quiet = false;
     PhaseTimes* times = nullptr;
+    // The provider's known findings: a failure that names only rules one of them covers
+    // discards the sequence and counts it in waived[i] (the index of the waiver).
+    const std::vector<Waiver>* waivers = nullptr;
+    std::vector<size_t>* waived = nullptr;
 };
 
 // The system under test: a Session on the provider, and the slots' real objects.
@@ -261,6 +270,10 @@ class Sut {
     // After the commands: completions drained, QPs flushed, everything closed; the oracle's
     // judgement of that included.
     void teardown(const World& world);
+    // With SutOptions::defer_quiet, after teardown: when the quiet period after CloseNdkAdapter
+    // is over, fails (as check() does) if a stray callback came meanwhile.
+    std::chrono::steady_clock::time_point quiet_until() const { return quiet_until_; }
+    void judge_quiet();
     // New violations since the last check fail the property, naming their rules.
     void check(const char* after);
 
@@ -271,6 +284,7 @@ class Sut {
     uintptr_t next_context_ = 0x1000;
     uint16_t port_ = 0;
     bool torn_down_ = false;
+    std::chrono::steady_clock::time_point quiet_until_{};
 };
 
 // The world every sequence starts from (slots 0..6: pd0 cq1 qp2 qp3 listener4 connector5

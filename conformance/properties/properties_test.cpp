@@ -5,7 +5,8 @@
 // Each property is a googletest test per provider under test (--provider=SPEC, like the directed
 // suite) with a stable dotted ID. A failure records, for the runner's JSON report:
 // counterexample (the minimal sequence), replay (a command line that runs exactly it), seed,
-// shrunk_calls (its length after the setup).
+// shrunk_calls (its length after the setup), shrink_cut when shrinking stopped at its budget
+// (--ndkct_shrink_ms) before it was done.
 #include <iostream>
 
 #include "commands.hpp"
@@ -38,7 +39,15 @@ class Properties : public ::testing::TestWithParam<ProviderSpec> {
         try {
             outcome = check_property(id, GetParam(), commands, options);
         } catch (const std::exception& error) {
-            FAIL() << "cannot open the provider: " << error.what();
+            FAIL() << "cannot open the provider or read its waivers: " << error.what();
+        }
+        for (const auto& line : outcome.waived)
+            std::cout << "[ ndkct  ] " << id << ": " << line << "\n";
+        if (!outcome.waived.empty()) {
+            std::string all;
+            for (const auto& line : outcome.waived)
+                all += (all.empty() ? "" : "\n") + line;
+            RecordProperty("waived", all);
         }
         if (outcome.passed) {
             std::cout << "[ ndkct  ] " << id << ": " << outcome.sequences
@@ -51,6 +60,7 @@ class Properties : public ::testing::TestWithParam<ProviderSpec> {
                              " --gtest_filter=" + full_name;
         RecordProperty("counterexample", outcome.message);
         RecordProperty("shrunk_calls", std::to_string(outcome.shrunk_calls));
+        if (outcome.shrink_cut) RecordProperty("shrink_cut", "true");
         if (!outcome.reproduce.empty()) RecordProperty("replay", replay);
         conformance::RuleScope scope(outcome.rules);
         ADD_FAILURE() << id << " failed after " << outcome.sequences << " passing sequences (seed "

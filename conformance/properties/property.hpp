@@ -3,7 +3,10 @@
 #pragma once
 
 #include <chrono>
+#include <deque>
 #include <functional>
+#include <memory>
+#include <optional>
 #include <string>
 
 #include "machine.hpp"
@@ -27,11 +30,17 @@ struct PropertyOptions {
     std::chrono::milliseconds drain_timeout{1000};
     std::chrono::microseconds quiet{1000};  // SutOptions::quiet
     bool shrink = true;
+    // How long shrinking may take after the first failure: then the smallest counterexample
+    // found so far is reported (a test's time limit must not turn a failure into a bare
+    // timeout).
+    std::chrono::milliseconds shrink_budget{20000};
+    // Waiver files (conformance/waivers format): the provider's known findings (waivers.hpp).
+    std::vector<std::string> waiver_files;
     PhaseTimes* times = nullptr;  // SutOptions::times
 
     // --ndkct_seed=N --ndkct_tests=N --ndkct_size=N --ndkct_callback_ms=N --ndkct_drain_ms=N
-    // --ndkct_quiet_us=N --ndkct_no_shrink, read from the command line (unknown to gtest, so left
-    // for us).
+    // --ndkct_quiet_us=N --ndkct_shrink_ms=N --ndkct_no_shrink --ndkct_waivers=FILE (repeatable),
+    // read from the command line (unknown to gtest, so left for us).
     static const PropertyOptions& from_command_line();
 };
 
@@ -41,7 +50,10 @@ struct PropertyOutcome {
     std::string message;             // the oracle's violation and the minimal sequence as NDK calls
     std::vector<std::string> rules;  // the rules the reported failure broke (as data)
     int shrunk_calls = -1;           // commands in the minimal sequence (after the setup)
-    std::string reproduce;           // RC_PARAMS value that replays exactly the minimal sequence
+    bool shrink_cut = false;         // shrinking stopped at its budget (may not be minimal)
+    // Sequences that ended at a waived finding, one line per waiver that took any.
+    std::vector<std::string> waived;
+    std::string reproduce;  // RC_PARAMS value that replays exactly the minimal sequence
 };
 
 // Runs the property `id` (the ndkct ID, also RapidCheck's test ID for reproduce strings).
@@ -49,10 +61,45 @@ struct PropertyOutcome {
 PropertyOutcome check_property(const std::string& id, const conformance::ProviderSpec& spec,
                                const CommandGen& commands, const PropertyOptions& options);
 
-// One sequence run outside RapidCheck (the benchmark): setup, the commands, teardown.
-// Returns the number of commands run; throws on a violation (RapidCheck's failure).
+// GEN-ASYNC-03, GEN-CB-03: the quiet period after CloseNdkAdapter, judged across sequences.
+// Nothing may call back once an adapter is closed; a callback that still comes is a stray one
+// of the sequence that made the adapter. Instead of waiting out each sequence's period before
+// the next begins, a sequence whose adapter closed is parked (its Session and Sut kept whole:
+// a late callback still finds its objects and its oracle) and judged once its period is over,
+// while the next sequences run. The period is never shorter than --ndkct_quiet_us; a parked
+// sequence is judged when a later one finishes, so it is often longer.
+class QuietPeriods {
+  public:
+    struct Late {                 // a parked sequence whose quiet period saw a stray callback
+        size_t tag = 0;           // the tag it was parked with (the caller's case number)
+        std::string description;  // its failure, as check() describes it (the calls included)
+    };
+    ~QuietPeriods();
+    void park(std::unique_ptr<Session> session, std::unique_ptr<Sut> sut, size_t tag);
+    // Judges the parked sequences whose period is over (every one with `all`, waiting out the
+    // rest); returns the first that failed. Judged sequences are released.
+    std::optional<Late> judge(bool all);
+    void clear();  // releases every parked sequence unjudged (a failure is already reported)
+    size_t parked() const { return parked_.size(); }
+
+  private:
+    struct Parked {
+        std::unique_ptr<Session> session;
+        std::unique_ptr<Sut> sut;
+        size_t tag;
+    };
+    std::deque<Parked> parked_;
+};
+
+// One sequence: setup, the commands, teardown. Returns the number of commands run; throws on a
+// violation (RapidCheck's failure), or a discard when one of `waivers` covers it (counted in
+// `waived`, SutOptions). With `quiet_periods`, the quiet period after CloseNdkAdapter is not
+// waited for here: the sequence is parked there (tagged `tag`).
 size_t run_sequence(const conformance::ProviderSpec& spec, const World& initial,
-                    const rc::state::Commands<Command>& commands, const PropertyOptions& options);
+                    const rc::state::Commands<Command>& commands, const PropertyOptions& options,
+                    const std::vector<Waiver>* waivers = nullptr,
+                    std::vector<size_t>* waived = nullptr, QuietPeriods* quiet_periods = nullptr,
+                    size_t tag = 0);
 
 conformance::SessionOptions session_options(const PropertyOptions& options);
 

@@ -910,16 +910,63 @@ NDKCT_TEST(FastRegister, InlineFailureHandsEarlierDeferredRequestsOver,
     int c1, c2;
     ASSERT_STATUS(STATUS_SUCCESS, r.post(&c1, good, r.pages(), 0, PAGE_SIZE, kFarBase,
                                          NDK_OP_FLAG_ALLOW_REMOTE_WRITE | NDK_OP_FLAG_DEFER));
-    ASSERT_STATUS(STATUS_ACCESS_VIOLATION,
-                  r.post(&c2, local_only, r.pages(), 0, PAGE_SIZE, kFarBase,
-                         NDK_OP_FLAG_ALLOW_REMOTE_READ | NDK_OP_FLAG_DEFER));
+    {
+        NDKCT_RULE("FR-ACC-01");
+        ASSERT_STATUS(STATUS_ACCESS_VIOLATION,
+                      r.post(&c2, local_only, r.pages(), 0, PAGE_SIZE, kFarBase,
+                             NDK_OP_FLAG_ALLOW_REMOTE_READ | NDK_OP_FLAG_DEFER));
+    }
     // The consumer stops here: no request without DEFER follows, yet the first must complete.
+    NDKCT_RULE("DEFER-04", "FR-DEFER-02", "DEFER-06");
     auto results = session().drain(r.pair.cq, 1);
     ASSERT_EQ(results.size(), 1u)
         << "the deferred request was not handed over after the inline failure";
     EXPECT_EQ(results[0].RequestContext, &c1);
     EXPECT_STATUS(STATUS_SUCCESS, results[0].Status);
     r.no_entry_for(&c2);
+}
+
+// A longer chain: two deferred fast registrations and a deferred write, then a fast
+// registration refused inline; nothing follows. Every accepted request must complete.
+NDKCT_TEST(FastRegister, InlineFailureHandsTheWholeDeferredChainOver,
+           "ndk.mr.fast_register.defer_chain_then_inline_failure", "DEFER-04", "FR-DEFER-02",
+           "DEFER-03", "FR-ACC-01") {
+    NDKCT_REQUIRE(NDKCT_VERSION_AT_LEAST(session().version(), 1, 2),
+                  "NDK_OP_FLAG_DEFER needs NDKPI 1.2");
+    seed::Mappings maps(session());
+    Rig r = make_rig(session(), maps, 1);
+    ASSERT_TRUE(r.problem.empty()) << r.problem;
+    NDK_MR* first = seed::fast_register_mr(session(), r.pair.pd, 1, true);
+    NDK_MR* second = seed::fast_register_mr(session(), r.pair.pd, 1, true);
+    NDK_MR* local_only = seed::fast_register_mr(session(), r.pair.pd, 1, false);
+    ASSERT_TRUE(first && second && local_only);
+    auto target = session().buffer(PAGE_SIZE);
+    auto dst = session().register_buffer(r.pair.pd, target, NDK_MR_FLAG_ALLOW_REMOTE_WRITE);
+    ASSERT_STATUS(STATUS_SUCCESS, dst.status);
+    int c1, c2, c3, refused;
+    ASSERT_STATUS(STATUS_SUCCESS, r.post(&c1, first, r.pages(), 0, PAGE_SIZE, kFarBase,
+                                         NDK_OP_FLAG_ALLOW_REMOTE_WRITE | NDK_OP_FLAG_DEFER));
+    NDK_SGE from = Session::sge(r.source, 0, 64, r.src.local_token);
+    ASSERT_STATUS(STATUS_SUCCESS, session().write(r.pair.a, &c2, {&from, 1}, address_of(target),
+                                                  dst.remote_token, NDK_OP_FLAG_DEFER));
+    ASSERT_STATUS(STATUS_SUCCESS, r.post(&c3, second, r.pages(), 0, PAGE_SIZE, kFarBase,
+                                         NDK_OP_FLAG_ALLOW_REMOTE_WRITE | NDK_OP_FLAG_DEFER));
+    {
+        NDKCT_RULE("FR-ACC-01");
+        ASSERT_STATUS(STATUS_ACCESS_VIOLATION, r.post(&refused, local_only, r.pages(), 0, PAGE_SIZE,
+                                                      kFarBase, NDK_OP_FLAG_ALLOW_REMOTE_WRITE));
+    }
+    NDKCT_RULE("DEFER-04", "FR-DEFER-02", "DEFER-03");
+    auto results = session().drain(r.pair.cq, 3);
+    ASSERT_EQ(results.size(), 3u)
+        << "deferred requests were not handed over after the inline failure";
+    for (const int* context : {&c1, &c2, &c3}) {
+        const auto* got = seed::find_result(results, context);
+        ASSERT_TRUE(got) << "a deferred request made no entry";
+        EXPECT_STATUS(STATUS_SUCCESS, got->Status);
+    }
+    r.no_entry_for(&refused);
+    EXPECT_EQ(std::memcmp(target.data(), r.source.data(), 64), 0);
 }
 
 NDKCT_TEST(FastRegister, ReadFenceWaitsForEarlierReads, "ndk.mr.fast_register.read_fence",

@@ -123,7 +123,8 @@ NDKCT_TEST(InitializeFastRegisterMr, FrmrPageCountIsAccepted,
 }
 
 NDKCT_TEST(InitializeFastRegisterMr, OneMoreThanFrmrPageCountSucceedsOrHitsTheLimit,
-           "ndk.mr.initialize_fast_register.frmr_page_count_plus_one", "IFR-APC-02", "AMB-08") {
+           "ndk.mr.initialize_fast_register.frmr_page_count_plus_one", "IFR-APC-02", "IFR-APC-01",
+           "AMB-08") {
     ULONG count = std::max<ULONG>(16, info().FRMRPageCount) + 1;
     NDKCT_REQUIRE(count <= 8192, "FRMRPageCount fits the harness's 64 MiB arena");
     seed::Mappings maps(session());
@@ -132,10 +133,45 @@ NDKCT_TEST(InitializeFastRegisterMr, OneMoreThanFrmrPageCountSucceedsOrHitsTheLi
     NDK_MR* mr = new_fr_mr(session(), r.pair.pd);
     ASSERT_TRUE(mr);
     Done d = session().initialize_fast_register_mr(mr, count, true);
-    EXPECT_TRUE(d.final_status == STATUS_SUCCESS || d.final_status == STATUS_IMPLEMENTATION_LIMIT ||
-                d.final_status == STATUS_INSUFFICIENT_RESOURCES)
-        << spec::status_name(d.final_status);
-    if (d.ok()) r.usable_for(mr, count, true);  // IFR-APC-01: a count it accepted is supported
+    {
+        // The page names one refusal for a count the adapter does not support.
+        NDKCT_RULE("IFR-APC-02");
+        EXPECT_TRUE(d.final_status == STATUS_SUCCESS ||
+                    d.final_status == STATUS_IMPLEMENTATION_LIMIT)
+            << count << " pages: " << spec::status_name(d.final_status);
+    }
+    NDKCT_RULE("IFR-APC-01");  // a count it accepted is supported, every page of it
+    if (d.ok()) r.usable_for(mr, count, true);
+}
+
+// Past FRMRPageCount the adapter may accept more pages, as far as it likes, but every count it
+// accepts must then work with exactly that many pages; the first count it refuses is refused
+// with the status the page names. Doubling up to what the harness can map (8192 pages).
+NDKCT_TEST(InitializeFastRegisterMr, EveryAcceptedCountIsUsableUpToTheFirstRefusal,
+           "ndk.mr.initialize_fast_register.accepted_counts_usable", "IFR-APC-01", "IFR-APC-02",
+           "IFR-POST-01") {
+    constexpr ULONG kMost = 8192;
+    ULONG guaranteed = std::max<ULONG>(16, info().FRMRPageCount);
+    NDKCT_REQUIRE(guaranteed < kMost, "FRMRPageCount leaves room in the harness's 64 MiB arena");
+    seed::Mappings maps(session());
+    Rig r = make_rig(session(), maps, kMost);
+    ASSERT_TRUE(r.problem.empty()) << r.problem;
+    for (ULONG count = std::min(guaranteed * 2, kMost);; count = std::min(count * 2, kMost)) {
+        NDK_MR* mr = new_fr_mr(session(), r.pair.pd);
+        ASSERT_TRUE(mr);
+        Done d = session().initialize_fast_register_mr(mr, count, true);
+        if (!d.ok()) {
+            NDKCT_RULE("IFR-APC-02");
+            EXPECT_STATUS(STATUS_IMPLEMENTATION_LIMIT, d.final_status) << count << " pages";
+            break;
+        }
+        {
+            NDKCT_RULE("IFR-APC-01");
+            r.usable_for(mr, count, true);
+            if (HasFatalFailure()) return;
+        }
+        if (count == kMost) break;
+    }
 }
 
 NDKCT_TEST(InitializeFastRegisterMr, FarTooManyPagesFailWithImplementationLimitOrSucceed,
@@ -143,14 +179,14 @@ NDKCT_TEST(InitializeFastRegisterMr, FarTooManyPagesFailWithImplementationLimitO
            "IFR-ST-03", "AMB-08") {
     auto pd = session().create_pd();
     ASSERT_TRUE(pd.object);
+    NDKCT_RULE("IFR-APC-02");
     for (ULONG count : {ULONG(1) << 20, ULONG(0x7FFFFFFF), ULONG(0xFFFFFFFF)}) {
         NDK_MR* mr = new_fr_mr(session(), pd.object);
         ASSERT_TRUE(mr);
         Done d = session().initialize_fast_register_mr(mr, count, true);
         // The only documented refusal for an unsupported count (inline or through the callback).
         EXPECT_TRUE(d.final_status == STATUS_SUCCESS ||
-                    d.final_status == STATUS_IMPLEMENTATION_LIMIT ||
-                    d.final_status == STATUS_INSUFFICIENT_RESOURCES)
+                    d.final_status == STATUS_IMPLEMENTATION_LIMIT)
             << count << " pages: " << spec::status_name(d.final_status);
     }
 }

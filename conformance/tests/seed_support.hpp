@@ -81,7 +81,15 @@ inline Mapping map_buffer(Session& s, const platform::LockedBuffer& b, size_t of
                           size_t length = 0) {
     Mapping m;
     if (length == 0) length = b.size() - offset;
-    m.chain = platform::describe(b, offset, length);
+    // One MDL describes at most 4089 pages: longer ranges are a chain of 4000-page pieces.
+    constexpr size_t kPiece = 4000 * PAGE_SIZE;
+    if (offset % PAGE_SIZE + length <= 4089 * PAGE_SIZE) {
+        m.chain = platform::describe(b, offset, length);
+    } else {
+        std::vector<size_t> pieces(length / kPiece, kPiece);
+        if (length % kPiece) pieces.push_back(length % kPiece);
+        m.chain = platform::describe_split(b, offset, pieces);
+    }
     size_t pages = (offset % PAGE_SIZE + length + PAGE_SIZE - 1) / PAGE_SIZE;
     m.lam = s.build_lam(m.chain.head(), length,
                         static_cast<ULONG>(NDK_LOGICAL_ADDRESS_MAPPING_SIZE(pages)));

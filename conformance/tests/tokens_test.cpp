@@ -123,6 +123,89 @@ NDKCT_TEST(MemoryObjects, TokensWorkExactlyAsReturned, "ndk.mr.tokens.used_as_re
     EXPECT_EQ(std::memcmp(remote.data() + 3000, local.data(), 700), 0);
 }
 
+// RMR-TOK-01/02: each token reaches the region the way it is meant for, and a failure names the
+// token rule rather than the transfer that showed it. The local tokens alone first (sends out of
+// one region into receives posted on another, and on a region registered for local write only:
+// nothing remote involved); then, the local tokens proven, the peer's write and read with the
+// remote token reach exactly the bytes addressed. Last, the peer cannot write the local-only
+// region with its remote token (which errs the QP, so it comes last).
+NDKCT_TEST(MemoryObjects, LocalTokenWorksLocallyAndRemoteTokenFromThePeer,
+           "ndk.mr.tokens.local_and_remote", "RMR-TOK-01", "RMR-TOK-02", "TOK-03", "RMR-FLG-04") {
+    auto pair = session().loopback_pair();
+    ASSERT_TRUE(pair.connected) << pair.problem;
+    auto source = session().buffer(PAGE_SIZE);
+    auto region = session().buffer(2 * PAGE_SIZE);
+    auto sink = session().buffer(PAGE_SIZE);
+    auto local_only = session().buffer(PAGE_SIZE);
+    fill(source, 9);
+    auto src = session().register_buffer(pair.pd, source, 0);
+    auto reg =
+        session().register_buffer(pair.pd, region,
+                                  NDK_MR_FLAG_ALLOW_LOCAL_WRITE | NDK_MR_FLAG_ALLOW_REMOTE_WRITE |
+                                      NDK_MR_FLAG_ALLOW_REMOTE_READ);
+    auto snk = session().register_buffer(
+        pair.pd, sink, NDK_MR_FLAG_ALLOW_LOCAL_WRITE | NDK_MR_FLAG_RDMA_READ_SINK);
+    auto loc = session().register_buffer(pair.pd, local_only, NDK_MR_FLAG_ALLOW_LOCAL_WRITE);
+    ASSERT_STATUS(STATUS_SUCCESS, src.status);
+    ASSERT_STATUS(STATUS_SUCCESS, reg.status);
+    ASSERT_STATUS(STATUS_SUCCESS, snk.status);
+    ASSERT_STATUS(STATUS_SUCCESS, loc.status);
+    {
+        NDKCT_RULE("RMR-TOK-01");
+        int received, sent;
+        NDK_SGE into = Session::sge(region, PAGE_SIZE + 100, 200, reg.local_token);
+        NDK_SGE from = Session::sge(source, 0, 200, src.local_token);
+        ASSERT_STATUS(STATUS_SUCCESS, session().receive(pair.b, &received, {&into, 1}));
+        ASSERT_STATUS(STATUS_SUCCESS, session().send(pair.a, &sent, {&from, 1}));
+        auto results = seed::settle(session(), pair.cq, 2);
+        ASSERT_EQ(results.size(), 2u);
+        for (const auto& r : results)
+            EXPECT_STATUS(STATUS_SUCCESS, r.Status);
+        EXPECT_EQ(std::memcmp(region.data() + PAGE_SIZE + 100, source.data(), 200), 0);
+    }
+    {
+        NDKCT_RULE("RMR-TOK-01");
+        int received, sent;
+        NDK_SGE into = Session::sge(local_only, 0, 64, loc.local_token);
+        NDK_SGE from = Session::sge(source, 0, 64, src.local_token);
+        ASSERT_STATUS(STATUS_SUCCESS, session().receive(pair.b, &received, {&into, 1}));
+        ASSERT_STATUS(STATUS_SUCCESS, session().send(pair.a, &sent, {&from, 1}));
+        auto results = seed::settle(session(), pair.cq, 2);
+        ASSERT_EQ(results.size(), 2u);
+        for (const auto& r : results)
+            EXPECT_STATUS(STATUS_SUCCESS, r.Status);
+        EXPECT_EQ(std::memcmp(local_only.data(), source.data(), 64), 0);
+    }
+    {
+        NDKCT_RULE("RMR-TOK-02", "TOK-03");
+        int written, read;
+        NDK_SGE from = Session::sge(source, 0, 300, src.local_token);
+        ASSERT_STATUS(STATUS_SUCCESS, session().write(pair.a, &written, {&from, 1},
+                                                      address_of(region, 1000), reg.remote_token));
+        NDK_SGE into = Session::sge(sink, 0, 300, snk.local_token);
+        ASSERT_STATUS(STATUS_SUCCESS,
+                      session().read(pair.a, &read, {&into, 1}, address_of(region, 1000),
+                                     reg.remote_token, NDK_OP_FLAG_RDMA_READ_SINK));
+        auto results = seed::settle(session(), pair.cq, 2);
+        ASSERT_EQ(results.size(), 2u);
+        for (const auto& r : results)
+            EXPECT_STATUS(STATUS_SUCCESS, r.Status);
+        EXPECT_EQ(std::memcmp(region.data() + 1000, source.data(), 300), 0);
+        EXPECT_EQ(std::memcmp(sink.data(), source.data(), 300), 0);
+        EXPECT_TRUE(untouched(region, 0, 1000));
+        EXPECT_TRUE(untouched(region, 1300, PAGE_SIZE - 1300));
+    }
+    NDKCT_RULE("RMR-FLG-04");
+    int denied;
+    NDK_SGE from = Session::sge(source, 0, 128, src.local_token);
+    ASSERT_STATUS(STATUS_SUCCESS, session().write(pair.a, &denied, {&from, 1},
+                                                  address_of(local_only, 512), loc.remote_token));
+    auto results = session().drain(pair.cq, 1);
+    ASSERT_EQ(results.size(), 1u);
+    EXPECT_TRUE(NT_ERROR(results[0].Status)) << spec::status_name(results[0].Status);
+    EXPECT_TRUE(untouched(local_only, 512, 128));
+}
+
 // PTOK-01, SGE-01: the privileged token names NdkBuildLam logical addresses with local read
 // and local write access and no registration: a send from such a buffer, a receive into one.
 NDKCT_TEST(MemoryObjects, PrivilegedTokenAddressesLogicalPages, "ndk.pd.privileged_token.local_use",

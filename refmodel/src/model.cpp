@@ -441,6 +441,28 @@ Applied Model::apply(const Call& call, const Observed& observed) {
     Expectation e = expect(call);
     const char* name = ndk_function_name(call);
     if (!e.returns_void) applied.verdict = judge_inline(e, observed.status, name);
+    // FR-ACC-02: local write (0x10) with no remote bit on an MR initialized without RemoteAccess
+    // refused with STATUS_ACCESS_VIOLATION (the status of rights) took 0x10 for a remote right:
+    // FR-ACC-02 is the rule the refusal breaks, judged first (the status decides, so here).
+    if (const auto* fr = std::get_if<calls::FastRegister>(&call);
+        fr && observed.status == STATUS_ACCESS_VIOLATION &&
+        (fr->flags & NDK_OP_FLAG_ALLOW_LOCAL_WRITE) &&
+        !(fr->flags & (NDK_OP_FLAG_ALLOW_REMOTE_READ | NDKCT_OP_FLAG_REMOTE_WRITE_BIT)))
+        if (const auto* mr = state_of<MrState>(fr->mr); mr && !mr->remote_access)
+            for (auto& v : applied.verdict.violations)
+                if (auto it = std::find(v.rules.begin(), v.rules.end(), "FR-ACC-02");
+                    !v.warning && it != v.rules.end())
+                    std::rotate(v.rules.begin(), it, it + 1);
+    // FR-ACC-03: remote rights on an MR initialized with RemoteAccess = TRUE refused with
+    // STATUS_ACCESS_VIOLATION: FR-ACC-03 is the rule the refusal breaks, judged first.
+    if (const auto* fr = std::get_if<calls::FastRegister>(&call);
+        fr && observed.status == STATUS_ACCESS_VIOLATION &&
+        (fr->flags & (NDK_OP_FLAG_ALLOW_REMOTE_READ | NDKCT_OP_FLAG_REMOTE_WRITE_BIT)))
+        if (const auto* mr = state_of<MrState>(fr->mr); mr && mr->remote_access)
+            for (auto& v : applied.verdict.violations)
+                if (auto it = std::find(v.rules.begin(), v.rules.end(), "FR-ACC-03");
+                    !v.warning && it != v.rules.end())
+                    std::rotate(v.rules.begin(), it, it + 1);
     if (e.undefined) {  // a consumer duty was broken: nothing to judge or apply...
         // ...but an accepted work request still leaves an entry, which is not judged (WR-10).
         if (is_work_request(call) && NT_SUCCESS(observed.status) &&
@@ -472,22 +494,24 @@ Applied Model::apply(const Call& call, const Observed& observed) {
         // A call that must fail moves nothing either: its failure, inline or through the
         // callback, leaves the state as it was (AMB-10: a refused re-initialization keeps the
         // previous one in force).
-        bool committed = !e.consumer_error && !e.must_fail();
+        bool committed = !e.consumer_error && e.may_take_effect();
         // (NdkBuildLam's pending stage only judges the form, AMB-15: it runs either way.)
         if (committed || std::holds_alternative<calls::BuildLam>(call))
             std::visit([&](const auto& c) { commit(c, observed, applied, Stage::pending); }, call);
         applied.pending = add_pending(call, e, primary_object(call), applied.created);
         pending_.at(applied.pending).committed = committed;
-    } else if (e.returns_void || (NT_SUCCESS(observed.status) && !e.must_fail())) {
-        std::visit([&](const auto& c) { commit(c, observed, applied, Stage::done); }, call);
-    } else if (e.must_fail() && e.failure_may_surface_in_completion &&
-               observed.status == STATUS_SUCCESS) {
-        // AMB-29: accepted, to fail in its completion; the commit posts it as a failing request.
+    } else if (e.returns_void || (NT_SUCCESS(observed.status) && e.may_take_effect())) {
+        // (A refusal that is only the profile's reading, Strength::reading: the provider took
+        // the other reading, and the call takes effect as a valid one.)
         std::visit([&](const auto& c) { commit(c, observed, applied, Stage::done); }, call);
     } else if (e.consumer_error && NT_SUCCESS(observed.status)) {
         mark_indeterminate(call);  // AMB-16: accepted a call it may refuse; state now unknown
         // ...and an accepted work request still leaves an entry, which is not judged (WR-10).
         if (is_work_request(call)) remember_unjudged(call);
+    } else if (e.must_fail() && e.failure_may_surface_in_completion &&
+               observed.status == STATUS_SUCCESS) {
+        // AMB-29: accepted, to fail in its completion; the commit posts it as a failing request.
+        std::visit([&](const auto& c) { commit(c, observed, applied, Stage::done); }, call);
     } else {
         std::visit([&](const auto& c) { commit(c, observed, applied, Stage::refused); }, call);
     }
@@ -521,7 +545,7 @@ Applied Model::complete(uint64_t id, NTSTATUS status, const Observed& outputs) {
     Applied applied;
     applied.created = p.created;
     bool success = NT_SUCCESS(status) && status != STATUS_PENDING;
-    Stage stage = success && !p.expected.must_fail() ? Stage::completed : Stage::failed;
+    Stage stage = success && p.expected.may_take_effect() ? Stage::completed : Stage::failed;
     if (!p.committed) {
         // Nothing was applied when it pended: a failure is a refusal, as if returned inline.
         if (!p.expected.consumer_error && !success)
@@ -552,11 +576,11 @@ void Model::check_op_flags(Expectation& e, uint32_t flags, uint32_t listed, cons
     if (!readings_.version_at_least(1, 2)) listed &= ~NDK_OP_FLAG_DEFER;
     uint32_t unknown = flags & ~NDKCT_OP_FLAGS_DOCUMENTED;
     if (unknown && readings_.unknown_flags_rejected)  // AMB-04
-        e.fail(STATUS_INVALID_PARAMETER, {"AMB-04"}, Strength::model_choice,
+        e.fail(STATUS_INVALID_PARAMETER, {"AMB-04"}, Strength::reading,
                std::string("Flags has undocumented bits ") + std::to_string(unknown));
     uint32_t unlisted = flags & NDKCT_OP_FLAGS_DOCUMENTED & ~listed;
     if (unlisted && readings_.unlisted_flag_rejected) {  // OPF-01
-        e.fail(STATUS_INVALID_PARAMETER, {rule, "OPF-01"}, Strength::model_choice,
+        e.fail(STATUS_INVALID_PARAMETER, {rule, "OPF-01"}, Strength::reading,
                std::string(call) + " does not list flag bits " + std::to_string(unlisted));
     }
 }
@@ -574,9 +598,10 @@ const QpState* Model::require_connected_qp(Expectation& e, ObjectId qp, const ch
         return &q;
     }
     // MODEL-FLS-01 (cancelled): a QP the consumer flushed is in error; it flushes the request
-    // (FLS-02) or refuses it inline.
-    if (q.flushed) {
+    // (FLS-02) or refuses it inline. (usable: it works on, and a refusal is a warning.)
+    if (q.flushed || q.flushed_usable) {
         e.may_fail_any = true;
+        e.any_failure_warns = q.flushed_usable;
         e.any_failure_rules = {rule, "MODEL-FLS-01"};
     }
     // WR-04: once the consumer started closing the QP's connector, the connection is
@@ -604,16 +629,26 @@ void Model::check_usable(Expectation& e, const QpState& q) const {
 
 // CQP-DEPTH-01/02, SRQ-17: up to the depth must be accepted. MODEL-WR-DEPTH-01: beyond it a
 // provider with a deeper queue may accept (and the request completes normally) or refuse
-// inline: with any error status (any_error), or only STATUS_INSUFFICIENT_RESOURCES.
+// inline: with any error status (any_error), or STATUS_INSUFFICIENT_RESOURCES (another error
+// is then the reading not chosen, a warning).
 void Model::check_depth(Expectation& e, uint32_t outstanding, uint32_t depth,
                         const char* rule) const {
     if (outstanding < depth) return;
     e.may_lack_resources = true;
     e.preferred = STATUS_INSUFFICIENT_RESOURCES;  // the reference provider refuses
-    if (!readings_.queue_overflow_resources) {
+    if (!e.may_fail_any) {
         e.may_fail_any = true;
+        e.any_failure_warns = readings_.queue_overflow_resources;
         e.any_failure_rules = {rule, "MODEL-WR-DEPTH-01"};
     }
+}
+
+void Model::limit_exceeded(Expectation& e, RuleIds rules, std::string why) const {
+    rules.push_back("AMB-26");
+    e.fail(STATUS_INVALID_PARAMETER, std::move(rules),
+           readings_.limit_violation_status_required ? Strength::model_choice : Strength::any_error,
+           std::move(why));
+    e.consumer_error = true;
 }
 
 // ---- Close and extension (every object) ----
@@ -726,8 +761,7 @@ Expectation Model::expect_call(const calls::QueryExtensionInterface& c) const {
     }
     // EXT-01, GEN-MAND-02: no standard extension exists, so STATUS_NOT_SUPPORTED is the answer
     // ndkct knows; a provider with a vendor extension may also succeed.
-    e.fail(STATUS_NOT_SUPPORTED, {"EXT-01"}, Strength::documented, "no extension is defined");
-    e.failures.back().strength = Strength::model_choice;
+    e.fail(STATUS_NOT_SUPPORTED, {"EXT-01"}, Strength::reading, "no extension is defined");
     return e;
 }
 

@@ -13,8 +13,9 @@ Readings read_profile(const spec::Profile& p) {
     r.callback_timeout_ms = static_cast<uint32_t>(p.integer("limits.callback_timeout_ms"));
 
     auto is = [&](const char* knob, const char* value) { return p.text(knob) == value; };
-    r.fr_read_sink_flag_listed = is("policies.fr_read_sink_flag", "accept");  // AMB-01
-    r.read_local_invalidate_flag =                                            // AMB-02
+    r.fr_read_sink_flag_listed = is("policies.fr_read_sink_flag", "accept");            // AMB-01
+    r.read_sink_flag_suffices = is("policies.read_sink_rights", "sink_flag_suffices");  // AMB-37
+    r.read_local_invalidate_flag =                                                      // AMB-02
         is("policies.read_local_invalidate_value", "doc_0x200") ? 0x200u : 0x100u;
     r.lone_remote_write_bit_rejected = is("policies.lone_remote_write_bit", "reject");  // AMB-03
     r.unknown_flags_rejected = is("policies.unknown_flags", "reject");                  // AMB-04
@@ -30,10 +31,12 @@ Readings read_profile(const spec::Profile& p) {
                             : is("policies.fr_mr_reinitialize", "allow_always")
                                   ? Readings::FrReinitialize::allow_always
                                   : Readings::FrReinitialize::allow_when_unregistered;
-    r.fr_usable_at_return = is("policies.fr_init_ready_point", "return");                // AMB-11
-    r.read_beyond_remote_inline = is("policies.read_beyond_remote_report", "inline");    // AMB-12
-    r.inline_on_write_listed = is("policies.inline_on_write", "accept");                 // AMB-13
-    r.build_lam_null_buffer_probe = is("policies.build_lam_null_buffer", "size_probe");  // AMB-14
+    r.fr_usable_at_return = is("policies.fr_init_ready_point", "return");                 // AMB-11
+    r.fr_failed_init_unusable = is("policies.fr_failed_initialization", "unusable");      // AMB-38
+    r.receive_before_connect_rejected = is("policies.receive_before_connect", "reject");  // AMB-39
+    r.read_beyond_remote_inline = is("policies.read_beyond_remote_report", "inline");     // AMB-12
+    r.inline_on_write_listed = is("policies.inline_on_write", "accept");                  // AMB-13
+    r.build_lam_null_buffer_probe = is("policies.build_lam_null_buffer", "size_probe");   // AMB-14
     r.build_lam_size_check_async =
         is("policies.build_lam_size_check", "inline_or_async");                          // AMB-15
     r.mr_wrong_state_status = is("policies.mr_wrong_state_status", "invalid_parameter")  // AMB-16

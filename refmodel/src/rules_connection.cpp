@@ -224,8 +224,8 @@ static void check_connect(const Readings& r, Expectation& e, const Object* conne
     // MODEL-CONN-PD-01 (CONN-28 is the caller's duty): more than MaxCallerData must not succeed,
     // and the peer gets none of it.
     if (private_data_length > info.MaxCallerData)
-        e.fail(STATUS_INVALID_PARAMETER, {"MODEL-CONN-PD-01", "CONN-28"},
-               r.private_data_over_limit_invalid ? Strength::model_choice : Strength::any_error,
+        e.fail(STATUS_INVALID_PARAMETER, {"MODEL-CONN-PD-01"},
+               r.private_data_over_limit_invalid ? Strength::reading : Strength::reading_any_error,
                "PrivateDataLength " + num(private_data_length) + " exceeds MaxCallerData " +
                    num(info.MaxCallerData));
     if (!valid_address(destination)) {
@@ -503,9 +503,9 @@ Expectation Model::expect_call(const calls::Accept& c) const {
     }
     uint32_t max = adapter_info(c.connector).MaxCalleeData;
     if (c.private_data_length > max)  // MODEL-CONN-PD-01 (CONN-28: the caller's duty)
-        e.fail(STATUS_INVALID_PARAMETER, {"MODEL-CONN-PD-01", "CONN-28"},
-               readings_.private_data_over_limit_invalid ? Strength::model_choice
-                                                         : Strength::any_error,
+        e.fail(STATUS_INVALID_PARAMETER, {"MODEL-CONN-PD-01"},
+               readings_.private_data_over_limit_invalid ? Strength::reading
+                                                         : Strength::reading_any_error,
                "PrivateDataLength " + num(c.private_data_length) + " exceeds MaxCalleeData " +
                    num(max));
     return e;
@@ -583,9 +583,9 @@ Expectation Model::expect_call(const calls::Reject& c) const {
     // MODEL-CONN-PD-01: a reject carries at most MaxCalleeData (inline only: no callback).
     uint32_t max = adapter_info(c.connector).MaxCalleeData;
     if (c.private_data_length > max)
-        e.fail(STATUS_INVALID_PARAMETER, {"MODEL-CONN-PD-01", "CONN-28"},
-               readings_.private_data_over_limit_invalid ? Strength::model_choice
-                                                         : Strength::any_error,
+        e.fail(STATUS_INVALID_PARAMETER, {"MODEL-CONN-PD-01"},
+               readings_.private_data_over_limit_invalid ? Strength::reading
+                                                         : Strength::reading_any_error,
                "PrivateDataLength " + num(c.private_data_length) + " exceeds MaxCalleeData " +
                    num(max));
     return e;
@@ -711,12 +711,24 @@ void Model::commit(const calls::GetConnectionData& c, const Observed& o, Applied
         in_cap = std::min(in_cap, cs.inbound_read_limit);
         out_cap = std::min(out_cap, cs.outbound_read_limit);
     }
-    if (o.inbound_read_limit > in_cap || o.outbound_read_limit > out_cap)
-        applied.verdict.add({{"CONN-RL-01", "CONN-RL-02", "CONN-RL-03"},
-                             "the effective read limits " + num(o.inbound_read_limit) + "/" +
-                                 num(o.outbound_read_limit) + " exceed " + num(in_cap) + "/" +
-                                 num(out_cap) + " (the adapter's maxima and the peer's limits)"});
-    else if (active && (o.inbound_read_limit < in_cap || o.outbound_read_limit < out_cap))
+    if (o.inbound_read_limit > in_cap || o.outbound_read_limit > out_cap) {
+        // The rule judged first is the bound the values pass: the adapter's maxima (CONN-RL-01),
+        // else the peer's limits (CONN-RL-02), else the active side's own request (CONN-RL-03).
+        RuleIds rules;
+        if (o.inbound_read_limit > info.MaxInboundReadLimit ||
+            o.outbound_read_limit > info.MaxOutboundReadLimit)
+            rules = {"CONN-RL-01", "CONN-RL-02", "CONN-RL-03"};
+        else if (const auto* peer = state_of<ConnectorState>(cs.peer);
+                 peer && (o.inbound_read_limit > peer->outbound_read_limit ||
+                          o.outbound_read_limit > peer->inbound_read_limit))
+            rules = {"CONN-RL-02", "CONN-RL-01", "CONN-RL-03"};
+        else
+            rules = {"CONN-RL-03", "CONN-RL-01", "CONN-RL-02"};
+        applied.verdict.add({rules, "the effective read limits " + num(o.inbound_read_limit) + "/" +
+                                        num(o.outbound_read_limit) + " exceed " + num(in_cap) +
+                                        "/" + num(out_cap) +
+                                        " (the adapter's maxima and the peer's limits)"});
+    } else if (active && (o.inbound_read_limit < in_cap || o.outbound_read_limit < out_cap))
         applied.verdict.add({{"CONN-RL-02", "CONN-RL-03"},
                              "the effective read limits " + num(o.inbound_read_limit) + "/" +
                                  num(o.outbound_read_limit) + " are below " + num(in_cap) + "/" +

@@ -57,9 +57,10 @@ Expectation Model::expect_call(const calls::ResizeCq& c) const {
         // MODEL-CQ-RESIZE-01: when it does, the resize must fail (inline or through the
         // callback) and the CQ keeps its depth and entries; the profile names the status,
         // another error is a warning.
-        e.fail(readings_.resize_cq_unsupported_status, {"MODEL-CQ-RESIZE-01", "AI-FLAG-06"},
+        e.fail(readings_.resize_cq_unsupported_status, {"MODEL-CQ-RESIZE-01", "CQ-RESIZE-01"},
                Strength::model_choice,
                "the adapter does not report NDK_ADAPTER_FLAG_CQ_RESIZE_SUPPORTED");
+        e.consumer_error = true;  // CQ-RESIZE-01: the caller's duty, no documented outcome
         return e;
     }
     if (c.depth > info.MaxCqDepth)  // CQ-RESIZE-02
@@ -68,7 +69,7 @@ Expectation Model::expect_call(const calls::ResizeCq& c) const {
     const auto& cq = std::get<CqState>(o->state);
     if (mode_ == Mode::simulate && c.depth < cq.entries.size()) {  // AMB-25
         if (readings_.resize_below_queued_rejected)
-            e.fail(STATUS_INVALID_PARAMETER, {"CQ-RESIZE-04", "AMB-25"}, Strength::model_choice,
+            e.fail(STATUS_INVALID_PARAMETER, {"AMB-25"}, Strength::reading,
                    "the CQ holds more entries than the new depth");
     }
     return e;
@@ -109,22 +110,23 @@ void Model::commit(const calls::ArmCq& c, const Observed&, Applied&, Stage) {
     // CQ-NOT-02: only entries the CQ still holds make a new arm fire at once; ones already
     // retrieved owe it nothing (the reference provider's CQ is empty then and does not fire).
     if (mode_ == Mode::check && !entries_due(c.cq) && !cq->failed)
-        cq->new_since_notification = cq->solicited_since_notification =
-            cq->uncertain_since_notification = false;
+        cq->new_since_notification = cq->solicited_since_notification = cq->solicited_by_send =
+            cq->uncertain_since_notification = cq->owed_for_certain = false;
     if (cq->armed < 0 || arm_rank(type) > arm_rank(cq->armed)) cq->armed = type;  // CQ-NOT-04
     if (mode_ != Mode::simulate || !cq->has_notification) return;
     // CQ-NOT-02: entries that arrived since the last notification fire the new arm at once;
     // CQ-NOT-08: entries already seen may (the profile decides whether the reference does).
     bool fire = false;
     if (!cq->entries.empty()) {
-        bool any_error =
+        // CQ-NOT-10/11: a solicited send's receive or an error entry satisfies SOLICITED.
+        bool solicited_or_error =
             std::any_of(cq->entries.begin(), cq->entries.end(), [](const Completion& e) {
-                return e.outcome == Completion::Outcome::error ||
+                return e.solicited || e.outcome == Completion::Outcome::error ||
                        e.outcome == Completion::Outcome::cancelled ||
                        e.outcome == Completion::Outcome::any_error;
             });
-        bool satisfied =
-            cq->armed == NDK_CQ_NOTIFY_ANY || (cq->armed == NDK_CQ_NOTIFY_SOLICITED && any_error);
+        bool satisfied = cq->armed == NDK_CQ_NOTIFY_ANY ||
+                         (cq->armed == NDK_CQ_NOTIFY_SOLICITED && solicited_or_error);
         fire = satisfied &&
                (cq->new_since_notification || readings_.reference.rearm_fires_on_old_entries);
     }
@@ -132,6 +134,8 @@ void Model::commit(const calls::ArmCq& c, const Observed&, Applied&, Stage) {
     if (fire) {
         cq->armed = -1;
         cq->new_since_notification = cq->solicited_since_notification = false;
+        cq->solicited_by_send = false;
+        cq->owed_for_certain = false;
         emit({Event::Kind::cq_notification, c.cq, 0, cq->failed ? cq->failure : STATUS_SUCCESS, 0});
     }
 }
@@ -142,15 +146,19 @@ void Model::notify_cq(ObjectId cq_id, bool error_entry, bool solicited) {
     // What satisfies which arm (both modes keep it: check mode judges notifications by it).
     if (!solicited) cq->new_since_notification = true;
     if (solicited || error_entry) cq->solicited_since_notification = true;
+    if (solicited) cq->solicited_by_send = true;
     bool satisfied =
         cq->armed == NDK_CQ_NOTIFY_ANY ||                                      // CQ-NOT-09
         (cq->armed == NDK_CQ_NOTIFY_SOLICITED && (solicited || error_entry));  // CQ-NOT-10/11
+    if (solicited && satisfied) cq->owed_for_certain = true;
     // CQ-NOT-05: an ERRORS arm is not satisfied by entries, only by the CQ's own error.
     if (mode_ != Mode::simulate || !cq->has_notification || !satisfied) return;
     // CQ-NOT-07: a satisfied arm is never dropped. CQ-NOT-06: one notification per arm.
     // CQ-STATUS-01: a CQ working normally notifies with STATUS_SUCCESS.
     cq->armed = -1;
     cq->new_since_notification = cq->solicited_since_notification = false;
+    cq->solicited_by_send = false;
+    cq->owed_for_certain = false;
     emit({Event::Kind::cq_notification, cq_id, 0, STATUS_SUCCESS, 0});
 }
 
@@ -174,6 +182,19 @@ bool Model::notification_owed(ObjectId cq_id) const {
     if (cq->armed == NDK_CQ_NOTIFY_ANY) return cq->new_since_notification;
     if (cq->armed == NDK_CQ_NOTIFY_SOLICITED) return cq->solicited_since_notification;
     return false;
+}
+
+bool Model::notification_certainly_owed(ObjectId cq_id) const {
+    const auto* cq = state_of<CqState>(cq_id);
+    return notification_owed(cq_id) && (cq->failed || cq->owed_for_certain);
+}
+
+RuleIds Model::owed_notification_rules(ObjectId cq_id) const {
+    const auto* cq = state_of<CqState>(cq_id);
+    if (!cq || cq->failed) return {"CQ-NOT-07", "CQ-STATUS-02"};
+    if (cq->armed == NDK_CQ_NOTIFY_ANY) return {"CQ-NOT-09", "CQ-NOT-07"};
+    if (cq->solicited_by_send) return {"SND-04", "CQ-NOT-10", "CQ-NOT-07"};
+    return {"CQ-NOT-11", "CQ-NOT-07"};
 }
 
 // Check mode: a CQ notification the provider delivered (CQ-NOT-*, CQ-STATUS-*).
@@ -235,6 +256,8 @@ void Model::observe_cq_notification(ObjectId cq_id, NTSTATUS status, Verdict& v)
     cq->armed = -1;
     cq->armed_with_entries = false;
     cq->new_since_notification = cq->solicited_since_notification = false;
+    cq->solicited_by_send = false;
+    cq->owed_for_certain = false;
     cq->uncertain_since_notification = false;
     // CQ-STATUS-02/03: an overrun or a fatal error; the CQ and its QPs are unusable from now on.
     if (status == STATUS_BUFFER_OVERFLOW || status == STATUS_INTERNAL_ERROR) fail_cq(cq_id, status);

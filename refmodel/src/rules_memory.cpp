@@ -70,7 +70,7 @@ Expectation Model::expect_call(const calls::QueryAdapterInfo& c) const {
         if (readings_.adapter_info_accepts_96) {
             e.tolerated.push_back(alt);
         } else {
-            e.fail(STATUS_BUFFER_TOO_SMALL, {"AI-05", "AMB-23"}, Strength::model_choice,
+            e.fail(STATUS_BUFFER_TOO_SMALL, {"AI-05", "AMB-23"}, Strength::reading,
                    "the profile requires the 104-byte layout");
         }
     }
@@ -180,6 +180,20 @@ void Model::commit(const calls::CreateMr& c, const Observed&, Applied& applied, 
 
 // ======================= NdkRegisterMr (RMR-*) =======================
 
+namespace {
+// MODEL-RMR-LEN-02: a Length of 0. The docs say neither that it fails nor that it works: reject
+// expects STATUS_INVALID_PARAMETER (an acceptance is a warning), accept expects success (a
+// refusal is a warning). DESIGN section 5.
+void zero_length_reading(Expectation& e, const Readings& r) {
+    if (r.zero_length_mapping_rejected) {
+        e.fail(STATUS_INVALID_PARAMETER, {"MODEL-RMR-LEN-02"}, Strength::reading, "Length is 0");
+    } else if (!e.may_fail_any) {
+        e.may_fail_any = e.any_failure_warns = true;
+        e.any_failure_rules = {"MODEL-RMR-LEN-02"};
+    }
+}
+}  // namespace
+
 Expectation Model::expect_call(const calls::RegisterMr& c) const {
     Expectation e;
     const Object* o = require(e, c.mr, Kind::mr, "pNdkMr");
@@ -187,6 +201,12 @@ Expectation Model::expect_call(const calls::RegisterMr& c) const {
     const auto& mr = std::get<MrState>(o->state);
     e.may_pend = e.may_lack_resources = true;  // RMR-ST-02, RMR-ST-03
     e.success_rules = {"RMR-ST-01", "RMR-LEN-03"};
+    if (c.flags & NDK_MR_FLAG_RDMA_READ_SINK)  // RMR-SINK-02/03: the flag is never the reason
+        e.success_rules = {
+            adapter_info(c.mr).AdapterFlags & NDK_ADAPTER_FLAG_RDMA_READ_SINK_NOT_REQUIRED
+                ? "RMR-SINK-02"
+                : "RMR-SINK-03",
+            "RMR-ST-01", "RMR-LEN-03"};
     if (mr.indeterminate) {
         e.undefined = true;
         e.undefined_why = "the MR's state is unknown after an earlier consumer error";
@@ -209,31 +229,27 @@ Expectation Model::expect_call(const calls::RegisterMr& c) const {
         return e;
     }
     const NDK_ADAPTER_INFO& info = adapter_info(c.mr);
-    Strength limit =
-        readings_.limit_violation_status_required ? Strength::documented : Strength::model_choice;
-    if (c.length == 0 && readings_.zero_length_mapping_rejected)  // MODEL-RMR-LEN-02
-        e.fail(STATUS_INVALID_PARAMETER, {"RMR-LEN-03", "MODEL-RMR-LEN-02"}, Strength::model_choice,
-               "Length is 0");
-    if (c.length > info.MaxRegistrationSize)  // RMR-LEN-02, MODEL-RMR-LEN-01
+    if (c.length == 0) zero_length_reading(e, readings_);  // MODEL-RMR-LEN-02
+    if (c.length > info.MaxRegistrationSize)               // RMR-LEN-02, MODEL-RMR-LEN-01
         e.fail(readings_.over_max_registration_status, {"RMR-LEN-02", "MODEL-RMR-LEN-01"},
                Strength::model_choice,
                "Length " + num(c.length) + " exceeds MaxRegistrationSize " +
                    num(info.MaxRegistrationSize));
     if (c.length > c.mdl.chain_bytes) {  // RMR-LEN-01 (the caller's duty), AMB-26
-        e.fail(STATUS_INVALID_PARAMETER, {"RMR-LEN-01", "AMB-26"}, limit,
-               "Length " + num(c.length) + " exceeds the chain's " + num(c.mdl.chain_bytes) +
-                   " bytes");
+        limit_exceeded(e, {"RMR-LEN-01"},
+                       "Length " + num(c.length) + " exceeds the chain's " +
+                           num(c.mdl.chain_bytes) + " bytes");
     } else if (!c.mdl.contiguous) {  // RMR-MDL-01: the provider must refuse
         // (RMR-MDL-04: view_mdl judges contiguity over the first Length bytes only.)
         e.fail(STATUS_INVALID_PARAMETER, {"RMR-MDL-01"}, Strength::documented, c.mdl.problem);
     }
     // RMR-SINK-02: RDMA_READ_SINK (0x8) is a documented bit and never a reason to fail.
     if (c.flags & ~NDKCT_MR_FLAGS_DOCUMENTED && readings_.unknown_flags_rejected)  // AMB-04
-        e.fail(STATUS_INVALID_PARAMETER, {"RMR-FLG-01", "AMB-04"}, Strength::model_choice,
+        e.fail(STATUS_INVALID_PARAMETER, {"AMB-04"}, Strength::reading,
                "Flags has undocumented bits");
     if ((c.flags & NDKCT_MR_FLAG_REMOTE_WRITE_BIT) && !(c.flags & NDK_MR_FLAG_ALLOW_LOCAL_WRITE) &&
         readings_.lone_remote_write_bit_rejected)  // AMB-03
-        e.fail(STATUS_INVALID_PARAMETER, {"RMR-FLG-04", "AMB-03"}, Strength::model_choice,
+        e.fail(STATUS_INVALID_PARAMETER, {"AMB-03"}, Strength::reading,
                "Flags has the remote-write bit 0x4 without local write 0x1");
     return e;
 }
@@ -284,7 +300,7 @@ Expectation Model::expect_call(const calls::DeregisterMr& c) const {
         return e;
     }
     if (!mr.bound_windows.empty() && readings_.deregister_with_bound_mw_rejected)  // AMB-31
-        e.fail(STATUS_INVALID_DEVICE_STATE, {"AMB-31"}, Strength::model_choice,
+        e.fail(STATUS_INVALID_DEVICE_STATE, {"AMB-31"}, Strength::reading,
                "windows are bound to the MR");
     return e;
 }
@@ -323,7 +339,9 @@ Expectation Model::expect_call(const calls::InitializeFastRegisterMr& c) const {
     if (!o) return e;
     const auto& mr = std::get<MrState>(o->state);
     e.may_pend = e.may_lack_resources = true;  // IFR-ST-02
-    e.success_rules = {"IFR-ST-01", "IFR-APC-04", "IFR-RA-02"};
+    // A refusal of a count up to max(16, FRMRPageCount) breaks IFR-APC-04 first (above it,
+    // success_rules is replaced below); IFR-RA-02 and IFR-ST-01 follow.
+    e.success_rules = {"IFR-APC-04", "IFR-RA-02", "IFR-ST-01"};
     if (mr.indeterminate) {
         e.undefined = true;
         return e;
@@ -354,7 +372,7 @@ Expectation Model::expect_call(const calls::InitializeFastRegisterMr& c) const {
                                       Strength::model_choice,
                                       "an NdkInvalidate of the MR is still in flight"});
         else if (!allowed)
-            e.fail(STATUS_INVALID_DEVICE_STATE, {"IFR-CONC-01", "AMB-10"}, Strength::model_choice,
+            e.fail(STATUS_INVALID_DEVICE_STATE, {"AMB-10"}, Strength::reading,
                    "the MR is already initialized or has a valid fast registration");
         else if (mode_ == Mode::check && request_in_flight(c.mr, NdkOperationTypeFastRegister))
             // AMB-10, FR-TOK-01: the model ran the MR's NdkFastRegister when it was posted (and
@@ -366,15 +384,24 @@ Expectation Model::expect_call(const calls::InitializeFastRegisterMr& c) const {
                                       "a NdkFastRegister of the MR is still in flight"});
     }
     if (c.adapter_page_count == 0) {
-        if (readings_.zero_adapter_page_count_rejected)  // IFR-APC-03, AMB-09
-            e.fail(STATUS_INVALID_PARAMETER, {"IFR-APC-03", "AMB-09"}, Strength::model_choice,
+        if (readings_.zero_adapter_page_count_rejected) {  // IFR-APC-03, AMB-09
+            e.fail(STATUS_INVALID_PARAMETER, {"IFR-APC-03", "AMB-09"}, Strength::reading,
                    "AdapterPageCount is 0");
+        } else if (!e.may_fail_any) {  // accept: a refusal is the reading not chosen
+            e.may_fail_any = e.any_failure_warns = true;
+            e.any_failure_rules = {"IFR-APC-03", "AMB-09"};
+        }
         return e;
     }
     // IFR-APC-04, AI-02: up to max(16, FRMRPageCount) must work. Above it the threshold is the
     // adapter's and unadvertised (IFR-APC-02, AMB-08): STATUS_IMPLEMENTATION_LIMIT or success.
     uint32_t guaranteed = std::max<uint32_t>(16, adapter_info(c.mr).FRMRPageCount);
     if (c.adapter_page_count > guaranteed) {
+        // IFR-APC-02: a count beyond what the adapter can handle is refused with the status the
+        // page names for it; a shortage of resources does not explain the refusal of a count
+        // (the page lists no STATUS_INSUFFICIENT_RESOURCES), so the refusal names IFR-APC-02.
+        e.may_lack_resources = false;
+        e.success_rules = {"IFR-APC-02", "IFR-ST-01"};
         e.also_allowed.push_back({STATUS_IMPLEMENTATION_LIMIT,
                                   {"IFR-APC-02", "AMB-08"},
                                   Strength::documented,
@@ -391,6 +418,7 @@ void Model::commit(const calls::InitializeFastRegisterMr& c, const Observed&, Ap
     auto* mr = state_mut<MrState>(c.mr);
     switch (stage) {
         case Stage::pending:
+            mr->pending_init_valid = !expect_call(c).must_fail();  // (before the state moves)
             ++mr->changes;
             mr->phase_before_init = mr->phase;
             mr->max_pages_before_init = mr->max_pages;
@@ -406,19 +434,42 @@ void Model::commit(const calls::InitializeFastRegisterMr& c, const Observed&, Ap
             mr->max_pages = c.adapter_page_count;
             mr->remote_access = c.remote_access;
             mr->region = {};
+            mr->reinit_failed = false;
             set_token(c.mr, false, std::nullopt);
             set_token(c.mr, true, std::nullopt);
             break;
         case Stage::failed:
-            // IFR-ST-04: a failed initialization initializes nothing. AMB-10: a failed
-            // re-initialization, like one refused inline, leaves the previous one in force.
+            // IFR-ST-03: a failed initialization initializes nothing; what it leaves of an
+            // earlier one is AMB-38's reading.
             mr->phase = mr->phase_before_init;
             mr->max_pages = mr->max_pages_before_init;
             mr->remote_access = mr->remote_access_before_init;
+            if (mr->pending_init_valid) initialization_failed(c.mr);
             break;
-        case Stage::refused:  // IFR-ST-03: an inline failure initializes nothing (AMB-10 too)
+        case Stage::refused:
+            // IFR-ST-03: an inline failure initializes nothing. A call that had to be refused
+            // (AMB-10, AMB-16) changes nothing either; a valid one that failed is AMB-38's.
+            if (!expect_call(c).must_fail() && !mr->indeterminate) initialization_failed(c.mr);
             break;
     }
+}
+
+// AMB-38: a valid initialization failed. keep_previous: an earlier initialization stays in
+// force; unusable: the MR can be fast-registered only after a later one succeeds.
+void Model::initialization_failed(ObjectId id) {
+    auto* mr = state_mut<MrState>(id);
+    using P = MrState::Phase;
+    bool was_usable = mr->phase == P::initialized || mr->phase == P::fast_registered ||
+                      mr->phase == P::invalidated;
+    if (!was_usable) return;
+    mr->reinit_failed = true;
+    if (!readings_.fr_failed_init_unusable) return;
+    ++mr->changes;
+    mr->phase = P::uninitialized;
+    mr->max_pages = 0;
+    mr->region = {};
+    set_token(id, false, std::nullopt);
+    set_token(id, true, std::nullopt);
 }
 
 // ======================= Tokens (TOK-*, MW-02) =======================
@@ -508,7 +559,7 @@ Expectation Model::expect_call(const calls::BuildLam& c) const {
     e.may_lack_resources = true;    // LAM-ST-03
     e.success_rules = {"LAM-ST-01", "LAM-MDL-04"};
     if (!c.has_completion && readings_.build_lam_null_completion_rejected)  // AMB-06
-        e.fail(STATUS_INVALID_PARAMETER, {"LAM-CB-01", "AMB-06"}, Strength::model_choice,
+        e.fail(STATUS_INVALID_PARAMETER, {"LAM-CB-01", "AMB-06"}, Strength::reading,
                "RequestCompletion is NULL");
     if (!c.mdl.present) {
         e.undefined = true;
@@ -516,18 +567,13 @@ Expectation Model::expect_call(const calls::BuildLam& c) const {
         e.undefined_why = "Mdl is NULL";
         return e;
     }
-    Strength limit =
-        readings_.limit_violation_status_required ? Strength::documented : Strength::model_choice;
-    if (c.length == 0 && readings_.zero_length_mapping_rejected)
-        e.fail(STATUS_INVALID_PARAMETER, {"MODEL-RMR-LEN-02"}, Strength::model_choice,
-               "Length is 0");
-    if (c.length > adapter_info(c.adapter).MaxRegistrationSize)
-        e.fail(readings_.over_max_registration_status, {"MODEL-RMR-LEN-01"}, Strength::model_choice,
-               "Length exceeds MaxRegistrationSize");
+    if (c.length == 0) zero_length_reading(e, readings_);  // MODEL-RMR-LEN-02
+    // LAM-LEN-01: the MDL chain alone bounds Length (MaxRegistrationSize bounds NdkRegisterMr,
+    // not a mapping: RMR-LEN-02).
     if (c.length > c.mdl.chain_bytes) {  // LAM-LEN-01 (the caller's duty), AMB-26
-        e.fail(STATUS_INVALID_PARAMETER, {"LAM-LEN-01", "AMB-26"}, limit,
-               "Length " + num(c.length) + " exceeds the chain's " + num(c.mdl.chain_bytes) +
-                   " bytes");
+        limit_exceeded(e, {"LAM-LEN-01"},
+                       "Length " + num(c.length) + " exceeds the chain's " +
+                           num(c.mdl.chain_bytes) + " bytes");
         return e;
     }
     if (!c.mdl.contiguous) {  // LAM-MDL-01: the provider must refuse
@@ -536,12 +582,14 @@ Expectation Model::expect_call(const calls::BuildLam& c) const {
     }
     uint64_t required = kLamHeader + 8 * pages_spanned(c.mdl.first_byte_offset, c.length);
     if (!c.has_buffer) {  // LAM-SIZE-03, AMB-14
+        // LAM-OUT-01: a success would have to write the mapping through pNdkLAM; how the
+        // refusal is made is the reading.
         if (readings_.build_lam_null_buffer_probe)
-            e.fail(STATUS_BUFFER_TOO_SMALL, {"LAM-SIZE-03", "AMB-14"}, Strength::model_choice,
-                   "pNdkLAM is NULL (a size probe)");
+            e.fail(STATUS_BUFFER_TOO_SMALL, {"LAM-OUT-01", "LAM-SIZE-03", "AMB-14"},
+                   Strength::model_choice, "pNdkLAM is NULL (a size probe)");
         else
-            e.fail(STATUS_INVALID_PARAMETER, {"LAM-SIZE-03", "AMB-14"}, Strength::model_choice,
-                   "pNdkLAM is NULL");
+            e.fail(STATUS_INVALID_PARAMETER, {"LAM-OUT-01", "LAM-SIZE-03", "AMB-14"},
+                   Strength::model_choice, "pNdkLAM is NULL");
     } else if (c.buffer_size < required) {  // LAM-SIZE-01 (the required size does: LAM-SIZE-05)
         e.fail(
             STATUS_BUFFER_TOO_SMALL, {"LAM-SIZE-01"}, Strength::documented,
@@ -596,12 +644,12 @@ void Model::commit(const calls::BuildLam& c, const Observed& o, Applied& applied
                                      " is not PAGE_SIZE-aligned"});
             break;
         }
-    if (o.size_out && *o.size_out != kLamHeader + 8 * count)  // LAM-OUT-02
+    // LAM-OUT-02: the bytes written hold at least the header and the pages (the page says
+    // only "the number of bytes written"; a provider may write more, up to the buffer's size).
+    if (o.size_out && *o.size_out < kLamHeader + 8 * count)
         applied.verdict.add({{"LAM-OUT-02"},
-                             "*pLAMSize is " + num(*o.size_out) +
-                                 " after success; "
-                                 "the mapping written is " +
-                                 num(kLamHeader + 8 * count) + " bytes"});
+                             "*pLAMSize is " + num(*o.size_out) + " after success, below the " +
+                                 num(kLamHeader + 8 * count) + " bytes of the mapping written"});
     if (o.size_out && *o.size_out > c.buffer_size)
         applied.verdict.add({{"LAM-OUT-02"}, "*pLAMSize grew past the buffer size passed in"});
     if (o.fbo_out && *o.fbo_out != c.mdl.first_byte_offset)  // LAM-OUT-03
@@ -686,13 +734,13 @@ namespace {
 std::vector<ExpectedFailure> fast_register_argument_problems(const calls::FastRegister& c,
                                                              const MrState& mr, const Readings& r) {
     std::vector<ExpectedFailure> problems;
-    auto bad = [&](RuleIds rules, std::string why) {
+    auto bad = [&](RuleIds rules, std::string why, Strength strength = Strength::model_choice) {
         rules.push_back("AMB-29");
-        problems.push_back(
-            {STATUS_INVALID_PARAMETER, std::move(rules), Strength::model_choice, std::move(why)});
+        problems.push_back({STATUS_INVALID_PARAMETER, std::move(rules), strength, std::move(why)});
     };
     uint64_t pages = c.adapter_pages.size();
-    if (pages == 0 && r.zero_adapter_page_count_rejected) bad({"AMB-09"}, "AdapterPageCount is 0");
+    if (pages == 0 && r.zero_adapter_page_count_rejected)  // AMB-09: the docs do not say
+        bad({"AMB-09"}, "AdapterPageCount is 0", Strength::reading);
     if (pages > mr.max_pages)  // FR-APC-02, AMB-08 (up to max_pages is supported: IFR-APC-01)
         bad({"FR-APC-02", "AMB-08"}, "AdapterPageCount " + num(pages) +
                                          " exceeds the MR's initialized " + num(mr.max_pages));
@@ -702,7 +750,8 @@ std::vector<ExpectedFailure> fast_register_argument_problems(const calls::FastRe
              c.length > pages * PAGE_SIZE - c.fbo)  // FR-LEN-02 (no wrap-around)
         bad({"FR-LEN-02"}, "Length " + num(c.length) + " exceeds AdapterPageCount * PAGE_SIZE (" +
                                num(pages * PAGE_SIZE) + ") - FBO (" + num(c.fbo) + ")");
-    if (c.length == 0 && r.zero_length_mapping_rejected) bad({"MODEL-RMR-LEN-02"}, "Length is 0");
+    if (c.length == 0 && r.zero_length_mapping_rejected)  // MODEL-RMR-LEN-02: nor here
+        bad({"MODEL-RMR-LEN-02"}, "Length is 0", Strength::reading);
     if (c.base_virtual_address % PAGE_SIZE != c.fbo % PAGE_SIZE || c.fbo >= PAGE_SIZE) {
         // FR-ALIGN-01/03; with BaseVirtualAddress 0 and FBO != 0 it is FR-ALIGN-02.
         RuleIds rules{"FR-ALIGN-01", "FR-ALIGN-03"};
@@ -711,12 +760,7 @@ std::vector<ExpectedFailure> fast_register_argument_problems(const calls::FastRe
                        num(c.base_virtual_address % PAGE_SIZE) + ", FBO is " + num(c.fbo));
     }
     if (c.base_virtual_address == 0 && r.zero_base_va_rejected)  // AMB-05
-        bad({"FR-ZBVA-01", "AMB-05"}, "BaseVirtualAddress is 0");
-    for (size_t i = 0; i < c.adapter_pages.size(); ++i)
-        if (c.adapter_pages[i] % PAGE_SIZE != 0) {  // FR-PAGE-01 (the caller's duty)
-            bad({"FR-PAGE-01"}, "AdapterPageArray[" + num(i) + "] is not page-aligned");
-            break;
-        }
+        bad({"AMB-05"}, "BaseVirtualAddress is 0", Strength::reading);
     return problems;
 }
 
@@ -741,9 +785,28 @@ Expectation Model::expect_call(const calls::FastRegister& c) const {
                        (mr.phase == P::initializing && readings_.fr_usable_at_return);  // AMB-11
     if (!mr.fast_register || !initialized) {  // FR-MR-01, IFR-POST-01
         wrong_mr_state(e, "FR-MR-01",
-                       mr.fast_register ? "the MR's initialization has not completed"
-                                        : "the MR is not a fast-register MR");
+                       !mr.fast_register  ? "the MR is not a fast-register MR"
+                       : mr.reinit_failed ? "the MR's last initialization failed (AMB-38)"
+                                          : "the MR's initialization has not completed");
+        if (mr.reinit_failed) e.failures.back().rules.push_back("AMB-38");
         return e;
+    }
+    // The rules a refusal of this valid request breaks first: the initialization's promise of
+    // every count up to the one initialized (IFR-APC-01) where only that promise covers the
+    // count (first: a count beyond max(16, FRMRPageCount) is what a device may not hold), then
+    // the read-sink flag's (FR-SINK-02/03), which is never a reason to fail.
+    {
+        RuleList rules;
+        if (c.adapter_pages.size() > std::max<uint32_t>(16, adapter_info(c.mr).FRMRPageCount))
+            rules.push_back("IFR-APC-01");
+        if (c.flags & NDK_OP_FLAG_RDMA_READ_SINK)
+            rules.push_back(adapter_info(c.mr).AdapterFlags &
+                                    NDK_ADAPTER_FLAG_RDMA_READ_SINK_NOT_REQUIRED
+                                ? "FR-SINK-02"
+                                : "FR-SINK-03");
+        for (const char* rule : e.success_rules)
+            rules.push_back(rule);
+        e.success_rules = rules;
     }
     // Flags (FR-FLG-01): the documented set, 0x80 per AMB-01, DEFER from 1.2.
     uint32_t listed = NDK_OP_FLAG_SILENT_SUCCESS | NDK_OP_FLAG_READ_FENCE |
@@ -754,7 +817,7 @@ Expectation Model::expect_call(const calls::FastRegister& c) const {
     check_op_flags(e, c.flags, listed, "NdkFastRegister", "FR-FLG-01");
     if ((c.flags & NDKCT_OP_FLAG_REMOTE_WRITE_BIT) && !(c.flags & NDK_OP_FLAG_ALLOW_LOCAL_WRITE) &&
         readings_.lone_remote_write_bit_rejected)  // AMB-03
-        e.fail(STATUS_INVALID_PARAMETER, {"FR-FLG-05", "AMB-03"}, Strength::model_choice,
+        e.fail(STATUS_INVALID_PARAMETER, {"AMB-03"}, Strength::reading,
                "Flags has the remote-write bit 0x20 without local write 0x10");
     // FR-ACC-01: remote rights (the 0x8 or 0x20 bit, never 0x10 alone: FR-ACC-02) on an MR
     // initialized without RemoteAccess fail inline with STATUS_ACCESS_VIOLATION.
@@ -762,12 +825,24 @@ Expectation Model::expect_call(const calls::FastRegister& c) const {
         (c.flags & (NDK_OP_FLAG_ALLOW_REMOTE_READ | NDKCT_OP_FLAG_REMOTE_WRITE_BIT)))
         e.fail(STATUS_ACCESS_VIOLATION, {"FR-ACC-01"}, Strength::documented,
                "remote rights requested on an MR initialized with RemoteAccess = FALSE");
+    // AMB-30: whether (and how) a fast registration over a valid one fails is undocumented;
+    // the form the profile does not read is a warning.
     if (mr.phase == P::fast_registered &&
         readings_.fr_over_valid == Readings::FrOverValid::inline_error)
-        e.fail(STATUS_INVALID_DEVICE_STATE, {"FR-INV-01", "AMB-30"}, Strength::model_choice,
+        e.fail(STATUS_INVALID_DEVICE_STATE, {"AMB-30"}, Strength::reading,
                "the MR's previous fast registration was not invalidated");
+    else if (mr.phase == P::fast_registered && !e.may_fail_any) {
+        e.may_fail_any = e.any_failure_warns = true;
+        e.any_failure_rules = {"FR-INV-01", "AMB-30"};
+    }
+    // AMB-38 (keep_previous): the MR's last initialization failed after an earlier one had
+    // succeeded; a provider reading the MR as unusable now refuses, which is a warning.
+    if (mr.reinit_failed && !e.may_fail_any) {
+        e.may_fail_any = e.any_failure_warns = true;
+        e.any_failure_rules = {"IFR-ST-04", "AMB-38"};
+    }
     if (o->parent != find(c.qp)->parent && readings_.foreign_objects_all_inline)  // AMB-28
-        e.fail(STATUS_INVALID_PARAMETER, {"AMB-28"}, Strength::model_choice,
+        e.fail(STATUS_INVALID_PARAMETER, {"AMB-28"}, Strength::reading,
                "the MR belongs to another PD than the QP");
     for (auto& problem : fast_register_argument_problems(c, mr, readings_)) {
         if (readings_.fr_bad_request_inline) {
@@ -778,6 +853,21 @@ Expectation Model::expect_call(const calls::FastRegister& c) const {
         }
     }
     check_usable(e, *qp);  // MODEL-CQ-STATUS-01
+    // IFR-APC-01: where only the initialization's promise covers the count, a refusal with
+    // another status than the one expected may be the count refused, so it names that too.
+    const size_t pages = c.adapter_pages.size();
+    if (pages > std::max<uint32_t>(16, adapter_info(c.mr).FRMRPageCount) && pages <= mr.max_pages)
+        for (auto& failure : e.failures)
+            failure.rules.push_back("IFR-APC-01");
+    // FR-PAGE-01: each entry is a page's aligned start; that is the caller's duty, and no page
+    // gives the provider a check or a status: a consumer error (any outcome is a warning).
+    for (size_t i = 0; i < c.adapter_pages.size(); ++i)
+        if (c.adapter_pages[i] % PAGE_SIZE != 0) {
+            e.fail(STATUS_INVALID_PARAMETER, {"FR-PAGE-01"}, Strength::model_choice,
+                   "AdapterPageArray[" + num(i) + "] is not page-aligned");
+            e.consumer_error = true;
+            break;
+        }
     // Pages that no live LAM produced reach unknown memory (FR-LAM-01, the caller's duty).
     for (uint64_t page : c.adapter_pages)
         if (!pfn_of_logical(o->adapter, page)) {
@@ -813,12 +903,21 @@ void Model::commit(const calls::FastRegister& c, const Observed&, Applied&, Stag
         done.status = STATUS_INVALID_PARAMETER;
         done.rules = problems.front().rules;
         done.why = problems.front().why;
+        // AMB-09, MODEL-RMR-LEN-02: where the docs do not say the request fails at all, its
+        // success is the reading not chosen.
+        if (std::all_of(problems.begin(), problems.end(),
+                        [](const auto& p) { return p.strength == Strength::reading; })) {
+            done.other_reading = done.rules;
+            done.other_reading_succeeds = true;
+        }
     } else if (mr->phase == MrState::Phase::fast_registered &&
                readings_.fr_over_valid == Readings::FrOverValid::completion_error) {  // AMB-30
         done.outcome = Completion::Outcome::error;
         done.status = STATUS_INVALID_DEVICE_STATE;
         done.rules = {"FR-INV-01", "AMB-30"};
         done.why = "the previous fast registration was not invalidated";
+        done.other_reading = done.rules;  // the allow reading
+        done.other_reading_succeeds = true;
         // AMB-30, INV-01 (check mode): an NdkInvalidate of the MR in flight (the model flushed
         // it) may have run by the time the device runs this one (found on rxe).
         if (mode_ == Mode::check && request_in_flight(c.mr, NdkOperationTypeInvalidate))
@@ -833,6 +932,8 @@ void Model::commit(const calls::FastRegister& c, const Observed&, Applied&, Stag
         // FR-PAGE-02: one page per AdapterPageArray entry, in array order (logical order does not
         // matter); FR-FBO-01: the region starts FBO bytes into the first. Flushed before it runs
         // (a QP error behind DEFER or a waiting send), it is undone (Model::undo).
+        const bool over_valid = mr->phase == MrState::Phase::fast_registered;
+        const bool after_failed_init = mr->reinit_failed;
         auto u = std::make_shared<WorkRequest::Undo>();
         u->mr = c.mr;
         u->mr_state = *mr;
@@ -845,6 +946,15 @@ void Model::commit(const calls::FastRegister& c, const Observed&, Applied&, Stag
         mr->region = {c.base_virtual_address, c.length, c.fbo, std::move(pfns), op_access(c.flags)};
         if (!readings_.fr_token_stable_from_initialize)
             set_token(c.mr, true, std::nullopt);  // AMB-07
+        // The readings not chosen may refuse it in its completion: AMB-30 over a valid
+        // registration, AMB-38 after a failed re-initialization.
+        if (over_valid) {
+            done.other_reading = {"FR-INV-01", "AMB-30"};
+            done.why = "a fast registration over one not invalidated";
+        } else if (after_failed_init) {
+            done.other_reading = {"IFR-ST-04", "AMB-38"};
+            done.why = "the MR's last initialization failed";
+        }
     }
     // FR-SILENT-01, FR-SILENT-02: silent only if it succeeds. FR-QP-01: on the initiator queue.
     done.silent =
@@ -856,22 +966,18 @@ void Model::commit(const calls::FastRegister& c, const Observed&, Applied&, Stag
 
 namespace {
 
-// Bind arguments whose status the docs leave open: the range outside the MR (BND-02, AMB-20),
-// a window longer than MaxWindowSize (BND-09, MODEL-BND-01). Such a bind must not take effect.
-std::vector<ExpectedFailure> bind_argument_problems(const calls::Bind& c, const MrState& mr,
+// Bind arguments the profile reads as refused: a window longer than MaxWindowSize (BND-09 only
+// promises binds up to it; MODEL-BND-01). The docs do not say such a bind fails: its success is
+// the reading not chosen, a warning.
+std::vector<ExpectedFailure> bind_argument_problems(const calls::Bind& c,
                                                     const NDK_ADAPTER_INFO& info,
                                                     const Readings& r) {
     std::vector<ExpectedFailure> problems;
-    if (!mr.region.covers(c.virtual_address, c.length))
-        problems.push_back({STATUS_INVALID_PARAMETER,
-                            {"BND-02", "AMB-20"},
-                            Strength::model_choice,
-                            "[VirtualAddress, +Length) is not inside the MR's registered range"});
     if (c.length > info.MaxWindowSize)
         problems.push_back(
             {STATUS_INVALID_PARAMETER,
-             {"MODEL-BND-01", "BND-09"},
-             r.over_max_window_invalid ? Strength::model_choice : Strength::any_error,
+             {"MODEL-BND-01"},
+             r.over_max_window_invalid ? Strength::reading : Strength::reading_any_error,
              "Length " + num(c.length) + " exceeds MaxWindowSize " + num(info.MaxWindowSize)});
     return problems;
 }
@@ -907,19 +1013,25 @@ Expectation Model::expect_call(const calls::Bind& c) const {
                "a remote-write window on an MR without local write");
     if ((c.flags & NDK_OP_FLAG_ALLOW_REMOTE_READ) && !(mr.region.access & kRemoteRead) &&
         readings_.mw_remote_read_needs_mr_right)  // AMB-20
-        e.fail(STATUS_ACCESS_VIOLATION, {"BND-06", "AMB-20"}, Strength::model_choice,
+        e.fail(STATUS_ACCESS_VIOLATION, {"AMB-20"}, Strength::reading,
                "a remote-read window on an MR without remote read");
-    // BND-02 (the caller's duty), AMB-20; BND-09: up to MaxWindowSize must be accepted, beyond
-    // it MODEL-BND-01 (refused inline with STATUS_INVALID_PARAMETER, or accepted and failed in
-    // its completion, which is a warning unless the profile reads any error as right).
-    for (auto& problem : bind_argument_problems(c, mr, adapter_info(c.qp), readings_)) {
+    // BND-09: up to MaxWindowSize must be accepted; beyond it MODEL-BND-01 (refused inline, or
+    // accepted and failed in its completion; a success is a warning).
+    for (auto& problem : bind_argument_problems(c, adapter_info(c.qp), readings_)) {
         e.failures.push_back(std::move(problem));
         e.failure_may_surface_in_completion = true;
     }
     if ((mro->parent != find(c.qp)->parent || mwo->parent != find(c.qp)->parent) &&
         readings_.foreign_objects_all_inline)  // AMB-28
-        e.fail(STATUS_INVALID_PARAMETER, {"AMB-28"}, Strength::model_choice,
+        e.fail(STATUS_INVALID_PARAMETER, {"AMB-28"}, Strength::reading,
                "the MR or MW belongs to another PD than the QP");
+    // BND-02, AMB-20: the bound range lies inside the MR's; that is the caller's duty, with no
+    // status: a consumer error (any outcome is a warning, and the window's state is unknown).
+    if (!mr.region.covers(c.virtual_address, c.length)) {
+        e.fail(STATUS_INVALID_PARAMETER, {"BND-02", "AMB-20"}, Strength::model_choice,
+               "[VirtualAddress, +Length) is not inside the MR's registered range");
+        e.consumer_error = true;
+    }
     check_usable(e, *qp);  // MODEL-CQ-STATUS-01
     return e;
 }
@@ -934,19 +1046,19 @@ void Model::commit(const calls::Bind& c, const Observed&, Applied&, Stage stage)
     Completion done = initiator_completion(c.qp, wr, NdkOperationTypeBind);
     const Object* qp = find(c.qp);
     std::shared_ptr<const WorkRequest::Undo> undo_info;
-    auto problems = bind_argument_problems(c, std::get<MrState>(find(c.mr)->state),
-                                           adapter_info(c.qp), readings_);
+    auto problems = bind_argument_problems(c, adapter_info(c.qp), readings_);
     if (std::get<QpState>(qp->state).error) {
         // FLS-02: flushed (STATUS_CANCELLED): the window is not bound.
     } else if (!problems.empty()) {
-        // Accepted although the profile refuses it inline (MODEL-BND-01, AMB-20): it binds
-        // nothing, and its completion reports the error (in any form, with any_error).
-        done.outcome = problems.front().strength == Strength::any_error
-                           ? Completion::Outcome::any_error
-                           : Completion::Outcome::error;
+        // Accepted although the profile refuses it inline (MODEL-BND-01): the profile reads it
+        // as binding nothing, its completion reporting the error; a success is the reading not
+        // chosen.
+        done.outcome = Completion::Outcome::error;
         done.status = STATUS_INVALID_PARAMETER;
         done.rules = problems.front().rules;
         done.why = problems.front().why;
+        done.other_reading = done.rules;
+        done.other_reading_succeeds = true;
     } else if (find(c.mr)->parent != qp->parent || find(c.mw)->parent != qp->parent) {  // AMB-28
         done.outcome = Completion::Outcome::error;
         done.status = STATUS_ACCESS_VIOLATION;

@@ -53,13 +53,15 @@ Expectation Model::expect_call(const calls::CreateQp& c) const {
     e.may_pend = e.may_lack_resources = true;  // CQP-ST-02, CQP-ST-03
     e.success_rules = {"CQP-ST-01", "CQP-LIM-07"};
     if (rcq->adapter != pd->adapter || icq->adapter != pd->adapter)  // AMB-28
-        e.fail(STATUS_INVALID_PARAMETER, {"AMB-28"}, Strength::model_choice,
+        e.fail(STATUS_INVALID_PARAMETER, {"AMB-28"}, Strength::reading,
                "a CQ belongs to another adapter");
     const NDK_ADAPTER_INFO& info = adapter_info(c.pd);
-    // CQP-LIM-01..05, CQP-LIM-06: each limit over its maximum is refused, never clamped.
+    // CQP-LIM-01..05, CQP-LIM-06: each limit over its maximum is refused, never clamped. A
+    // clamp (acceptance) or another status breaks CQP-LIM-06 first: it is the rule that says
+    // how a limit violation is refused; the limit's own rule follows.
     auto limit = [&](uint64_t value, uint64_t max, const char* rule, const char* what) {
         if (value > max)
-            e.fail(STATUS_INVALID_PARAMETER, {rule, "CQP-LIM-06"}, Strength::documented,
+            e.fail(STATUS_INVALID_PARAMETER, {"CQP-LIM-06", rule}, Strength::documented,
                    std::string(what) + " " + num(value) + " exceeds the adapter's " + num(max));
     };
     limit(c.receive_queue_depth, info.MaxReceiveQueueDepth, "CQP-LIM-01", "ReceiveQueueDepth");
@@ -71,13 +73,13 @@ Expectation Model::expect_call(const calls::CreateQp& c) const {
     if (readings_.zero_queue_depth_rejected &&  // AMB-27
         (c.receive_queue_depth == 0 || c.initiator_queue_depth == 0 || c.max_receive_sge == 0 ||
          c.max_initiator_sge == 0))
-        e.fail(STATUS_INVALID_PARAMETER, {"AMB-27"}, Strength::model_choice,
+        e.fail(STATUS_INVALID_PARAMETER, {"AMB-27"}, Strength::reading,
                "a depth or SGE count is 0");
     if (readings_.cq_capacity_checked) {  // CQP-CQ-01
         const auto& r = std::get<CqState>(rcq->state);
         const auto& i = std::get<CqState>(icq->state);
         if (r.depth < c.receive_queue_depth || i.depth < c.initiator_queue_depth)
-            e.fail(STATUS_INVALID_PARAMETER, {"CQP-CQ-01"}, Strength::model_choice,
+            e.fail(STATUS_INVALID_PARAMETER, {"CQP-CQ-01"}, Strength::reading,
                    "a CQ is shallower than the queue it serves");
     }
     return e;
@@ -109,7 +111,7 @@ Expectation Model::expect_call(const calls::CreateQpWithSrq& c) const {
     e.may_pend = e.may_lack_resources = true;
     e.success_rules = {"CQP-SRQ-01"};
     if (rcq->adapter != pd->adapter || icq->adapter != pd->adapter)  // AMB-28
-        e.fail(STATUS_INVALID_PARAMETER, {"AMB-28"}, Strength::model_choice,
+        e.fail(STATUS_INVALID_PARAMETER, {"AMB-28"}, Strength::reading,
                "a CQ belongs to another adapter");
     const NDK_ADAPTER_INFO& info = adapter_info(c.pd);
     auto limit = [&](uint64_t value, uint64_t max, const char* rule, const char* what) {
@@ -198,7 +200,7 @@ Expectation Model::expect_call(const calls::ModifySrq& c) const {
     // nothing, inline or through its callback; accept: the new depth holds, the queued
     // receives stay and further posts wait for room, MODEL-WR-DEPTH-01).
     if (c.depth != 0 && c.depth < s.outstanding && readings_.modify_srq_below_queued_rejected)
-        e.fail(STATUS_INVALID_PARAMETER, {"MODEL-SRQ-01", "SRQ-02"}, Strength::model_choice,
+        e.fail(STATUS_INVALID_PARAMETER, {"MODEL-SRQ-01"}, Strength::reading,
                "SrqDepth " + num(c.depth) + " is below the " + num(s.outstanding) +
                    " receives outstanding");
     return e;
@@ -225,11 +227,9 @@ Expectation Model::expect_call(const calls::SrqReceive& c) const {
     if (!o) return e;
     const auto& s = std::get<SrqState>(o->state);
     if (c.sgl.size() > s.max_sge)  // SGE-10, AMB-26
-        e.fail(STATUS_INVALID_PARAMETER, {"SGE-10", "AMB-26"},
-               readings_.limit_violation_status_required ? Strength::documented
-                                                         : Strength::model_choice,
-               "nSge " + num(c.sgl.size()) + " exceeds the SRQ's MaxReceiveRequestSge " +
-                   num(s.max_sge));
+        limit_exceeded(e, {"SGE-10"},
+                       "nSge " + num(c.sgl.size()) + " exceeds the SRQ's MaxReceiveRequestSge " +
+                           num(s.max_sge));
     // SRQ-17: up to the current depth must be accepted; beyond it (SRQ-18, the caller's error)
     // MODEL-WR-DEPTH-01 decides.
     check_depth(e, s.outstanding, s.depth, "SRQ-17");
@@ -294,7 +294,7 @@ void Model::observe_srq_notification(ObjectId srq, NTSTATUS status, Verdict& v) 
 Expectation Model::expect_call(const calls::Receive& c) const {
     Expectation e;
     e.no_pending_rules = {"WR-04"};
-    e.success_rules = {"RCV-01", "CQP-STATE-02", "SGE-10", "CQP-DEPTH-01"};
+    e.success_rules = {"RCV-01", "SGE-10", "CQP-DEPTH-01"};
     const Object* o = require(e, c.qp, Kind::qp, "pNdkQp");
     if (!o) return e;
     const auto& q = std::get<QpState>(o->state);
@@ -304,21 +304,31 @@ Expectation Model::expect_call(const calls::Receive& c) const {
         // entry and the SRQ untouched.
         e.fail(readings_.receive_on_srq_qp_status, {"MODEL-RCV-01", "WR-06", "CQP-SRQ-01"},
                Strength::model_choice, "the QP takes its receives from an SRQ");
+        e.consumer_error = true;  // no page gives it an outcome: any is a warning
         return e;
     }
     if (c.sgl.size() > q.max_receive_sge)  // SGE-10, AMB-26 (up to it is accepted: CQP-SGE-01)
-        e.fail(STATUS_INVALID_PARAMETER, {"SGE-10", "AMB-26"},
-               readings_.limit_violation_status_required ? Strength::documented
-                                                         : Strength::model_choice,
-               "nSge " + num(c.sgl.size()) + " exceeds the QP's MaxReceiveRequestSge " +
-                   num(q.max_receive_sge));
+        limit_exceeded(e, {"SGE-10"},
+                       "nSge " + num(c.sgl.size()) + " exceeds the QP's MaxReceiveRequestSge " +
+                           num(q.max_receive_sge));
     check_depth(e, q.receive_outstanding, q.receive_depth, "CQP-DEPTH-01");  // N fits; N+1 may not
     check_usable(e, q);
     // MODEL-FLS-01 (cancelled): a QP the consumer flushed is in error; it flushes the receive
     // (FLS-02) or refuses it inline, as for initiator requests (require_connected_qp).
-    if (q.flushed) {
+    if (q.flushed || q.flushed_usable) {
         e.may_fail_any = true;
+        e.any_failure_warns = q.flushed_usable;
         e.any_failure_rules = {"RCV-01", "MODEL-FLS-01"};
+    }
+    // CQP-STATE-02, AMB-39: a receive before the QP is connected; the docs do not say.
+    const bool unconnected = q.connection == QpState::Connection::idle ||
+                             q.connection == QpState::Connection::connecting;
+    if (unconnected && readings_.receive_before_connect_rejected) {
+        e.fail(STATUS_CONNECTION_INVALID, {"CQP-STATE-02", "AMB-39"}, Strength::reading,
+               "the QP is not connected yet");
+    } else if (unconnected && !e.may_fail_any) {
+        e.may_fail_any = e.any_failure_warns = true;
+        e.any_failure_rules = {"CQP-STATE-02", "AMB-39"};
     }
     return e;
 }
@@ -335,30 +345,28 @@ void Model::check_data_request(Expectation& e, const QpState& q, const std::vect
                                uint32_t flags, bool read) const {
     const Readings& r = readings_;
     const NDK_ADAPTER_INFO& info = adapter_info(q.pd);
-    Strength limit =
-        r.limit_violation_status_required ? Strength::documented : Strength::model_choice;
     // NdkRead does not list NDK_OP_FLAG_INLINE: on a read the bit is an unlisted flag, which
     // check_op_flags judges (OPF-01), not a request for inline data (SGE-08).
     bool is_inline = !read && (flags & NDK_OP_FLAG_INLINE);
     uint64_t bytes = total_length(sgl);
     if (read) {
         if (sgl.size() > info.MaxReadRequestSge)  // SGE-11
-            e.fail(STATUS_INVALID_PARAMETER, {"SGE-11", "AMB-26"}, limit,
-                   "nSge " + num(sgl.size()) + " exceeds MaxReadRequestSge " +
-                       num(info.MaxReadRequestSge));
+            limit_exceeded(e, {"SGE-11"},
+                           "nSge " + num(sgl.size()) + " exceeds MaxReadRequestSge " +
+                               num(info.MaxReadRequestSge));
     } else if (!is_inline && sgl.size() > q.max_initiator_sge) {  // SGE-04, CQP-SGE-02, SGE-09
-        e.fail(STATUS_INVALID_PARAMETER, {"SGE-04", "AMB-26"}, limit,
-               "nSge " + num(sgl.size()) + " exceeds the QP's MaxInitiatorRequestSge " +
-                   num(q.max_initiator_sge));
+        limit_exceeded(e, {"SGE-04"},
+                       "nSge " + num(sgl.size()) + " exceeds the QP's MaxInitiatorRequestSge " +
+                           num(q.max_initiator_sge));
     }
     if (is_inline && bytes > q.inline_data_size)  // SGE-08 (up to it is accepted: CQP-INL-01)
-        e.fail(STATUS_INVALID_PARAMETER, {"SGE-08", "AMB-26"}, limit,
-               "inline data of " + num(bytes) + " bytes exceeds the QP's InlineDataSize " +
-                   num(q.inline_data_size));
+        limit_exceeded(e, {"SGE-08"},
+                       "inline data of " + num(bytes) + " bytes exceeds the QP's InlineDataSize " +
+                           num(q.inline_data_size));
     if (bytes > info.MaxTransferLength)  // SGE-12
-        e.fail(STATUS_INVALID_PARAMETER, {"SGE-12", "AMB-26"}, limit,
-               "the request moves " + num(bytes) + " bytes, more than MaxTransferLength " +
-                   num(info.MaxTransferLength));
+        limit_exceeded(e, {"SGE-12"},
+                       "the request moves " + num(bytes) + " bytes, more than MaxTransferLength " +
+                           num(info.MaxTransferLength));
     check_depth(e, q.initiator_outstanding, q.initiator_depth,
                 "CQP-DEPTH-02");  // N fits, N+1 may not
     // RD-08: as many reads in progress as the effective OutboundReadLimit must work. Beyond it,
@@ -460,9 +468,13 @@ Expectation Model::expect_call(const calls::Flush& c) const {
 
 void Model::commit(const calls::Flush& c, const Observed&, Applied&, Stage) {
     flush_qp(c.qp);
+    if (auto* q = state_mut<QpState>(c.qp)) q->deferred_posted.clear();  // cancelled, not held
     // MODEL-FLS-01 (cancelled): the flush leaves the QP in the error state, so what is posted
     // later is flushed too (FLS-02) and does nothing; "usable" keeps the QP working.
-    if (readings_.flush_leaves_error) leave_in_error(c.qp);
+    if (readings_.flush_leaves_error)
+        leave_in_error(c.qp);
+    else if (auto* q = state_mut<QpState>(c.qp))
+        q->flushed_usable = true;
 }
 
 // MODEL-FLS-01 (cancelled), WR-04: a QP left in error by the consumer (NdkFlush, or the close of
@@ -481,6 +493,17 @@ void Model::leave_in_error(ObjectId qp) {
 // the model but that may not have landed yet, and answers its peer no more: the peer's
 // requests in flight may fail in any way (a transport timeout on InfiniBand), and what the peer
 // runs later is open (peer_error).
+void Model::open_outcomes(ObjectId qp) {
+    auto* q = state_mut<QpState>(qp);
+    if (!q || mode_ != Mode::check) return;
+    q->outcome_open = true;
+    for (auto* list : {&q->initiator_pending, &q->receive_pending})
+        for (auto& done : *list)
+            done.outcome = Completion::Outcome::any;
+    // A request that failed here may have failed the peer's side too (AMB-12).
+    if (auto* peer = state_mut<QpState>(q->peer)) peer->peer_error = true;
+}
+
 void Model::error_reaches_peer(ObjectId qp) {
     auto* q = state_mut<QpState>(qp);
     if (!q || mode_ != Mode::check) return;
@@ -532,10 +555,15 @@ void Model::post(ObjectId qp, const Call& call, Context request_context, uint32_
     WorkRequest wr{q.next_sequence++,   call, request_context, flags, false, std::move(decided),
                    std::move(undo_info)};
     const bool is_read = std::holds_alternative<calls::Read>(call);
-    if (receive_queue)
+    if (receive_queue) {
         ++q.receive_outstanding;
-    else
+    } else {
         ++q.initiator_outstanding;
+        if (flags & NDK_OP_FLAG_DEFER)
+            q.deferred_posted.push_back(request_context);
+        else
+            q.deferred_posted.clear();  // DEFER-07: the chain's doorbell
+    }
     if (is_read) {
         // MODEL-RD-01 (fail): a read beyond the effective OutboundReadLimit that was accepted.
         wr.over_read_limit = readings_.outbound_read_overflow_fails && q.outbound_read_limit &&
@@ -548,7 +576,14 @@ void Model::post(ObjectId qp, const Call& call, Context request_context, uint32_
         // if that CQ still works. None may appear on the failed CQ (CQ-STATUS-02/03).
         Completion done = cancelled(qp, wr, receive_queue);
         done.rules = {"MODEL-CQ-STATUS-01", "FLS-02"};
-        if (!readings_.post_after_cq_error_cancelled) done.outcome = Completion::Outcome::any_error;
+        done.other_reading.clear();
+        if (!readings_.post_after_cq_error_cancelled) {
+            done.outcome = Completion::Outcome::any_error;
+        } else {  // another error is the any_error reading
+            done.other_reading = {"MODEL-CQ-STATUS-01"};
+            done.other_reading_succeeds = false;
+            done.why = "posted after its CQ or SRQ failed";
+        }
         const auto* cq = state_of<CqState>(done.cq);
         if (!cq || cq->failed) {  // CQ-STATUS-02, CQ-STATUS-03
             if (mode_ == Mode::check) remember(q.never, request_context);
@@ -585,7 +620,13 @@ void Model::post(ObjectId qp, const Call& call, Context request_context, uint32_
 }
 
 void Model::refuse_post(ObjectId qp, Context request_context) {
-    if (auto* q = state_mut<QpState>(qp)) remember(q->failed_inline, request_context);
+    if (auto* q = state_mut<QpState>(qp)) {
+        remember(q->failed_inline, request_context);
+        // DEFER-04: the refusal hands the chain so far to the hardware.
+        q->handed_over.insert(q->handed_over.end(), q->deferred_posted.begin(),
+                              q->deferred_posted.end());
+        q->deferred_posted.clear();
+    }
     release_deferred(qp);
 }
 
@@ -718,6 +759,19 @@ void Model::remote_failure(ObjectId qp, Completion& done, NTSTATUS status, RuleI
 
 bool Model::execute(ObjectId qp, const WorkRequest& wr, Completion& done) {
     auto& q = std::get<QpState>(objects_[qp].state);
+    // FR-PAGE-02: the pages of the fast registrations a local SGL names (a receive's or a
+    // read's sink), where bytes a wrong page order misplaced are looked for; null when none.
+    auto fast_registered_pages_of =
+        [this](ObjectId adapter,
+               const std::vector<Sge>& sgl) -> std::shared_ptr<const std::vector<PFN_NUMBER>> {
+        std::vector<PFN_NUMBER> pages;
+        for (const Sge& sge : sgl)
+            if (const auto* mr = state_of<MrState>(object_of_token(adapter, sge.token, false));
+                mr && mr->fast_register)
+                pages.insert(pages.end(), mr->region.pages.begin(), mr->region.pages.end());
+        if (pages.empty()) return nullptr;
+        return std::make_shared<const std::vector<PFN_NUMBER>>(std::move(pages));
+    };
     bool silent_flag = wr.flags & NDK_OP_FLAG_SILENT_SUCCESS;
     if (wr.decided) {
         done = *wr.decided;
@@ -860,6 +914,9 @@ bool Model::execute(ObjectId qp, const WorkRequest& wr, Completion& done) {
             }
             got.bytes_transferred = static_cast<uint32_t>(payload.size());  // CQ-RES-01
             record_landing(got, used, payload);
+            if (!got.landings.empty())  // FR-PAGE-02: a receive into a fast registration
+                got.landings.back().fast_registered_pages =
+                    fast_registered_pages_of(objects_[peer_id].adapter, reached);
             if (!determined) got.landings.back().unchecked = true;
             // RCV-03: a source that overlaps the target may have been written by the transfer
             // itself before it is read here (check mode reads it after the provider ran).
@@ -898,6 +955,7 @@ bool Model::execute(ObjectId qp, const WorkRequest& wr, Completion& done) {
             }
         }
         bool solicited = wr.flags & NDK_OP_FLAG_SEND_AND_SOLICIT_EVENT;  // SND-04
+        got.solicited = solicited;
         const bool receive_failed = got.outcome == Completion::Outcome::error;
         // Deliver the receive first: by the time the sender completes, the data is there.
         deliver(std::move(got));
@@ -930,16 +988,50 @@ bool Model::execute(ObjectId qp, const WorkRequest& wr, Completion& done) {
     uint32_t local_need = is_read ? static_cast<uint32_t>(kLocalWrite) : 0u;
     bool sink_ok = adapter_info(qp).AdapterFlags & NDK_ADAPTER_FLAG_RDMA_READ_SINK_NOT_REQUIRED;
     if (is_read && !sink_ok) local_need |= kReadSink;  // RD-03, RMR-SINK-01, FR-SINK-01
-    if (!is_inline && !resolve_local(qp, sgl, local_need, local, why, rules)) {
+    bool resolved = is_inline || resolve_local(qp, sgl, local_need, local, why, rules);
+    // AMB-37: a sink holding the read-sink right but not local write. The docs only say the
+    // flag lets a provider give a sink what it needs; real RDMA hardware writes read data into
+    // a sink only with local write (local_write_and_sink), sink_flag_suffices reads the flag as
+    // enough. The reading not chosen is a warning either way.
+    bool contested = false;
+    RuleIds contested_rules = rules;
+    std::string contested_why = why;
+    if (!resolved && is_read && !sink_ok) {
+        Extent lenient;
+        std::string lenient_why;
+        RuleIds lenient_rules;
+        contested =
+            resolve_local(qp, sgl, kReadSink | kWriteBySink, lenient, lenient_why, lenient_rules);
+        if (contested && readings_.read_sink_flag_suffices) {
+            local = std::move(lenient);
+            resolved = true;
+        }
+    }
+    if (!resolved) {
         bool sink_only =
             is_read && !sink_ok && resolve_local(qp, sgl, kLocalWrite, local, why, rules);
         remote_failure(qp, done, STATUS_ACCESS_VIOLATION, rules, why);
         if (sink_only) done.outcome = Completion::Outcome::any;  // RD-03 is the caller's duty
+        if (contested) {  // AMB-37 (local_write_and_sink): the data may land all the same
+            done.rules.push_back("AMB-37");
+            done.other_reading = done.rules;
+            done.other_reading_succeeds = true;
+        }
         q.error = true;
         return true;
     }
+    if (contested) {  // AMB-37 (sink_flag_suffices): the provider may still refuse the sink
+        contested_rules.push_back("AMB-37");
+        done.other_reading = std::move(contested_rules);
+        done.why = contested_why + " (the read-sink right alone lets it land under the profile)";
+    }
     Extent remote;
     ObjectId target = 0;
+    auto note_token = [&] {  // RMR-TOK-02, FR-TOK-01: a remote token that is the local one
+        if (const auto* mr = state_of<MrState>(target);
+            mr && mr->local_token && *mr->local_token == remote_token)
+            done.token_rule = mr->fast_register ? "FR-TOK-01" : "RMR-TOK-02";
+    };
     // TOK-03 for an empty transfer: the docs are silent on whether a Read or Write of zero bytes
     // checks its RemoteToken; InfiniBand and RoCE do not validate the R_Key of a zero-length
     // RDMA operation, so the model reads it as touching nothing remote (and succeeding).
@@ -953,12 +1045,16 @@ bool Model::execute(ObjectId qp, const WorkRequest& wr, Completion& done) {
         q.error = true;
         return true;
     }
+    note_token();
     if (is_read) {
         std::vector<std::byte> data;
         determined = gather_expected(qp, remote, fenced, data);
         record_landing(done, local, std::move(data));  // RD-01
         if (!done.landings.empty()) {
             done.landings.back().from_read = true;
+            // FR-PAGE-02: a read into a fast registration
+            done.landings.back().fast_registered_pages =
+                fast_registered_pages_of(objects_[qp].adapter, sgl);
             done.landings.back().unchecked |= !determined;
             // RD-01: a remote source overlapping the local target (a loopback onto itself) may
             // have been written by the transfer itself before it is read here.
@@ -980,6 +1076,10 @@ bool Model::execute(ObjectId qp, const WorkRequest& wr, Completion& done) {
         else
             determined = gather_expected(qp, local, fenced, data);
         record_landing(done, remote, std::move(data));  // WRT-01
+        if (!done.landings.empty())
+            if (const auto* mr = state_of<MrState>(target); mr && mr->fast_register)
+                done.landings.back().fast_registered_pages =
+                    std::make_shared<const std::vector<PFN_NUMBER>>(mr->region.pages);
         if (!done.landings.empty()) {
             done.landings.back().unchecked |= !determined;
             // WRT-01: so may a local source overlapping the remote target.
@@ -1004,9 +1104,14 @@ Completion Model::cancelled(ObjectId qp, const WorkRequest& wr, bool receive_que
     done.outcome = Completion::Outcome::cancelled;  // FLS-02, CQ-CST-02
     // FLS-03: flushed before the consumer could know its QP had gone to error, a request may
     // have run first (a receive may have taken a message), with whatever outcome that gave it.
-    if (q.error_timing_open) done.outcome = Completion::Outcome::any;
+    if (q.error_timing_open || q.outcome_open) done.outcome = Completion::Outcome::any;
     done.status = STATUS_CANCELLED;
     done.rules = {"FLS-02"};
+    if (q.flushed && !q.unusable) {  // MODEL-FLS-01 (cancelled): posted after NdkFlush
+        done.other_reading = {"MODEL-FLS-01"};
+        done.other_reading_succeeds = true;
+        done.why = "posted after NdkFlush; the QP may still work (the usable reading)";
+    }
     std::visit(
         [&](const auto& c) {
             using T = std::decay_t<decltype(c)>;
@@ -1253,8 +1358,15 @@ void Model::deliver(Completion&& done) {
     bool initiator = !done.receive_queue;
     // Queue slots are free again once the entry is retrieved (retrieved()): the consumer's view
     // of the depth (CQP-DEPTH-01/02).
-    if (q->peer_error && done.outcome == Completion::Outcome::success)
+    if ((q->peer_error || q->outcome_open) && done.outcome == Completion::Outcome::success)
         done.outcome = Completion::Outcome::any;  // the peer's failure may reach this QP
+    // MODEL-FLS-01 (usable): posted after NdkFlush; a provider that left the QP in error
+    // flushes it, the reading not chosen.
+    if (q->flushed_usable && done.outcome == Completion::Outcome::success &&
+        done.other_reading.empty()) {
+        done.other_reading = {"MODEL-FLS-01"};
+        done.why = "posted after NdkFlush; the QP may be in error (the cancelled reading)";
+    }
     if (done.silent) {
         // WR-SILENT-01: no entry; the slot frees with the queue's next entry. Check mode: the
         // bytes are checked with that entry.
@@ -1394,7 +1506,11 @@ bool Model::resolve_local(ObjectId qp, const std::vector<Sge>& sgl, uint32_t nee
             rules = {mr->fast_register ? "FR-LEN-03" : "RMR-ACC-03"};
             return false;
         }
-        if ((need & kLocalWrite) && !(mr->region.access & kLocalWrite)) {  // RMR-ACC-02, FR-FLG-03
+        // RMR-ACC-02, FR-FLG-03; AMB-37: under sink_flag_suffices the read-sink right lets a
+        // read's data land without local write.
+        bool writable = (mr->region.access & kLocalWrite) ||
+                        ((need & kWriteBySink) && (mr->region.access & kReadSink));
+        if ((need & (kLocalWrite | kWriteBySink)) && !writable) {
             why = "SGE " + num(i) + " needs local write, which its region lacks";
             rules = {mr->fast_register ? "FR-FLG-03" : "RMR-ACC-02"};
             return false;
@@ -1498,6 +1614,30 @@ size_t Model::outstanding_completions(ObjectId qp) const {
     return n;
 }
 
+Verdict Model::expect_handed_over_completed(ObjectId qp) const {
+    Verdict v;
+    const auto* q = state_of<QpState>(qp);
+    if (!q || q->handed_over.empty()) return v;
+    // Only requests that can end on their own: one that waits on a peer in error (a device
+    // retrying a request it gets no answer to) may take longer than any drain, and a flush
+    // then cancels it (FLS-02), held or not.
+    const auto* peer = q->peer ? state_of<QpState>(q->peer) : nullptr;
+    if (q->peer_error || q->error_timing_open || q->outcome_open ||
+        (peer && (peer->error || peer->flushed || peer->error_timing_open)) ||
+        q->connection != QpState::Connection::connected)
+        return v;
+    for (const auto& done : q->initiator_pending)
+        if (done.outcome != Completion::Outcome::any &&
+            std::find(q->handed_over.begin(), q->handed_over.end(), done.request_context) !=
+                q->handed_over.end())
+            v.add({{"DEFER-04", "FR-DEFER-02"},
+                   "no completion appeared for the request with RequestContext " +
+                       num(done.request_context) + " on QP " + num(qp) +
+                       ", posted with NDK_OP_FLAG_DEFER before a request the provider refused "
+                       "inline (the refusal had to hand it to the hardware)"});
+    return v;
+}
+
 Verdict Model::expect_nothing_outstanding(ObjectId qp) {
     Verdict v;
     auto* q = state_mut<QpState>(qp);
@@ -1505,10 +1645,25 @@ Verdict Model::expect_nothing_outstanding(ObjectId qp) {
     for (auto* list : {&q->initiator_pending, &q->receive_pending}) {
         for (const auto& done : *list) {
             // WR-10, DEFER-03: an accepted request ends in exactly one entry, deferred or not.
-            if (done.outcome != Completion::Outcome::any)
-                v.add({{"WR-10", "FLS-03"},
-                       "no completion appeared for the request with RequestContext " +
-                           num(done.request_context) + " on QP " + num(qp)});
+            if (done.outcome != Completion::Outcome::any) {
+                auto handed =
+                    std::find(q->handed_over.begin(), q->handed_over.end(), done.request_context);
+                if (!done.receive_queue && handed != q->handed_over.end())
+                    v.add({{"DEFER-04", "WR-10"},
+                           "no completion appeared for the request with RequestContext " +
+                               num(done.request_context) + " on QP " + num(qp) +
+                               ", posted with NDK_OP_FLAG_DEFER before a request the provider "
+                               "refused inline (the refusal had to hand it to the hardware)"});
+                else if (done.deferred)  // DEFER-03: DEFER leaves the duty unchanged
+                    v.add({{"WR-10", "DEFER-03", "FLS-03"},
+                           "no completion appeared for the request with RequestContext " +
+                               num(done.request_context) + " on QP " + num(qp) +
+                               ", posted with NDK_OP_FLAG_DEFER"});
+                else
+                    v.add({{"WR-10", "FLS-03"},
+                           "no completion appeared for the request with RequestContext " +
+                               num(done.request_context) + " on QP " + num(qp)});
+            }
             for (const auto& l : done.landings)
                 note_landing(l, -1);
             retrieved(done);  // given up on: its slot is free again
@@ -1519,6 +1674,23 @@ Verdict Model::expect_nothing_outstanding(ObjectId qp) {
 }
 
 namespace {
+
+// True when the landing sends piece `index` (its bytes from `offset` in the data) to `page` too,
+// byte for byte at the same place: then finding those bytes there proves nothing (page-periodic
+// data), so a misplaced page cannot be told from a short write.
+bool same_bytes_sent_to(const Completion::Landing& landing, PFN_NUMBER page, size_t index,
+                        size_t offset) {
+    size_t at = 0;
+    for (size_t j = 0; j < landing.at.size(); ++j) {
+        if (landing.at[j].first == page && landing.at[j].second == landing.at[index].second &&
+            landing.sizes[j] == landing.sizes[index] &&
+            std::memcmp(landing.bytes.data() + at, landing.bytes.data() + offset,
+                        landing.sizes[j]) == 0)
+            return true;
+        at += landing.sizes[j];
+    }
+    return false;
+}
 
 const char* outcome_rule(NDK_OPERATION_TYPE type) {
     switch (type) {
@@ -1593,24 +1765,27 @@ Verdict Model::observe_completion(ObjectId cq, const NDK_RESULT_EX& r, bool ex, 
             });
             if (it == list.end()) continue;
             if (it != list.begin() && !readings_.completion_order_relaxed) {  // AMB-35
-                // Entries of one queue come in posting order: the requests before this one that
-                // have none were lost, a request that returned STATUS_SUCCESS that will never
-                // complete (WR-05; DEFER-03 when it was posted with DEFER), or arrive out of order.
-                RuleIds rules{"WR-05"};
+                // No page promises that one queue completes in posting order; the deferred
+                // processing page promises only that an accepted request "must eventually" make
+                // an entry (WR-10, DEFER-03). So an entry ahead of earlier requests is the
+                // in_order reading not followed, a warning; the earlier ones stay expected, and
+                // one that never comes is a failure when the harness has drained the queue
+                // (expect_nothing_outstanding: WR-10, DEFER-03 for a deferred one).
                 std::string earlier;
                 size_t count = 0;
-                for (auto e = list.begin(); e != it; ++e, ++count) {
-                    if (e->deferred && rules.size() == 1) rules.push_back("DEFER-03");
+                for (auto e = list.begin(); e != it; ++e, ++count)
                     if (count < 4) earlier += (count ? ", " : "") + num(e->request_context);
-                }
                 if (count > 4) earlier += " and " + std::to_string(count - 4) + " more";
-                rules.push_back("AMB-35");
-                v.add({rules, what() + " arrived while earlier requests of the same queue (" +
-                                  earlier + ") have no entry: lost, or out of order"});
+                v.add({{"AMB-35"},
+                       what() + " arrived ahead of earlier requests of the same queue (" + earlier +
+                           "), out of posting order (the in_order reading); they are still "
+                           "expected (WR-10)",
+                       true});
             }
+            if (!receive) std::erase(q.handed_over, request);
             // Judged in place and removed at the end (CQ-GET-04: removed once), not moved out:
             // a Completion is a few hundred bytes and this is every entry's path.
-            const Completion& expected = *it;
+            Completion& expected = *it;
             retrieved(expected);                                  // its queue slot is free again
             if (NT_ERROR(r.Status)) q.error_timing_open = false;  // the error is seen now
             // A closed QP's last entry: it leaves the CQ index (after the loop over it).
@@ -1619,12 +1794,48 @@ Verdict Model::observe_completion(ObjectId cq, const NDK_RESULT_EX& r, bool ex, 
             using Out = Completion::Outcome;
             const char* rule = outcome_rule(expected.type);
             bool landed = false;
+            // DESIGN section 5: the reading the profile did not choose is a warning.
+            const bool succeeded = r.Status == STATUS_SUCCESS;
+            const bool other_error_for_cancelled =
+                !expected.other_reading.empty() && !expected.other_reading_succeeds &&
+                expected.outcome == Out::cancelled && NT_ERROR(r.Status) &&
+                r.Status != STATUS_CANCELLED;
+            if (other_error_for_cancelled) {
+                v.add({expected.other_reading,
+                       what() + " failed with another status than STATUS_CANCELLED (" +
+                           expected.why + "), the form the profile's reading does not choose",
+                       true});
+                expected.outcome = Out::any;
+            } else if (!expected.other_reading.empty() &&
+                       succeeded == expected.other_reading_succeeds &&
+                       (succeeded
+                            ? expected.outcome == Out::error || expected.outcome == Out::cancelled
+                            : expected.outcome == Out::success)) {
+                v.add({expected.other_reading,
+                       what() + (succeeded ? " succeeded" : " failed") +
+                           ", the outcome the profile's reading does not choose (" + expected.why +
+                           ")",
+                       true});
+                expected.outcome = Out::any;
+                // What it registered, bound or invalidated is unknown now.
+                if (auto* mr = state_mut<MrState>(expected.target)) mr->indeterminate = true;
+                if (auto* mw = state_mut<MwState>(expected.target)) mw->indeterminate = true;
+                open_outcomes(qp_id);
+            }
             switch (expected.outcome) {
                 case Out::success:
-                    if (r.Status != STATUS_SUCCESS)
-                        v.add({{rule, "CQ-CST-01"},
-                               what() + " should have succeeded, but its status is " +
-                                   std::to_string(r.Status)});
+                    if (r.Status != STATUS_SUCCESS) {
+                        RuleIds rules{rule, "CQ-CST-01"};
+                        std::string because;
+                        if (expected.token_rule) {  // the token it was given is the local one
+                            rules.insert(rules.begin(), expected.token_rule);
+                            because =
+                                " (its RemoteToken is the target MR's local token: the "
+                                "remote token getter returned the local token)";
+                        }
+                        v.add({rules, what() + " should have succeeded, but its status is " +
+                                          std::to_string(r.Status) + because});
+                    }
                     landed = r.Status == STATUS_SUCCESS;
                     break;
                 case Out::success_or_cancelled:
@@ -1647,9 +1858,12 @@ Verdict Model::observe_completion(ObjectId cq, const NDK_RESULT_EX& r, bool ex, 
                         rules.push_back("CQ-CST-03");
                         v.add({rules, what() + " must fail (" + expected.why + "), but succeeded"});
                     } else if (r.Status != expected.status) {
-                        v.add({{"MODEL-CQ-ERR-01"},
-                               what() + " failed with another status than ndkct's table gives",
-                               !readings_.completion_error_status_exact});
+                        // MODEL-CQ-ERR-01 (exact): the status not chosen is a warning; under
+                        // any_error any error status is right.
+                        if (readings_.completion_error_status_exact)
+                            v.add({{"MODEL-CQ-ERR-01"},
+                                   what() + " failed with another status than ndkct's table gives",
+                                   true});
                     }
                     break;
                 case Out::any_error:  // MODEL-CQ-STATUS-01: it may not succeed
@@ -1703,9 +1917,26 @@ Verdict Model::observe_completion(ObjectId cq, const NDK_RESULT_EX& r, bool ex, 
                         // memcmp: std::equal over std::byte compares byte by byte (the oracle's
                         // hottest loop).
                         if (std::memcmp(p, landing.bytes.data() + at, landing.sizes[i]) != 0) {
-                            v.add({{rule},
-                                   what() + " succeeded, but the bytes at the target are not "
-                                            "the ones sent"});
+                            // FR-PAGE-02, FR-MAP-01: the bytes sit on another page of the fast
+                            // registration, at the same offset: its pages are out of order.
+                            bool elsewhere = false;
+                            if (landing.fast_registered_pages)
+                                for (PFN_NUMBER other : *landing.fast_registered_pages)
+                                    if (other != landing.at[i].first &&
+                                        std::memcmp(memory_.page(other) + landing.at[i].second,
+                                                    landing.bytes.data() + at,
+                                                    landing.sizes[i]) == 0 &&
+                                        !same_bytes_sent_to(landing, other, i, at))
+                                        elsewhere = true;
+                            if (elsewhere)
+                                v.add({{"FR-PAGE-02", "FR-MAP-01", rule},
+                                       what() + " succeeded, but its bytes landed on another page "
+                                                "of the fast registration: the pages are not "
+                                                "mapped in AdapterPageArray order"});
+                            else
+                                v.add({{rule},
+                                       what() + " succeeded, but the bytes at the target "
+                                                "are not the ones sent"});
                             break;
                         }
                         at += landing.sizes[i];
@@ -1758,8 +1989,11 @@ Verdict Model::observe_completion(ObjectId cq, const NDK_RESULT_EX& r, bool ex, 
                 q.silent_successes.erase(silent);
                 return v;
             }
-            v.add({{"WR-SILENT-01", "FR-SILENT-01", "AMB-33"},
-                   what() + " belongs to a request with SILENT_SUCCESS that succeeded",
+            // The rule of the request's own call first: a fast registration's is FR-SILENT-01.
+            RuleIds rules = ex && r.Type == NdkOperationTypeFastRegister
+                                ? RuleIds{"FR-SILENT-01", "WR-SILENT-01", "AMB-33"}
+                                : RuleIds{"WR-SILENT-01", "FR-SILENT-01", "AMB-33"};
+            v.add({rules, what() + " belongs to a request with SILENT_SUCCESS that succeeded",
                    readings_.silent_success_entry_tolerated});
             return v;
         }
@@ -1782,9 +2016,11 @@ Verdict Model::observe_completion(ObjectId cq, const NDK_RESULT_EX& r, bool ex, 
                         return v;
                     }
         }
-    v.add({{"CQ-GET-04", "CQ-RES-05"},
-           what() + " matches no request posted and outstanding on a QP of "
-                    "this CQ"});
+    // CQ-RES-05 judged first: the entry's RequestContext is none of an outstanding request of
+    // its QP (a second delivery of an entry already retrieved, CQ-GET-04, shows the same way:
+    // the model keeps no history of retrieved entries to tell them apart).
+    v.add({{"CQ-RES-05", "CQ-GET-04"},
+           what() + " matches no request posted and outstanding on a QP of this CQ"});
     return v;
 }
 

@@ -157,15 +157,18 @@ TEST_F(CheckMode, UnknownCompletionIsAViolation) {
     EXPECT_TRUE(violation_names(wrong_cq, "CQ-GET-04")) << wrong_cq.describe();
 }
 
-// AMB-35: completions of one queue arrive in posting order (in_order default).
-TEST_F(CheckMode, OutOfOrderCompletionIsAViolationByDefault) {
+// AMB-35: completions of one queue are expected in posting order (in_order default); no page
+// promises it, so an entry ahead of an earlier one is a warning, and the earlier one is still
+// expected (WR-10: it must eventually come; LostRequest tests the one that never does).
+TEST_F(CheckMode, OutOfOrderCompletionIsAWarningByDefault) {
     write(0x1D, 8);
     h.accept(calls::Write{p.qp_a, 0x1E, {{a.va, 8, a.local}}, b.va + 100, b.remote, 0, {}});
     std::memcpy(b_buf.data(), a_buf.data(), 8);
     std::memcpy(b_buf.data() + 100, a_buf.data(), 8);
     Verdict v = h.model.observe_completion(
         p.cq_a, cq_entry(STATUS_SUCCESS, p.ctx_a, 0x1E, NdkOperationTypeWrite), true);
-    EXPECT_TRUE(violation_names(v, "AMB-35")) << v.describe();
+    EXPECT_TRUE(v.ok()) << v.describe();
+    EXPECT_TRUE(warning_names(v, "AMB-35")) << v.describe();
     EXPECT_TRUE(
         h.model
             .observe_completion(
@@ -191,11 +194,11 @@ TEST_F(CheckMode, ExpectedErrorsAreJudged) {
     h.accept(calls::Write{q.qp_b, 0x21, {{q_b.va, 8, q_b.local}}, q_b.va, 0xBAD, 0, {}});
     Verdict other = h.model.observe_completion(
         q.cq_b, cq_entry(STATUS_REMOTE_RESOURCES, q.ctx_b, 0x21, NdkOperationTypeWrite), true);
-    EXPECT_TRUE(other.ok()) << other.describe();
-    EXPECT_TRUE(warning_names(other, "MODEL-CQ-ERR-01"));
+    EXPECT_TRUE(other.clean()) << other.describe();  // any_error: any error status is right
 }
 
-TEST(CheckModeExact, AnotherErrorStatusIsAViolationWithExact) {
+// MODEL-CQ-ERR-01 (exact): another error status is the reading not chosen, a warning.
+TEST(CheckModeExact, AnotherErrorStatusIsAWarningWithExact) {
     Harness h(Mode::check, readings_with("completion_error_status", "exact"));
     Pair p = h.connected_pair();
     LockedBuffer buf = h.arena.allocate(PAGE_SIZE);
@@ -206,7 +209,9 @@ TEST(CheckModeExact, AnotherErrorStatusIsAViolationWithExact) {
     res.QPContext = pointer_of(p.ctx_a);
     res.RequestContext = pointer_of(0x22);
     res.Type = NdkOperationTypeWrite;
-    EXPECT_TRUE(violation_names(h.model.observe_completion(p.cq_a, res, true), "MODEL-CQ-ERR-01"));
+    Verdict v = h.model.observe_completion(p.cq_a, res, true);
+    EXPECT_TRUE(v.ok()) << v.describe();
+    EXPECT_TRUE(warning_names(v, "MODEL-CQ-ERR-01"));
 }
 
 // FLS-02: after a failed request the later ones must complete with STATUS_CANCELLED.

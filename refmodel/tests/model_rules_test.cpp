@@ -128,8 +128,9 @@ TEST(Reinitialize, FailingAfterPendingKeepsThePreviousInitialization) {
     // Refused inline and refused through the callback: the same state either way.
     r.accept(calls::InitializeFastRegisterMr{mr2, 8, false}, status(STATUS_INVALID_DEVICE_STATE));
     EXPECT_EQ(r.model.state_of<MrState>(mr2)->phase, MrState::Phase::initialized);
+    // (AMB-10 reads the call as refused; the docs do not say, so while it pends it may still
+    // take effect.)
     Applied b = r.accept(calls::InitializeFastRegisterMr{mr2, 8, false}, pending());
-    EXPECT_EQ(r.model.state_of<MrState>(mr2)->phase, MrState::Phase::initialized);  // nothing pends
     EXPECT_TRUE(r.model.complete(b.pending, STATUS_INVALID_DEVICE_STATE).verdict.clean());
     EXPECT_EQ(r.model.state_of<MrState>(mr2)->phase, MrState::Phase::initialized);
     EXPECT_EQ(r.model.state_of<MrState>(mr2)->max_pages, 4u);
@@ -222,14 +223,16 @@ TEST(BindOverMaxWindow, RefusedOrFailingWithoutEffect) {
         Verdict other_error = judge_inline(e, STATUS_ACCESS_VIOLATION, "NdkBind");
         EXPECT_TRUE(other_error.ok());
         EXPECT_EQ(warning_names(other_error, "MODEL-BND-01"), strict);
+        // An acceptance is the reading not chosen in both readings (a warning); the profile
+        // reads it as binding nothing, its completion failing, and a success as a warning.
         Verdict accepted = h.model.apply(over, status(STATUS_SUCCESS)).verdict;
         EXPECT_TRUE(accepted.ok()) << accepted.describe();
-        EXPECT_EQ(warning_names(accepted, "MODEL-BND-01"), strict);
+        EXPECT_TRUE(warning_names(accepted, "MODEL-BND-01"));
         EXPECT_FALSE(h.model.state_of<MwState>(mw)->bound);  // no effect
         auto entries = h.drain(p.cq_a);
         ASSERT_EQ(entries.size(), 1u);
-        EXPECT_EQ(entries[0].outcome,
-                  strict ? Completion::Outcome::error : Completion::Outcome::any_error);
+        EXPECT_EQ(entries[0].outcome, Completion::Outcome::error);
+        EXPECT_TRUE(entries[0].other_reading_succeeds);
     }
 }
 

@@ -85,8 +85,9 @@ TEST_F(RegisterMr, ChainContiguousForLengthIsAcceptedDespiteALaterHole) {
     EXPECT_FALSE(e.must_fail()) << describe(e);
 }
 
-// RMR-LEN-01, AMB-26: a Length beyond the chain (a short chain) fails; the status is ndkct's
-// choice (another error is a warning).
+// RMR-LEN-01, AMB-26: a Length beyond the chain (a short chain) is the caller's error: the
+// reference refuses it with STATUS_INVALID_PARAMETER; another error passes (advisory), and under
+// invalid_parameter_required every other outcome is a warning, never a failure.
 TEST_F(RegisterMr, LengthBeyondTheChainFails) {
     MdlChain chain = platform::describe(buffer, 0, PAGE_SIZE);
     Expectation at = h.model.expect(call(chain, PAGE_SIZE));
@@ -94,8 +95,8 @@ TEST_F(RegisterMr, LengthBeyondTheChainFails) {
     Expectation over = h.model.expect(call(chain, PAGE_SIZE + 1));
     EXPECT_TRUE(fails_with(over, STATUS_INVALID_PARAMETER, "RMR-LEN-01")) << describe(over);
     Verdict v = judge_inline(over, STATUS_INVALID_BUFFER_SIZE, "NdkRegisterMr");
-    EXPECT_TRUE(v.ok());
-    EXPECT_TRUE(warning_names(v, "AMB-26"));
+    EXPECT_TRUE(v.clean()) << v.describe();
+    EXPECT_TRUE(over.consumer_error);
     Harness strict(Mode::simulate,
                    readings_with("limit_violation_status", "invalid_parameter_required"));
     ObjectId m = strict.mr(strict.pd(), false);
@@ -103,7 +104,12 @@ TEST_F(RegisterMr, LengthBeyondTheChainFails) {
     MdlChain c2 = platform::describe(b, 0, PAGE_SIZE);
     Expectation e2 = strict.model.expect(
         calls::RegisterMr{m, view_mdl(c2.head(), PAGE_SIZE + 1), PAGE_SIZE + 1, 0});
-    EXPECT_FALSE(judge_inline(e2, STATUS_INVALID_BUFFER_SIZE, "NdkRegisterMr").ok());
+    Verdict other = judge_inline(e2, STATUS_INVALID_BUFFER_SIZE, "NdkRegisterMr");
+    EXPECT_TRUE(other.ok());
+    EXPECT_TRUE(warning_names(other, "AMB-26"));
+    Verdict accepted = judge_inline(e2, STATUS_SUCCESS, "NdkRegisterMr");
+    EXPECT_TRUE(accepted.ok());
+    EXPECT_TRUE(warning_names(accepted, "RMR-LEN-01"));
 }
 
 // RMR-LEN-02, RMR-LEN-03, MODEL-RMR-LEN-01: MaxRegistrationSize itself is accepted, one byte more

@@ -162,6 +162,10 @@ CatalogLoad load_catalog(std::span<const CatalogSource> files, const CatalogCont
                                                    : RuleLevel::must;
             rule.advisory = flag(entry, "advisory");
             rule.summary = text(entry, "summary");
+            if (auto q = entry.find("quotes"); q != entry.end() && q->is_array())
+                for (const auto& quote : *q)
+                    if (quote.is_object())
+                        rule.quotes.push_back({text(quote, "page"), text(quote, "text")});
             rule.sources = strings(entry, "source");
             rule.statuses = strings(entry, "statuses");
             rule.related = strings(entry, "related");
@@ -182,6 +186,16 @@ CatalogLoad load_catalog(std::span<const CatalogSource> files, const CatalogCont
                 if (!pages.contains(page))
                     problems.push_back(where + ": source \"" + page +
                                        "\" is not a documented NDKPI page (rules/pages.txt)");
+            for (const auto& quote : rule.quotes)
+                if (!pages.contains(quote.page))
+                    problems.push_back(
+                        where + ": quote from \"" + quote.page +
+                        "\", which is not a documented NDKPI page (rules/pages.txt)");
+            // Every obligation the docs state is shown in their words; a rule no sentence states
+            // is a model choice (or an AMB entry) with a knob.
+            if (rule.level != RuleLevel::model_choice && rule.quotes.empty())
+                problems.push_back(where + ": " + std::string(to_string(rule.level)) +
+                                   " rule without a quote of the sentence that states it");
             for (const auto& status : rule.statuses)
                 if (!status_from_name(status))
                     problems.push_back(where + ": unknown status \"" + status + "\"");

@@ -27,7 +27,12 @@ Worker::Worker()
           for (;;) {
               if (tasks_.empty() && !stop_) {
                   // A consumer waiting for a callback posts the next call's within microseconds:
-                  // looking for it a moment before sleeping spares both threads a wake-up.
+                  // looking for it a moment (spin_until's 20 us, never yielding the core) before
+                  // sleeping spares both threads a wake-up. Without it, on a loaded machine the
+                  // worker's wake-up lags by milliseconds, and the property teardown's first poll
+                  // misses the entries a faulty provider adds (silent_write_entry's bite failed
+                  // in 3 of 5 runs at load 11-13); with a 50 us spin it cost 1.5-2 ms of CPU per
+                  // property sequence.
                   lock.unlock();
                   spin_until([this] {
                       return queued_.load(std::memory_order_acquire) > 0 ||

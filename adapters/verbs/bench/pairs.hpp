@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -121,6 +122,10 @@ struct NdkSide {
     std::vector<unsigned char> lam_storage;
     NDK_LOGICAL_ADDRESS_MAPPING* lam = nullptr;
     NDK_MR* fr = nullptr;
+    // NdkRegisterMr + NdkDeregisterMr cycles: an MR and the chains of the fast registration's
+    // memory (first 1, 2, ... pages), made on first use.
+    NDK_MR* plain = nullptr;
+    std::vector<ndkct::platform::MdlChain> plain_chains;
 
     NdkRegion region(size_t bytes, ULONG flags) {
         NdkRegion r;
@@ -271,15 +276,55 @@ struct NdkSide {
         NDK_SGE s{src.buffer.data(), kMessage, src.local};
         check(table(a).NdkSend(a, nullptr, &s, 1, 0), "NdkSend");
     }
-    void fast_register_cycle() {
+    // NdkFastRegister of the first `pages` pages of the LAM (all of them when 0), NdkInvalidate,
+    // and the invalidation's completion.
+    // One fast-register MR per size, as a consumer keeps one per buffer (the provider's
+    // registration cache is per MR: sizes taking turns on one MR would miss at every turn).
+    std::map<ULONG, NDK_MR*> fr_by_size;
+    NDK_MR* fast_mr(ULONG pages) {
+        if (pages == lam->AdapterPageCount) return fr;
+        NDK_MR*& mr = fr_by_size[pages];
+        if (!mr) {
+            check(table(pd).NdkCreateMr(pd, TRUE, on_create, nullptr, &mr), "NdkCreateMr(fast)");
+            Waiter iw;
+            check(
+                finish(table(mr).NdkInitializeFastRegisterMr(mr, pages, TRUE, on_request, &iw), iw),
+                "NdkInitializeFastRegisterMr");
+        }
+        return mr;
+    }
+    void fast_register_cycle(ULONG pages = 0) {
+        if (pages == 0 || pages > lam->AdapterPageCount) pages = lam->AdapterPageCount;
+        NDK_MR* mr = fast_mr(pages);
         check(table(a).NdkFastRegister(
-                  a, nullptr, fr, lam->AdapterPageCount, lam->AdapterPageArray, 0,
-                  size_t{lam->AdapterPageCount} * PAGE_SIZE, fr_memory.data(),
+                  a, nullptr, mr, pages, lam->AdapterPageArray, 0, size_t{pages} * PAGE_SIZE,
+                  fr_memory.data(),
                   NDK_OP_FLAG_ALLOW_LOCAL_WRITE | NDK_OP_FLAG_ALLOW_REMOTE_READ |
                       NDK_OP_FLAG_ALLOW_REMOTE_WRITE | NDK_OP_FLAG_SILENT_SUCCESS),
               "NdkFastRegister");
-        check(table(a).NdkInvalidate(a, nullptr, &fr->Header, 0), "NdkInvalidate");
+        check(table(a).NdkInvalidate(a, nullptr, &mr->Header, 0), "NdkInvalidate");
         wait_one(cq_a);
+    }
+    // NdkRegisterMr + NdkDeregisterMr of the first `pages` pages of the same memory, with the
+    // rights of the fast registration (both finish inline on this provider).
+    void register_cycle(ULONG pages) {
+        if (!plain) {
+            check(table(pd).NdkCreateMr(pd, FALSE, on_create, nullptr, &plain), "NdkCreateMr");
+            size_t most = fr_memory.size() / PAGE_SIZE;
+            for (size_t n = 1; n <= most; ++n)
+                plain_chains.push_back(ndkct::platform::describe(fr_memory, 0, n * PAGE_SIZE));
+        }
+        if (pages == 0 || pages > plain_chains.size()) die("register_cycle: bad page count");
+        Waiter w;
+        check(finish(table(plain).NdkRegisterMr(
+                         plain, plain_chains[pages - 1].head(), size_t{pages} * PAGE_SIZE,
+                         NDK_MR_FLAG_ALLOW_LOCAL_WRITE | NDK_MR_FLAG_ALLOW_REMOTE_READ |
+                             NDK_MR_FLAG_ALLOW_REMOTE_WRITE,
+                         on_request, &w),
+                     w),
+              "NdkRegisterMr");
+        Waiter d;
+        check(finish(table(plain).NdkDeregisterMr(plain, on_request, &d), d), "NdkDeregisterMr");
     }
 };
 
@@ -383,7 +428,8 @@ struct RawSide {
     void close() {
         for (auto* q : qp)
             if (q) ibv_destroy_qp(q);
-        for (auto* m : {src_mr, dst_mr, in_mr})
+        if (bind_mw) ibv_dealloc_mw(bind_mw);
+        for (auto* m : {src_mr, dst_mr, in_mr, bind_mr})
             if (m) ibv_dereg_mr(m);
         for (auto* c : cq)
             if (c) ibv_destroy_cq(c);
@@ -435,9 +481,41 @@ struct RawSide {
         post(IBV_WR_SEND, IBV_SEND_SIGNALED,
              {reinterpret_cast<uintptr_t>(src.data()), kMessage, src_mr->lkey});
     }
-    void register_cycle() {
+    // The device's floor for a cached fast-registration cycle: a type 1 window bound over the
+    // first `pages` pages of a region registered once (unsignaled), then bound to nothing with a
+    // new key (signaled), and that completion: the two local requests a cycle of the provider's
+    // registration cache posts, without any of the provider's work.
+    ibv_mr* bind_mr = nullptr;
+    ibv_mw* bind_mw = nullptr;
+    void bind_cycle(size_t pages) {
+        if (!bind_mr) {
+            bind_mr =
+                ibv_reg_mr(pd, fr.data(), fr.size(), IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND);
+            bind_mw = bind_mr ? ibv_alloc_mw(pd, IBV_MW_TYPE_1) : nullptr;
+            if (!bind_mw) die("no type 1 window for the bind cycle");
+        }
+        size_t bytes = std::min(fr.size(), pages * PAGE_SIZE);
+        for (int k = 0; k < 2; ++k) {
+            ibv_send_wr wr{}, *bad = nullptr;
+            wr.opcode = IBV_WR_BIND_MW;
+            wr.send_flags = k == 1 ? IBV_SEND_SIGNALED : 0;
+            wr.bind_mw.mw = bind_mw;
+            wr.bind_mw.rkey = ibv_inc_rkey(bind_mw->rkey);
+            wr.bind_mw.bind_info.mr = bind_mr;
+            wr.bind_mw.bind_info.addr = reinterpret_cast<uintptr_t>(fr.data());
+            wr.bind_mw.bind_info.length = k == 0 ? bytes : 0;
+            wr.bind_mw.bind_info.mw_access_flags =
+                k == 0 ? IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE : 0;
+            if (ibv_post_send(qp[0], &wr, &bad)) die("bind post failed");
+            bind_mw->rkey = wr.bind_mw.rkey;
+        }
+        wait_one(cq[0]);
+    }
+    // ibv_reg_mr_iova + ibv_dereg_mr of the first `pages` pages (all of them when 0).
+    void register_cycle(size_t pages = 0) {
+        size_t bytes = pages == 0 ? fr.size() : std::min(fr.size(), pages * PAGE_SIZE);
         ibv_mr* mr = ibv_reg_mr_iova(
-            pd, fr.data(), fr.size(), reinterpret_cast<uintptr_t>(fr.data()),
+            pd, fr.data(), bytes, reinterpret_cast<uintptr_t>(fr.data()),
             IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE);
         if (!mr) die("ibv_reg_mr_iova failed");
         if (ibv_dereg_mr(mr)) die("ibv_dereg_mr failed");

@@ -590,6 +590,24 @@ NTSTATUS open_adapter(const NDKCT_HOST_MEMORY* memory, const NDKCT_OPEN_OPTIONS*
     // where NDKPI makes it reachable through every QP of the PD. Off by default (README.md).
     if (const char* v = std::getenv("NDKCT_VERBS_FR_WINDOWS"); v && *v && *v != '0')
         a->fr_windows = a->mw_type2;
+    // The fast-registration cache (README "Fast registration"): needs windows (the remote token
+    // is a type 1 window's key) and device keys below Adapter::kFrTokenBit (keys are
+    // index << 8 | variant). Not with NDKCT_VERBS_FR_WINDOWS, which has its own remote tokens.
+    {
+        const char* v = std::getenv("NDKCT_VERBS_FR_CACHE");
+        bool cache_wanted = !(v && *v == '0');
+        bool keys_fit = uint64_t(a->attr.orig_attr.max_mr) << 8 < Adapter::kFrTokenBit;
+        if (cache_wanted && keys_fit && !a->fr_windows &&
+            (a->attr.orig_attr.device_cap_flags & IBV_DEVICE_MEM_WINDOW)) {
+            a->fr_cache = true;
+            a->fr_tokens.reset(new std::atomic<uint64_t>[Adapter::kFrTokenSlots]);
+            for (uint32_t k = 0; k < Adapter::kFrTokenSlots; ++k)
+                a->fr_tokens[k].store(0, std::memory_order_relaxed);
+            a->fr_free_slots.reserve(Adapter::kFrTokenSlots);
+            for (uint32_t k = Adapter::kFrTokenSlots; k-- > 0;)
+                a->fr_free_slots.push_back(k);
+        }
+    }
     // NDKCT_VERBS_LOOPBACK_ALIAS=0: loopback addresses go to rdma_cm as they are (which cannot
     // route them); the two-node path uses the link's real addresses only (conformance/twonode).
     if (const char* v = std::getenv("NDKCT_VERBS_LOOPBACK_ALIAS"); v && *v == '0')

@@ -1,7 +1,9 @@
 // Protection domains, memory regions, memory windows and tokens (CPD-*, CMR-*, RMR-*, DMR-*,
 // IFR-*, TOK-*, PTOK-*, MW-*). The work requests that act on them (NdkFastRegister, NdkBind,
 // NdkInvalidate) are in queues.cpp with the other posts.
+#include <algorithm>
 #include <cerrno>
+#include <utility>
 
 #include "ndkct/platform/mdl.hpp"
 #include "verbs.hpp"
@@ -81,7 +83,15 @@ NTSTATUS verbs_create_mr(NDK_PD* ndk, BOOLEAN fast_register, NDK_FN_CREATE_COMPL
         // Mr::fr_window). Without one the region's own key is its remote token, which a peer
         // cannot invalidate.
         if (a->fr_windows) mr->fr_window = ibv_alloc_mw(pd->pd, IBV_MW_TYPE_2);
+        // The fast-registration cache: a token slot and the type 1 window of the remote token.
+        // Without either (slots exhausted, no window) the MR registers at every NdkFastRegister.
+        if (a->fr_cache) mr->cache_window = ibv_alloc_mw(pd->pd, IBV_MW_TYPE_1);
         std::lock_guard lock(a->mutex);
+        if (mr->cache_window && !a->fr_free_slots.empty()) {
+            mr->token_slot = a->fr_free_slots.back();
+            a->fr_free_slots.pop_back();
+            a->fr_tokens[mr->token_slot].store(0, std::memory_order_release);
+        }
         pd->fast_mrs.push_back(mr);
     }
     a->adopt(&mr->life, {&pd->life});  // LIFE-TREE-03
@@ -91,9 +101,19 @@ NTSTATUS verbs_create_mr(NDK_PD* ndk, BOOLEAN fast_register, NDK_FN_CREATE_COMPL
 
 void destroy_mr(Mr* mr) {
     if (mr->fast_register) {
-        std::lock_guard lock(mr->life.adapter->mutex);
+        Adapter* a = mr->life.adapter;
+        std::lock_guard lock(a->mutex);
         std::erase(mr->pd->fast_mrs, mr);
+        if (mr->cached()) {
+            a->fr_tokens[mr->token_slot].store(0, std::memory_order_release);
+            a->fr_free_slots.push_back(mr->token_slot);
+            mr->token_slot = Mr::kNoTokenSlot;
+        }
     }
+    // The cache's window first: the device refuses to deregister a region with a bound window.
+    if (mr->cache_window) ibv_dealloc_mw(mr->cache_window);
+    mr->cache_window = nullptr;
+    delete std::exchange(mr->parked, nullptr);
     if (mr->fr_window) {
         // Deallocation invalidates a bound window; the device refuses to deregister a region
         // that still has one.
@@ -164,7 +184,12 @@ NTSTATUS verbs_initialize_fast_register_mr(NDK_MR* ndk, ULONG pages, BOOLEAN rem
     if (uint64_t{pages} * PAGE_SIZE > a->info.MaxRegistrationSize)
         return STATUS_IMPLEMENTATION_LIMIT;
     // The range every NdkFastRegister of this MR maps its pages into (FastAlias).
-    if (!mr->alias.reserve(pages)) return STATUS_INSUFFICIENT_RESOURCES;
+    if (!mr->alias.reserve(pages)) {
+        // IFR-APC-02: past the counts every adapter supports, a count the host cannot back is
+        // one the adapter does not support, with the status the page names for that.
+        bool guaranteed = pages <= std::max<ULONG>(16, a->info.FRMRPageCount);
+        return guaranteed ? STATUS_INSUFFICIENT_RESOURCES : STATUS_IMPLEMENTATION_LIMIT;
+    }
     mr->max_pages = pages;
     mr->remote_access = remote_access != 0;  // IFR-RA-01/02
     mr->phase.store(Mr::Phase::initialized);

@@ -29,6 +29,27 @@ inline ibv_sge* as_ibv(const NDK_SGE* sgl) {
     return reinterpret_cast<ibv_sge*>(const_cast<NDK_SGE*>(sgl));
 }
 
+// Room for a translated SGE list (device_sges); above every device's SGE limit here (rxe: 32).
+constexpr ULONG kScratchSges = 64;
+
+// INV-01 for cached fast registrations (Mr::cached): an SGE naming a provider token gets the
+// lkey it stands for while its registration is in force, and keeps the token otherwise, which
+// the device refuses like any invalidated key. The consumer's array goes to the device as it is
+// unless one SGE names such a token (then a copy on the stack: no allocation, no lock, WR-08).
+inline ibv_sge* device_sges(const Adapter* a, const NDK_SGE* sgl, ULONG count, ibv_sge* scratch) {
+    ibv_sge* sges = as_ibv(sgl);
+    if (!a->fr_cache) return sges;
+    ULONG k = 0;
+    while (k < count && !(sges[k].lkey & Adapter::kFrTokenBit))
+        ++k;
+    if (k == count || count > kScratchSges) return sges;
+    std::memcpy(scratch, sges, sizeof(ibv_sge) * count);
+    for (; k < count; ++k)
+        if (scratch[k].lkey & Adapter::kFrTokenBit)
+            scratch[k].lkey = a->fr_token_lkey(scratch[k].lkey);
+    return scratch;
+}
+
 bool same_adapter(const Life* a, const Life* b) {
     return a->adapter == b->adapter;
 }
@@ -155,7 +176,10 @@ void verbs_arm_cq(NDK_CQ* ndk, ULONG type) {
     for (unsigned k = cq->carry_at; k < cq->carry_count; ++k) {
         const ibv_wc& wc = cq->carry[k];
         if (!visible(wc)) continue;
-        if (want == NDK_CQ_NOTIFY_ANY || wc.status != IBV_WC_SUCCESS) {  // CQ-NOT-11
+        // CQ-NOT-11: an error satisfies SOLICITED. CQ-NOT-02/10: so does a solicited send's
+        // receive already queued, but ibv_wc does not say whether the send was solicited: any
+        // queued receive fires it (CQ-NOT-02 asks an arm over new entries to fire at once).
+        if (want == NDK_CQ_NOTIFY_ANY || wc.status != IBV_WC_SUCCESS || (wc.opcode & IBV_WC_RECV)) {
             fire(cq, STATUS_SUCCESS);
             return;
         }
@@ -259,6 +283,54 @@ void roll_back_fast_register(Adapter* a, Qp* qp, Slot* s) {
     delete mr->current.exchange(nullptr);
 }
 
+bool is_open(const Qp* qp, const Mr* mr) {
+    return qp && std::find(qp->pd->fast_mrs.begin(), qp->pd->fast_mrs.end(), mr) !=
+                     qp->pd->fast_mrs.end();
+}
+
+// A cached MR's fast registration that completed in error (flushed before it ran): its bind of
+// the window did not run, so the window keeps the key it had; the registration is parked again.
+void roll_back_cached_fast_register(Adapter* a, Qp* qp, Slot* s) {
+    std::lock_guard lock(a->mutex);
+    Mr* mr = std::exchange(s->rollback_mr, nullptr);
+    Registration* r = s->rollback_registration;
+    s->cached = 0;
+    if (!is_open(qp, mr)) return;  // closed meanwhile
+    if (mr->phase.load() == Mr::Phase::invalidated && !mr->current.load() && mr->parked == r) {
+        // Parked by a later NdkInvalidate still in flight: if that one is flushed too, it
+        // gives back nothing (roll_back_cached_invalidate).
+        mr->flushed_registration = r;
+        mr->cache_window->rkey = s->rollback_window_key;
+        return;
+    }
+    if (mr->current.load() != r || mr->phase.load() != Mr::Phase::fast_registered) return;
+    a->fr_tokens[mr->token_slot].store(0, std::memory_order_release);
+    mr->current.store(nullptr);
+    mr->phase.store(Mr::Phase::invalidated);
+    delete std::exchange(mr->parked, r);
+    mr->cache_window->rkey = s->rollback_window_key;
+}
+
+// A cached MR's NdkInvalidate that completed in error (flushed before it ran) invalidated
+// nothing: the registration, its token and its window's binding are in force again, unless the
+// MR moved on since, or the fast registration was flushed too.
+void roll_back_cached_invalidate(Adapter* a, Qp* qp, Slot* s) {
+    std::lock_guard lock(a->mutex);
+    Mr* mr = std::exchange(s->restore_mr, nullptr);
+    Registration* r = s->rollback_registration;
+    s->cached = 0;
+    if (!is_open(qp, mr)) return;
+    if (std::exchange(mr->flushed_registration, nullptr) == r) return;  // never in force
+    if (mr->phase.load() != Mr::Phase::invalidated || mr->current.load() || mr->parked != r)
+        return;  // moved on
+    mr->parked = nullptr;
+    mr->current.store(r);
+    a->fr_tokens[mr->token_slot].store(Adapter::fr_entry(mr->token_gen, r->mr->lkey),
+                                       std::memory_order_release);
+    mr->cache_window->rkey = s->rollback_window_key;  // the device kept the earlier bind
+    mr->phase.store(Mr::Phase::fast_registered);
+}
+
 // INV-01, FLS-02: an NdkInvalidate of a fast-registered MR that completed in error (flushed
 // before it ran) invalidated nothing: the registration it retired is in force again, unless the
 // MR moved on since (initialized or registered again).
@@ -331,12 +403,22 @@ bool translate(Adapter* a, const ibv_wc& wc, Result& out) {
         // unsignaled (silent, successful) request before it.
         // A request the device refused never ran either (complete_refused).
         const bool did_not_run = wc.status != IBV_WC_SUCCESS || s->refused;
-        if (s->restore_mr && did_not_run) roll_back_invalidate(a, r->qp, s);
+        if (s->restore_mr && did_not_run) {
+            if (s->cached)
+                roll_back_cached_invalidate(a, r->qp, s);
+            else
+                roll_back_invalidate(a, r->qp, s);
+        }
         // INV-01: a retired registration goes now (the rare case: checked before exchanging).
         if (s->retire.load(std::memory_order_relaxed))
             if (Registration* retired = s->retire.exchange(nullptr)) delete retired;
         if (did_not_run) {
-            if (s->rollback_mr) roll_back_fast_register(a, r->qp, s);
+            if (s->rollback_mr) {
+                if (s->cached)
+                    roll_back_cached_fast_register(a, r->qp, s);
+                else
+                    roll_back_fast_register(a, r->qp, s);
+            }
             if (s->rollback_mw) roll_back_bind(a, r->qp, s);
         }
         show = !s->internal && (status != STATUS_SUCCESS || !s->silent);
@@ -570,7 +652,8 @@ NTSTATUS verbs_srq_receive(NDK_SRQ* ndk, PVOID context, const NDK_SGE* sgl, ULON
     s->index = r->recv_tail;
     ibv_recv_wr wr{};
     wr.wr_id = reinterpret_cast<uintptr_t>(s);
-    wr.sg_list = as_ibv(sgl);
+    ibv_sge scratch[kScratchSges];
+    wr.sg_list = device_sges(srq->life.adapter, sgl, count, scratch);
     wr.num_sge = static_cast<int>(count);
     ibv_recv_wr* bad = nullptr;
     ++r->recv_tail;
@@ -868,6 +951,7 @@ inline Slot* take_send_slot(Qp* qp) {
     s->rollback_mw = nullptr;
     s->rollback_bound_mr = nullptr;
     s->restore_mr = nullptr;
+    s->cached = 0;
     return s;
 }
 
@@ -947,6 +1031,7 @@ NTSTATUS post_data(Qp* qp, void* context, const NDK_SGE* sgl, ULONG count, ULONG
     if (total > a->info.MaxTransferLength)
         return refuse(qp, STATUS_INVALID_PARAMETER);  // SGE-12, AMB-26
     ibv_sge merged;
+    ibv_sge scratch[kScratchSges];
     alignas(16) unsigned char bounce[1024];
     bool is_inline =
         (flags & NDK_OP_FLAG_INLINE) && opcode != IBV_WR_RDMA_READ;  // AMB-13: writes too
@@ -967,6 +1052,7 @@ NTSTATUS post_data(Qp* qp, void* context, const NDK_SGE* sgl, ULONG count, ULONG
     } else {
         uint32_t limit = opcode == IBV_WR_RDMA_READ ? qp->max_read_sge : qp->max_send_sge;
         if (count > limit) return refuse(qp, STATUS_INVALID_PARAMETER);  // SGE-04, SGE-11, AMB-26
+        wr.sg_list = device_sges(a, sgl, count, scratch);
     }
     if (opcode == IBV_WR_RDMA_READ || opcode == IBV_WR_RDMA_WRITE) {
         wr.wr.rdma.remote_addr = remote_address;  // RD-01, WRT-01: VA-based, host byte order
@@ -1025,7 +1111,8 @@ NTSTATUS verbs_receive(NDK_QP* ndk, PVOID context, const NDK_SGE* sgl, ULONG cou
     s->request_context = context;
     ibv_recv_wr wr{};
     wr.wr_id = reinterpret_cast<uintptr_t>(s);
-    wr.sg_list = as_ibv(sgl);
+    ibv_sge scratch[kScratchSges];
+    wr.sg_list = device_sges(qp->life.adapter, sgl, count, scratch);
     wr.num_sge = static_cast<int>(count);
     ibv_recv_wr* bad = nullptr;
     r->recv_tail = t + 1;
@@ -1038,6 +1125,140 @@ NTSTATUS verbs_receive(NDK_QP* ndk, PVOID context, const NDK_SGE* sgl, ULONG cou
 }
 
 // ---------------------------------------------------------------- NdkFastRegister
+
+namespace {
+
+// NdkFastRegister of a cached MR (Mr::cached; README "Fast registration"). The registration
+// (local rights and MW_BIND) is the one parked by the last NdkInvalidate when it was made of the
+// same pages, offset, length, address and local rights; otherwise the pages are registered and
+// the parked one is deregistered when this request's completion is reaped (after every request
+// posted before it). The request binds the MR's type 1 window over the region with the remote
+// rights and a new key (the remote token); the local token is a new generation of the MR's
+// provider token (FR-TOK-01/02: both exist when the call returns).
+NTSTATUS fast_register_cached(Qp* qp, Slot* s, Mr* mr, const PFN_NUMBER* pfns, ULONG page_count,
+                              ULONG fbo, SIZE_T length, uint64_t base, ULONG flags) {
+    Adapter* a = qp->life.adapter;
+    int access = op_access(flags, true);
+    int remote = access & (IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE);
+    int local = (access & ~remote) | IBV_ACCESS_MW_BIND;
+    Registration* r = nullptr;
+    Registration* evicted = nullptr;
+    {
+        std::lock_guard lock(a->mutex);
+        if (mr->parked && mr->parked->same(pfns, page_count, fbo, length, base, local))
+            r = std::exchange(mr->parked, nullptr);  // a hit: nothing to map or register
+        else
+            evicted = std::exchange(mr->parked, nullptr);
+    }
+    const bool hit = r != nullptr;
+    if (!hit) {
+        r = mr->alias.map(a->memory.MemFd, pfns, page_count)
+                ? register_alias(mr->pd->pd, mr->alias.base, fbo, length, base, local)
+                : nullptr;
+        if (!r) {  // arguments checked: the device could not take it (MODEL-WR-RES-01)
+            int e = errno;
+            std::lock_guard lock(a->mutex);
+            mr->parked = evicted;
+            return refuse(qp, refused_by_device(e));
+        }
+        r->pfns.assign(pfns, pfns + page_count);
+        r->fbo = fbo;
+        r->access = local;
+    }
+    Mr::Phase before = mr->phase.load();
+    uint8_t gen = ++mr->token_gen;
+    mr->current.store(r);
+    a->fr_tokens[mr->token_slot].store(Adapter::fr_entry(gen, r->mr->lkey),
+                                       std::memory_order_release);
+    mr->lkey.store(Adapter::fr_token(mr->token_slot, gen));  // FR-TOK-02
+    mr->fr_flags = flags;
+    mr->phase.store(Mr::Phase::fast_registered);
+    // Set before the post: its completion may be reaped before this call returns.
+    const uint32_t old_key = mr->cache_window->rkey;
+    const uint32_t rkey = ibv_inc_rkey(old_key);
+    s->rollback_mr = mr;
+    s->rollback_registration = r;
+    s->rollback_window_key = old_key;
+    s->cached = 1;
+    s->retire.store(evicted);  // deregistered when reaped: hence signaled (entry hidden if silent)
+    ibv_send_wr wr{};
+    wr.opcode = IBV_WR_BIND_MW;
+    wr.bind_mw.mw = mr->cache_window;
+    wr.bind_mw.rkey = rkey;
+    wr.bind_mw.bind_info.mr = r->mr;
+    wr.bind_mw.bind_info.addr = base;
+    wr.bind_mw.bind_info.length = length;
+    wr.bind_mw.bind_info.mw_access_flags = static_cast<unsigned>(remote);
+    // Not held back (DEFER is a hint): ibv_mw.rkey changes below (see verbs_bind).
+    NTSTATUS status =
+        post(qp, s, wr, flags & ~(NDK_OP_FLAG_INLINE | NDK_OP_FLAG_DEFER), evicted != nullptr);
+    if (status != STATUS_SUCCESS) {  // refused inline: nothing in force, no entry (FR-ST-04)
+        s->rollback_mr = nullptr;
+        s->cached = 0;
+        s->retire.store(nullptr);
+        a->fr_tokens[mr->token_slot].store(0, std::memory_order_release);
+        mr->current.store(nullptr);
+        mr->phase.store(before);
+        std::lock_guard lock(a->mutex);
+        if (hit) {
+            mr->parked = r;
+        } else {
+            mr->parked = evicted;
+            delete r;
+        }
+        return refuse(qp, status);
+    }
+    mr->cache_window->rkey = rkey;  // the library names the window by it in the next bind
+    mr->rkey.store(rkey);
+    return STATUS_SUCCESS;
+}
+
+// NdkInvalidate of a cached, fast-registered MR: INV-01 for the local token at once (posts made
+// from now on translate it to nothing, device_sges); for the remote token by the request, which
+// binds the window to nothing with a new key, in order with the QP's other requests. The
+// registration is parked for the next NdkFastRegister, still reachable by requests posted
+// before this one.
+NTSTATUS invalidate_cached(Qp* qp, Slot* s, Mr* mr, ULONG flags) {
+    Adapter* a = qp->life.adapter;
+    Registration* r = mr->current.exchange(nullptr);
+    a->fr_tokens[mr->token_slot].store(0, std::memory_order_release);
+    mr->phase.store(Mr::Phase::invalidated);
+    {
+        std::lock_guard lock(a->mutex);
+        delete std::exchange(mr->parked, r);  // none: parked only while invalidated
+    }
+    const uint32_t old_key = mr->cache_window->rkey;
+    const uint32_t rkey = ibv_inc_rkey(old_key);
+    s->restore_mr = mr;  // a flushed invalidation is undone (roll_back_cached_invalidate)
+    s->rollback_registration = r;
+    s->rollback_window_key = old_key;
+    s->cached = 1;
+    ibv_send_wr wr{};
+    wr.opcode = IBV_WR_BIND_MW;
+    wr.bind_mw.mw = mr->cache_window;
+    wr.bind_mw.rkey = rkey;
+    wr.bind_mw.bind_info = {r->mr, r->iova, 0, 0};  // length 0: bound to nothing
+    NTSTATUS status =
+        post(qp, s, wr, flags & ~(NDK_OP_FLAG_INLINE | NDK_OP_FLAG_DEFER), /*force_signal=*/true);
+    if (status != STATUS_SUCCESS) {
+        s->restore_mr = nullptr;
+        s->cached = 0;
+        {
+            std::lock_guard lock(a->mutex);
+            mr->parked = nullptr;
+        }
+        mr->current.store(r);
+        a->fr_tokens[mr->token_slot].store(Adapter::fr_entry(mr->token_gen, r->mr->lkey),
+                                           std::memory_order_release);
+        mr->phase.store(Mr::Phase::fast_registered);
+        flush_deferred(qp);
+        return status;
+    }
+    mr->cache_window->rkey = rkey;
+    return STATUS_SUCCESS;
+}
+
+}  // namespace
 //
 // User-space verbs has no fast-register work request. The registration is made at the call: the
 // LAM's pages are mapped contiguously from the arena memfd and registered with ibv_reg_mr_iova at
@@ -1089,6 +1310,8 @@ NTSTATUS verbs_fast_register(NDK_QP* ndk, PVOID context, NDK_MR* ndk_mr, ULONG p
     } else if (phase == Mr::Phase::fast_registered) {
         s->override_status =
             STATUS_INVALID_DEVICE_STATE;  // AMB-30: not invalidated (profile: completion error)
+    } else if (mr->cached()) {
+        return fast_register_cached(qp, s, mr, pfns, page_count, fbo, length, base, flags);
     } else {
         int access = op_access(flags, a->attr.orig_attr.device_cap_flags & IBV_DEVICE_MEM_WINDOW);
         int remote = access & (IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE);
@@ -1363,6 +1586,8 @@ NTSTATUS verbs_invalidate(NDK_QP* ndk, PVOID context, NDK_OBJECT_HEADER* target,
         if (!(s = take_send_slot(qp))) return refuse(qp, STATUS_INSUFFICIENT_RESOURCES);
         s->request_context = context;
         s->type = NdkOperationTypeInvalidate;
+        if (mr->phase.load() == Mr::Phase::fast_registered && mr->cached())
+            return invalidate_cached(qp, s, mr, flags);
         if (mr->phase.load() == Mr::Phase::fast_registered) {
             // INV-01, FR-INV-01: the registration is retired now and deregistered when this
             // request's completion is reaped, after every request posted before it. A window

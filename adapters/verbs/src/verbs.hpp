@@ -18,11 +18,13 @@
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <new>
 #include <string>
@@ -117,6 +119,15 @@ struct Registration {
     size_t alias_bytes = 0;
     uint64_t iova = 0;  // the region's NDK virtual address
     uint64_t length = 0;
+    // A cached fast registration (Mr::parked): what it was made of, its key in the cache.
+    std::vector<PFN_NUMBER> pfns;
+    uint32_t fbo = 0;
+    int access = 0;
+    bool same(const PFN_NUMBER* p, size_t count, uint32_t offset, uint64_t bytes, uint64_t va,
+              int rights) const {
+        return fbo == offset && length == bytes && iova == va && access == rights &&
+               pfns.size() == count && std::equal(p, p + count, pfns.begin());
+    }
     ~Registration();
 };
 
@@ -192,6 +203,20 @@ struct Mr : Object<NDK_MR> {
     ibv_mw* fr_window = nullptr;
     std::atomic<bool> fr_window_bound{false};
     std::atomic<Qp*> fr_window_qp{nullptr};  // the QP it is bound through (type 2B: QP-bound)
+    // The fast-registration cache (Adapter::fr_cache, README "Fast registration"): the local
+    // token is a provider token (Adapter::fr_tokens slot `token_slot`, generation `token_gen`)
+    // that every post translates into the registration's lkey while it is in force; the remote
+    // token is the key of `cache_window`, a type 1 window (PD-wide) bound over the registration
+    // by the NdkFastRegister request and bound to nothing, with a new key, by NdkInvalidate.
+    // The registration itself has local rights and MW_BIND only, and survives the invalidation
+    // as `parked`, reused by the next NdkFastRegister of the same pages, offset, length, address
+    // and local rights (guarded by Adapter::mutex).
+    static constexpr uint32_t kNoTokenSlot = ~0u;
+    uint32_t token_slot = kNoTokenSlot;
+    uint8_t token_gen = 0;
+    ibv_mw* cache_window = nullptr;
+    Registration* parked = nullptr;
+    bool cached() const { return token_slot != kNoTokenSlot; }
 };
 
 struct Mw : Object<NDK_MW> {
@@ -242,6 +267,10 @@ struct Slot {
     // NdkInvalidate of a fast-registered MR: the MR whose registration `retire` holds, given
     // back when the request completes in error (flushed before it ran: it invalidated nothing).
     struct Mr* restore_mr = nullptr;
+    // A cached MR's NdkFastRegister or NdkInvalidate (Mr::cached): the registration it named
+    // (rollback_registration) and the window key before its bind, given back on a flush.
+    uint8_t cached = 0;
+    uint32_t rollback_window_key = 0;
 };
 
 // The slot rings of a QP (or an SRQ). Outlives the QP until its CQs hold no more of its entries
@@ -429,6 +458,29 @@ struct Adapter {
     Probe probe{};
     bool mw_type2 = false;
     bool fr_windows = false;  // NDKCT_VERBS_FR_WINDOWS (see open_adapter)
+    // The fast-registration cache (Mr::cached; NDKCT_VERBS_FR_CACHE=0 turns it off). Local
+    // tokens of cached MRs are kFrTokenBit | slot << 8 | generation: the bit is above every key
+    // the device hands out (enabled only where max_mr << 8 stays below it), so a token that is
+    // no longer in force, passed to the device as it is, fails there like an invalidated key.
+    bool fr_cache = false;
+    static constexpr uint32_t kFrTokenBit = 0x80000000u;
+    static constexpr uint32_t kFrTokenSlots = 4096;
+    // Per slot: bit 63 in force, bits 32..39 the generation, bits 0..31 the registration's lkey.
+    std::unique_ptr<std::atomic<uint64_t>[]> fr_tokens;
+    std::vector<uint32_t> fr_free_slots;  // guarded by mutex
+    static uint64_t fr_entry(uint8_t gen, uint32_t lkey) {
+        return (uint64_t{1} << 63) | (uint64_t{gen} << 32) | lkey;
+    }
+    static uint32_t fr_token(uint32_t slot, uint8_t gen) { return kFrTokenBit | slot << 8 | gen; }
+    // The device key a token stands for: the lkey while in force; otherwise the token itself,
+    // which no device key equals (INV-01: the request fails on the device).
+    uint32_t fr_token_lkey(uint32_t token) const {
+        uint32_t slot = (token & ~kFrTokenBit) >> 8;
+        if (slot >= kFrTokenSlots) return token;
+        uint64_t e = fr_tokens[slot].load(std::memory_order_acquire);
+        if (!(e >> 63) || ((e >> 32) & 0xff) != (token & 0xff)) return token;
+        return static_cast<uint32_t>(e);
+    }
 
     // The device's own IP addresses (from its RoCE GID table). rdma_cm cannot route loopback
     // addresses to an RDMA device, so 127.0.0.0/8 and ::1 stand for these (see connection.cpp).

@@ -767,6 +767,104 @@ TEST_F(Verbs, FlushedFastRegistrationIsRolledBack) {
     table(adapter).NdkReleaseLAM(adapter, lam);
 }
 
+// INV-01 with the fast-registration cache (README "Fast registration"): the second
+// NdkFastRegister of the same pages at the same address reuses the registration the first one
+// made, and the first one's tokens still fail after NdkInvalidate: the remote token (a write by
+// the peer) and the local token (a write from the region), while the new tokens work.
+TEST_F(Verbs, CachedFastRegistrationOldTokensFailAfterInvalidate) {
+    Pair p, q, t;
+    connect(p);
+    connect(q, 64, 0, p.pd);  // same PD: tokens of the MR are valid on every pair
+    connect(t, 64, 0, p.pd);
+    LockedBuffer memory = arena->allocate(2 * PAGE_SIZE);
+    std::memset(memory.data(), 0, memory.size());
+    auto chain = ndkct::platform::describe(memory, 0, 2 * PAGE_SIZE);
+    alignas(8) unsigned char buffer[64];
+    auto* lam = reinterpret_cast<NDK_LOGICAL_ADDRESS_MAPPING*>(buffer);
+    ULONG size = sizeof buffer, fbo = 0;
+    ASSERT_EQ(table(adapter).NdkBuildLAM(adapter, chain.head(), 2 * PAGE_SIZE, on_request, nullptr,
+                                         lam, &size, &fbo),
+              STATUS_SUCCESS);
+    NDK_MR* mr = nullptr;
+    ASSERT_EQ(table(p.pd).NdkCreateMr(p.pd, TRUE, on_create, nullptr, &mr), STATUS_SUCCESS);
+    Waiter w;
+    ASSERT_EQ(finish(table(mr).NdkInitializeFastRegisterMr(mr, 2, TRUE, on_request, &w), w),
+              STATUS_SUCCESS);
+    const uint64_t base = 0x6000000000ull;
+    const ULONG rights = NDK_OP_FLAG_ALLOW_LOCAL_WRITE | NDK_OP_FLAG_ALLOW_REMOTE_READ |
+                         NDK_OP_FLAG_ALLOW_REMOTE_WRITE;
+    auto fast_register = [&](int id) {
+        ASSERT_EQ(table(p.a).NdkFastRegister(p.a, ctx(id), mr, 2, lam->AdapterPageArray, 0,
+                                             2 * PAGE_SIZE, reinterpret_cast<void*>(base), rights),
+                  STATUS_SUCCESS);
+        auto r = drain(p.cq, 1);
+        ASSERT_EQ(r.size(), 1u);
+        EXPECT_EQ(r[0].Status, STATUS_SUCCESS);
+    };
+    auto invalidate = [&](int id) {
+        ASSERT_EQ(table(p.a).NdkInvalidate(p.a, ctx(id), &mr->Header, 0), STATUS_SUCCESS);
+        auto r = drain(p.cq, 1);
+        ASSERT_EQ(r.size(), 1u);
+        EXPECT_EQ(r[0].Status, STATUS_SUCCESS);  // INV-01: completed
+    };
+    Region src = region(p.pd, PAGE_SIZE, 0);
+    fill(src.buffer, 7);
+    Region sink =
+        region(p.pd, PAGE_SIZE, NDK_MR_FLAG_ALLOW_LOCAL_WRITE | NDK_MR_FLAG_ALLOW_REMOTE_WRITE);
+    std::memset(sink.buffer.data(), 0, PAGE_SIZE);
+    // A write by `qp` of `bytes` from `from` to the remote address with `token`; its status.
+    auto write = [&](Pair& pair, NDK_QP* qp, NDK_SGE e, uint64_t to, UINT32 token, int id) {
+        EXPECT_EQ(table(qp).NdkWrite(qp, ctx(id), &e, 1, to, token, 0), STATUS_SUCCESS);
+        auto r = drain(pair.cq, 1);
+        EXPECT_EQ(r.size(), 1u);
+        return r.empty() ? STATUS_PENDING : r[0].Status;
+    };
+
+    fast_register(1);
+    UINT32 local1 = table(mr).NdkGetLocalTokenFromMr(mr);
+    UINT32 remote1 = table(mr).NdkGetRemoteTokenFromMr(mr);
+    // The first registration works: the peer writes into it, and it is the source of a write.
+    EXPECT_EQ(write(p, p.b, sge(src, 0, 64), base + 100, remote1, 2), STATUS_SUCCESS);
+    EXPECT_EQ(std::memcmp(memory.data() + 100, src.buffer.data(), 64), 0);
+    NDK_SGE from{};
+    from.VirtualAddress = reinterpret_cast<void*>(base + 100);
+    from.Length = 64;
+    from.MemoryRegionToken = local1;
+    EXPECT_EQ(write(p, p.a, from, sink.address(), sink.remote, 3), STATUS_SUCCESS);
+    EXPECT_EQ(std::memcmp(sink.buffer.data(), src.buffer.data(), 64), 0);
+    invalidate(4);
+
+    fast_register(5);  // the same pages, offset, length, address and rights: the cache's reuse
+    UINT32 local2 = table(mr).NdkGetLocalTokenFromMr(mr);
+    UINT32 remote2 = table(mr).NdkGetRemoteTokenFromMr(mr);
+    EXPECT_NE(local2, local1) << "a new registration needs a new local token (FR-TOK-02)";
+    EXPECT_NE(remote2, remote1) << "a new registration needs a new remote token (FR-TOK-02)";
+    // The new tokens work.
+    fill(src.buffer, 8);
+    EXPECT_EQ(write(p, p.b, sge(src, 0, 64), base + 200, remote2, 6), STATUS_SUCCESS);
+    EXPECT_EQ(std::memcmp(memory.data() + 200, src.buffer.data(), 64), 0);
+    from.VirtualAddress = reinterpret_cast<void*>(base + 200);
+    from.MemoryRegionToken = local2;
+    EXPECT_EQ(write(p, p.a, from, sink.address() + 512, sink.remote, 7), STATUS_SUCCESS);
+    EXPECT_EQ(std::memcmp(sink.buffer.data() + 512, src.buffer.data(), 64), 0);
+    // The old ones do not (each failure puts its pair in error: one pair per check).
+    fill(src.buffer, 9);
+    EXPECT_NE(write(q, q.b, sge(src, 0, 64), base + 300, remote1, 8), STATUS_SUCCESS)
+        << "INV-01: the invalidated remote token still reaches the reused pages";
+    EXPECT_NE(std::memcmp(memory.data() + 300, src.buffer.data(), 64), 0);
+    from.VirtualAddress = reinterpret_cast<void*>(base + 100);
+    from.MemoryRegionToken = local1;
+    EXPECT_NE(write(t, t.a, from, sink.address() + 1024, sink.remote, 9), STATUS_SUCCESS)
+        << "INV-01: the invalidated local token still reaches the reused pages";
+    EXPECT_NE(std::memcmp(sink.buffer.data() + 1024, memory.data() + 100, 64), 0);
+    // And after the second invalidation, the second tokens fail too (pair p is still healthy).
+    invalidate(10);
+    EXPECT_NE(write(p, p.b, sge(src, 0, 64), base + 400, remote2, 11), STATUS_SUCCESS)
+        << "INV-01: the invalidated remote token still reaches the parked registration";
+    EXPECT_NE(std::memcmp(memory.data() + 400, src.buffer.data(), 64), 0);
+    table(adapter).NdkReleaseLAM(adapter, lam);
+}
+
 // ---- receive queues ----
 
 TEST_F(Verbs, SrqReceivesCarryTheirQpContextAndNotify) {

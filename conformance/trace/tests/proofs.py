@@ -42,6 +42,22 @@ INVISIBLE = {
         "CONN-PD-03's 'nothing past the buffer is written': the provider writes past the end of "
         "the consumer's buffer, which is no argument or outcome the boundary carries; only a "
         "consumer that guards its buffer (the live harness does) can see it",
+    # Issue 13's faults whose own rule only a test body or the live oracle's memory can see:
+    "defer_stranded_on_refusal":
+        "DEFER-04's 'indicated to the hardware': the deferred requests an inline refusal had to "
+        "hand over never complete; the live test fails waiting for their entries (BODY_ONLY's "
+        "kind): the trace shows the refusal and no entries, but not that they were owed by a "
+        "given time, and the teardown's NdkFlush then accounts for them",
+    "send_drops_solicit":
+        "SND-04's solicited event: the receive completes but the SOLICITED arm is never "
+        "satisfied; the live test fails waiting for the notification (BODY_ONLY's kind): the "
+        "trace shows the arm, the send with NDK_OP_FLAG_SEND_AND_SOLICIT_EVENT and no "
+        "notification, but not that one was owed by a given time",
+    "fr_pages_reordered":
+        "FR-PAGE-02's array order: the peer's bytes land on another page of the fast "
+        "registration; the trace carries the bytes of the target pages only, so offline the "
+        "write shows as WRT-01 (the bytes at the target are not the ones sent), not on which "
+        "page they went (the live oracle reads the registration's other pages)",
 }
 # Live failures that only a test body's own expectation finds (no oracle finding live either;
 # the rule the live report names is the test's scope for that expectation):

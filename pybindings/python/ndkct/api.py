@@ -568,6 +568,19 @@ class CompletionQueue(NdkObject):
         """How many notification callbacks this CQ received."""
         return self._s.notifications(self.handle)
 
+    @property
+    def notification_owed(self):
+        """The oracle says a notification of this CQ is owed: an arm is outstanding and an
+        event that satisfies it happened (CQ-NOT-07)."""
+        return self._s.notification_owed(self.handle)
+
+    def expect_notification_delivered(self, waited):
+        """Declares the wait (``waited`` seconds) for an owed notification over: one the oracle
+        still says is owed is missing (CQ-NOT-07, with the rule of what satisfied the arm)."""
+        v = self._s.expect_notification_delivered(self.handle, waited)
+        self.adapter._judged("awaited notification")
+        return v
+
     def resize(self, depth, *, check=True):
         """NdkResizeCq."""
         return self.adapter._done("NdkResizeCq", self._s.resize_cq(self.handle, depth), check)

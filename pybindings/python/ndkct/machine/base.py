@@ -149,7 +149,8 @@ class MachineBase(RuleBasedStateMachine):
     #: Seconds to wait for a hook in a provider callback to finish (its calls may block, and
     #: the Session's watchdog reports a call that blocked once it returns).
     hook_timeout = 5.0
-    #: Seconds to wait for a CQ notification the oracle says is owed.
+    #: Seconds to poll closely for a CQ notification the oracle says is owed (then less often,
+    #: up to settle_timeout, after which it is missing).
     notification_wait = 0.05
 
     buffers = Bundle("buffers")
@@ -280,18 +281,22 @@ class MachineBase(RuleBasedStateMachine):
         return buffer.describe(offset, length), True
 
     def await_notification(self, cq):
-        """Waits (briefly) while the oracle says a notification of ``cq`` is owed; True when
-        none is owed any more."""
-        deadline = time.monotonic() + self.notification_wait
-        session = self.adapter.session
+        """Waits while the oracle says a notification of ``cq`` is owed: closely for
+        notification_wait, then up to settle_timeout (as for a completion), after which it is
+        missing (CQ-NOT-07; SND-04 and CQ-NOT-10 when a solicited send's receive satisfied the
+        arm)."""
+        start = time.monotonic()
+        brief, deadline = start + self.notification_wait, start + self.settle_timeout
         while True:
             # Hands the notifications that came to the oracle (and raises what it found).
             self.adapter._judged("NdkCqNotificationCallback")
-            if not session.notification_owed(cq.handle):
-                return True
-            if time.monotonic() > deadline:
-                return False
-            time.sleep(0.0002)
+            if not cq.notification_owed:
+                return
+            now = time.monotonic()
+            if now > deadline:
+                cq.expect_notification_delivered(now - start)
+                return
+            time.sleep(0.0002 if now < brief else 0.002)
 
     # ------------------------------------------------------------------ the oracle
     # No invariant: a violation reported on a provider's thread after a call returned (a stray

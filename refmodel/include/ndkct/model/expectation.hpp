@@ -21,6 +21,12 @@ enum class Strength {
     documented,    // the page names this status: any other outcome breaks the rule
     model_choice,  // the docs say the call fails but not how: another error is a warning
     any_error,     // the call must fail, and the profile reads any error status as right
+    // The docs do not say the call fails at all: the profile reads it as refused with this
+    // status (a reading, DESIGN section 5). Another error and an acceptance are both the reading
+    // not chosen: warnings, and on an acceptance the model follows the provider (the call takes
+    // effect as a valid one would).
+    reading,
+    reading_any_error,  // as reading, but the profile takes any error status as its refusal
 };
 
 struct ExpectedFailure {
@@ -69,6 +75,11 @@ struct Expectation {
     RuleIds any_failure_rules;
 
     bool must_fail() const { return !failures.empty(); }
+    // Every failure listed is a reading (Strength::reading): an acceptance is a warning, and the
+    // model applies it as a valid call.
+    bool refusal_is_reading() const;
+    // The call may take effect: it need not fail, or its refusal is only the profile's reading.
+    bool may_take_effect() const { return !must_fail() || refusal_is_reading(); }
     // The status the model itself produces: the first failure, else `preferred`.
     NTSTATUS model_status() const;
 

@@ -163,11 +163,20 @@ class Model {
     // Check: the harness drained long enough; whatever the model still expects of this QP is
     // missing (WR-05), and whatever completions it can no longer expect are dropped.
     Verdict expect_nothing_outstanding(ObjectId qp);
+    // DEFER-04: the requests an inline refusal handed to the hardware, still without their
+    // entries once the harness has waited for them (before it flushes the QP).
+    Verdict expect_handed_over_completed(ObjectId qp) const;
     // Completions the model still expects on a QP (check) or that are queued (simulate).
     size_t outstanding_completions(ObjectId qp) const;
     // A notification the provider owes: an arm is outstanding and an event that satisfies it
     // has happened (CQ-NOT-07); a harness waits for it.
     bool notification_owed(ObjectId cq) const;
+    // The rules an owed notification that never came breaks (CQ-NOT-07 and the rule of what
+    // satisfied the arm: SND-04 and CQ-NOT-10 for a solicited send's receive).
+    RuleIds owed_notification_rules(ObjectId cq) const;
+    // Owed beyond doubt: the CQ failed, or a solicited send's receive came while the arm was
+    // outstanding (not an entry that may have come before the arm, or been retrieved already).
+    bool notification_certainly_owed(ObjectId cq) const;
 
     // ---- Events ----
     // Simulate: events the provider now owes, in order; taking them clears them.
@@ -273,7 +282,9 @@ class Model {
     void abandon_connection(ObjectId connector);
     void tear_down_connection(ObjectId connector);  // its QP flushed and left in error
     void leave_in_error(ObjectId qp);               // MODEL-FLS-01: flushed, stays in error
-    void error_reaches_peer(ObjectId qp);           // check mode: what a QP error may cancel
+    // Check mode: an entry showed the reading not chosen; the QP's later outcomes are open.
+    void open_outcomes(ObjectId qp);
+    void error_reaches_peer(ObjectId qp);  // check mode: what a QP error may cancel
     uint64_t add_pending(const Call& call, const Expectation& e, ObjectId object, ObjectId created);
     void emit(Event event);
     // Indexes (AdapterState, CqState::qps, SrqState::qps), kept here only: a token value an MR
@@ -305,6 +316,10 @@ class Model {
     void check_data_request(Expectation& e, const QpState& q, const std::vector<Sge>& sgl,
                             uint32_t flags, bool read) const;
     void check_depth(Expectation& e, uint32_t outstanding, uint32_t depth, const char* rule) const;
+    // AMB-26: a limit the consumer keeps and whose violation has no documented status: a
+    // consumer error (inline STATUS_INVALID_PARAMETER expected; any outcome is a warning under
+    // invalid_parameter_required, another error passes silently under the advisory reading).
+    void limit_exceeded(Expectation& e, RuleIds rules, std::string why) const;
 
     // ---- Memory (rules_memory.cpp) ----
     // Resolves an SGE list to arena bytes with the needed local rights. Returns false and
@@ -322,6 +337,7 @@ class Model {
     // without judging (QpState::unjudged).
     void remember_unjudged(const Call& call);
     void invalidate_token_of(ObjectId object);
+    void initialization_failed(ObjectId mr);  // AMB-38
 
     // ---- Connections (rules_connection.cpp) ----
     struct ConnectArgs;

@@ -25,7 +25,8 @@ struct Readings {
     uint32_t callback_timeout_ms = 10000;
 
     // ---- policies.* (the AMB readings) ----
-    bool fr_read_sink_flag_listed = true;             // AMB-01 accept
+    bool fr_read_sink_flag_listed = true;  // AMB-01 accept
+    bool read_sink_flag_suffices = false;  // AMB-37 local_write_and_sink / sink_flag_suffices
     uint32_t read_local_invalidate_flag = 0x100;      // AMB-02 header_0x100 / doc_0x200
     bool lone_remote_write_bit_rejected = false;      // AMB-03 normalize / reject
     bool unknown_flags_rejected = false;              // AMB-04 ignore / reject
@@ -36,6 +37,7 @@ struct Readings {
     enum class FrReinitialize { allow_when_unregistered, reject, allow_always };
     FrReinitialize fr_reinitialize = FrReinitialize::allow_when_unregistered;  // AMB-10
     bool fr_usable_at_return = false;         // AMB-11 completion / return
+    bool fr_failed_init_unusable = false;     // AMB-38 keep_previous / unusable
     bool read_beyond_remote_inline = false;   // AMB-12 completion / inline
     bool inline_on_write_listed = true;       // AMB-13 accept / treat_as_unlisted
     bool build_lam_null_buffer_probe = true;  // AMB-14 size_probe / reject
@@ -51,6 +53,7 @@ struct Readings {
     bool resize_below_queued_rejected = true;                      // AMB-25
     bool limit_violation_status_required = false;                  // AMB-26
     bool zero_queue_depth_rejected = false;                        // AMB-27
+    bool receive_before_connect_rejected = false;                  // AMB-39
     bool foreign_objects_all_inline = false;                       // AMB-28
     bool fr_bad_request_inline = true;                             // AMB-29, AMB-08
     enum class FrOverValid { completion_error, inline_error, allow };
@@ -69,11 +72,11 @@ struct Readings {
     bool srq_initial_notify_immediate = false;                         // MODEL-SRQ-02
     bool queue_overflow_resources =
         false;  // MODEL-WR-DEPTH-01 (any_error / insufficient_resources)
-    bool post_resource_failure_allowed = true;  // MODEL-WR-RES-01 (allowed / forbidden)
-    bool private_data_over_limit_invalid = true;                   // MODEL-CONN-PD-01
-    bool over_max_window_invalid = true;                           // MODEL-BND-01
-    bool outbound_read_overflow_fails = false;                     // MODEL-RD-01 (queue / fail)
-    NTSTATUS resize_cq_unsupported_status = STATUS_NOT_SUPPORTED;  // MODEL-CQ-RESIZE-01
+    bool post_resource_failure_allowed = true;    // MODEL-WR-RES-01 (allowed / forbidden)
+    bool private_data_over_limit_invalid = true;  // MODEL-CONN-PD-01
+    bool over_max_window_invalid = true;          // MODEL-BND-01
+    bool outbound_read_overflow_fails = false;    // MODEL-RD-01 (queue / fail)
+    NTSTATUS resize_cq_unsupported_status = STATUS_NOT_SUPPORTED;       // MODEL-CQ-RESIZE-01
     NTSTATUS receive_on_srq_qp_status = STATUS_INVALID_DEVICE_REQUEST;  // MODEL-RCV-01
     bool post_after_cq_error_cancelled = false;                         // MODEL-CQ-STATUS-01
     bool flush_leaves_error = true;  // MODEL-FLS-01 (cancelled / usable)

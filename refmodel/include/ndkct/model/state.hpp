@@ -47,6 +47,9 @@ enum Access : uint32_t {
     kRemoteRead = 1u << 1,
     kRemoteWrite = 1u << 2,
     kReadSink = 1u << 3,
+    // Only in what a request needs (resolve_local): local write, which the read-sink right also
+    // gives (AMB-37, sink_flag_suffices).
+    kWriteBySink = 1u << 4,
 };
 
 // An address span mapped onto arena pages: a registered region, a fast registration, a bound
@@ -102,10 +105,14 @@ struct MrState {
     Phase phase_before_init = Phase::uninitialized;
     uint32_t max_pages_before_init = 0;
     bool remote_access_before_init = false;
+    bool pending_init_valid = false;  // the pending one was a valid call (not a refused reading)
     std::optional<uint32_t> local_token;  // values the provider reported for this registration
     std::optional<uint32_t> remote_token;
     std::vector<ObjectId> bound_windows;
     bool indeterminate = false;  // a consumer duty was broken on it: its state is unknown
+    // AMB-38: an initialization failed after an earlier one had made the MR usable (what that
+    // leaves behind is the reading's).
+    bool reinit_failed = false;
 };
 
 struct MwState {
@@ -155,11 +162,17 @@ struct Completion {
     std::string why;
     uint32_t bytes_transferred = 0;  // receive completions (CQ-RES-01)
     bool invalidated = false;        // ReceiveAndInvalidate
+    bool solicited = false;          // a receive of a SEND_AND_SOLICIT_EVENT send (CQ-NOT-10)
     uint32_t invalidated_token = 0;
     ObjectId srq = 0;  // a receive taken from this SRQ
     // MODEL-RD-01 (fail): a read beyond the OutboundReadLimit that the provider queued instead of
     // failing; its success is a warning.
     bool success_warns = false;
+    // Another outcome the docs allow but the profile's reading does not choose (DESIGN section
+    // 5): success, or an error, as other_reading_succeeds says. An entry that shows it is a
+    // warning naming these rules, and what the QP does afterwards is open (QpState::outcome_open).
+    RuleIds other_reading;
+    bool other_reading_succeeds = false;
     // Bytes that must be in place when the completion is seen (check mode).
     struct Landing {
         SmallVector<std::pair<PFN_NUMBER, uint32_t>, 4> at;  // page, offset of each piece
@@ -167,11 +180,18 @@ struct Completion {
         std::vector<std::byte> bytes;
         bool from_read = false;  // a read's sink: bytes a later fenced request may depend on
         bool unchecked = false;  // the bytes depend on an order the docs do not fix
+        // The pages of the fast registration the bytes land in, in AdapterPageArray order: bytes
+        // found on another of its pages show the mapping's order broken (FR-PAGE-02).
+        std::shared_ptr<const std::vector<PFN_NUMBER>> fast_registered_pages;
     };
     SmallVector<Landing, 1> landings;  // (one, or a few with the silent ones before it)
     bool silent = false;               // success makes no entry (SILENT_SUCCESS)
     ObjectId target = 0;               // the MR or MW a FastRegister, Invalidate or Bind acts on
     bool deferred = false;  // posted with NDK_OP_FLAG_DEFER (a lost one breaks DEFER-03 too)
+    // The rule a failure of this expected success breaks before the data-path rule: the remote
+    // token the consumer was given is the MR's local token (RMR-TOK-02, FR-TOK-01), so the
+    // failed access shows the token getter wrong, not the access.
+    const char* token_rule = nullptr;
 };
 
 // A request posted to a queue, waiting for the model to execute it.
@@ -218,6 +238,11 @@ struct CqState {
     bool failed = false;   // overrun or fatal (CQ-STATUS-02/03): no further completions
     NTSTATUS failure = STATUS_SUCCESS;          // the CqStatus it failed with
     bool solicited_since_notification = false;  // a solicited or error entry (CQ-NOT-10/11)
+    bool solicited_by_send = false;  // ...and a solicited send's receive among them (SND-04)
+    // A solicited send's receive came while the SOLICITED (or ANY) arm was outstanding: the
+    // notification is owed for certain (CQ-NOT-07), with no doubt whether the entry came
+    // before the arm or was already retrieved (CQ-NOT-02).
+    bool owed_for_certain = false;
     uint32_t interrupt_interval = 0;
     uint32_t interrupt_count = 0;
     std::vector<ObjectId> qps;  // index: QPs that complete here, by id (model.cpp keeps it)
@@ -256,14 +281,19 @@ struct QpState {
         disconnected
     } connection = Connection::idle;
     ObjectId connector = 0;
-    ObjectId peer = 0;        // the QP at the other end
-    bool error = false;       // a request failed: the rest is flushed (STATUS_CANCELLED)
-    bool flushed = false;     // MODEL-FLS-01: NdkFlush left it in error (cancelled reading)
-    bool peer_error = false;  // the peer's request failed: what happens here is open
+    ObjectId peer = 0;            // the QP at the other end
+    bool error = false;           // a request failed: the rest is flushed (STATUS_CANCELLED)
+    bool flushed = false;         // MODEL-FLS-01: NdkFlush left it in error (cancelled reading)
+    bool flushed_usable = false;  // MODEL-FLS-01 (usable): NdkFlush came, the QP works on
+    bool peer_error = false;      // the peer's request failed: what happens here is open
     // Check mode: the QP went to error when a peer's message arrived (a receive it failed), a
     // moment the consumer cannot know until an entry shows it: requests posted meanwhile may
     // still run before the error (FLS-03). Cleared by the first error entry retrieved.
     bool error_timing_open = false;
+    // Check mode: an entry of this QP showed the reading the profile did not choose
+    // (Completion::other_reading); the model's prediction of what followed no longer holds, so
+    // every later outcome here is open.
+    bool outcome_open = false;
     // Its CQ or SRQ failed (CQ-STATUS-02/03, SRQ-15): the QP is unusable, and later posts
     // behave as MODEL-CQ-STATUS-01 reads.
     bool unusable = false;
@@ -292,6 +322,11 @@ struct QpState {
     // Requests posted after the QP became unusable whose CQ failed: no entry may appear
     // (MODEL-CQ-STATUS-01).
     std::vector<Context> never;
+    // Initiator requests accepted with NDK_OP_FLAG_DEFER since the last one without it, and
+    // those an inline refusal then had to hand to the hardware (DEFER-04): a missing entry of
+    // one of the latter names DEFER-04 before WR-10.
+    std::vector<Context> deferred_posted;
+    std::vector<Context> handed_over;
     // Check mode: bytes a silent success moved, checked with the queue's next completion.
     std::vector<Completion::Landing> silent_landings;
 };

@@ -20,6 +20,12 @@ enum class RuleLevel {
 
 std::string_view to_string(RuleLevel level);
 
+// A sentence of the documentation that states a rule, verbatim in its page's language.
+struct Quote {
+    std::string page;  // as in rules/pages.txt, e.g. "seed/nc-ndkpi-ndk_fn_build_lam"
+    std::string text;
+};
+
 struct Rule {
     std::string id;        // "FR-ALIGN-01"
     std::string area;      // catalog file, e.g. "fast_register"
@@ -29,6 +35,7 @@ struct Rule {
     RuleLevel level = RuleLevel::must;
     bool advisory = false;  // a documented "should": a warning, not a failure
     std::string summary;
+    std::vector<Quote> quotes;         // the sentences that state it (every must and consumer duty)
     std::vector<std::string> sources;  // documentation page names
     std::vector<std::string> statuses;
     std::vector<std::string> related;

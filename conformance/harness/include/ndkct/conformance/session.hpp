@@ -468,6 +468,11 @@ class Session {
     // a connect event), the test has failed: later waits in this session are short, so that a
     // provider that loses what it owes costs one wait, not one per step of the test.
     std::atomic<bool> patience_lost_{false};
+    // The out-parameters of NdkBuildLam calls whose completion never came (the LAM buffer,
+    // *pLAMSize, *pFBO): the provider may still write them, so they live as long as the session,
+    // whose adapter's close ends every request (the test gets a copy of the buffer).
+    std::mutex outstanding_mutex_;
+    std::vector<std::shared_ptr<void>> outstanding_outputs_;
     milliseconds patience(milliseconds full) const;
     void owed_but_missing(std::vector<std::string> rules, std::string what);
     std::vector<std::string> hook_errors_;
