@@ -4,14 +4,22 @@
 //              (apply + observe_completion, real landing checks): checked calls per second.
 //   oracle, many live objects: the same workload after --live-mrs registered MRs and
 //              --live-lams LAMs were created and left open (lookups by token, by logical address
-//              and by CQ must not scan them all).
+//              and by CQ must not scan them all). The oracle's figures are the workload's calls
+//              over its CPU time (the setup, many live objects' creation, is timed apart).
+//   scale:     the oracle's rate against live MRs (--scale-mrs), live QPs on the workload's CQs
+//              (--scale-qps) and trace length (--scale-operations), heap per live object, and
+//              whether the rate stays flat.
 //   simulate:  the same workload recorded (the model as provider): calls per second.
 //   provider:  the reference provider through its NDK dispatch tables: NdkWrite + NdkGetCqResults
 //              calls per second.
 //   memory:    sizeof of the model's state types, and heap per created MR / QP (mallinfo2).
 //
+// Each figure is also one `ndkct-bench: {json}` line (the convention of `ndkct bench`).
+//
 // Usage: refmodel_bench [--operations N] [--repeats R] [--provider-iterations N] [--objects N]
-//                       [--live-mrs N] [--live-lams N] [--only oracle|oracle-many|provider|memory]
+//                       [--live-mrs N] [--live-lams N] [--scale-mrs N,N,..] [--scale-qps N,..]
+//                       [--scale-operations N,..]
+//                       [--only oracle|oracle-many|scale|provider|memory]
 #include <malloc.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -24,6 +32,9 @@
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <vector>
+
+#include <time.h>
 
 #include "ndkct/adapters/model_provider.hpp"
 #include "ndkct/spec/profile.hpp"
@@ -42,6 +53,9 @@ struct Args {
     size_t objects = 10000;
     size_t live_mrs = 10000;
     size_t live_lams = 1000;
+    std::string scale_mrs = "10,1000,100000";
+    std::string scale_qps = "1000";
+    std::string scale_operations = "10000,100000,1000000";
     std::string only;  // "oracle", "provider" or "memory": run just that part (for profiling)
 };
 
@@ -64,10 +78,18 @@ Args parse(int argc, char** argv) {
             a.live_lams = v;
         else if (k == "--only")
             a.only = argv[i + 1];
+        else if (k == "--scale-mrs")
+            a.scale_mrs = argv[i + 1];
+        else if (k == "--scale-qps")
+            a.scale_qps = argv[i + 1];
+        else if (k == "--scale-operations")
+            a.scale_operations = argv[i + 1];
         else {
             std::fprintf(stderr,
                          "usage: %s [--operations N] [--repeats R] [--provider-iterations N] "
-                         "[--objects N] [--only oracle|provider|memory]\n",
+                         "[--objects N] [--live-mrs N] [--live-lams N] [--scale-mrs N,N..] "
+                         "[--scale-qps N,..] [--scale-operations N,..] "
+                         "[--only oracle|oracle-many|scale|provider|memory]\n",
                          argv[0]);
             std::exit(2);
         }
@@ -87,50 +109,179 @@ HostMemoryView view_of(const platform::Arena& arena) {
 
 // ---- (a) The oracle on a recorded trace ----
 
-int oracle_run(const Args& args, size_t live_mrs, size_t live_lams, const char* label) {
+// This thread's CPU time: what a shared, loaded machine disturbs least (figures are CPU time).
+double cpu_now() {
+    timespec t;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
+}
+
+size_t heap_in_use() {
+    struct mallinfo2 m = mallinfo2();
+    return m.uordblks + m.hblkhd;  // small blocks and the large (mmapped) ones
+}
+
+// One machine-readable figure (bench/README.md on the i16c branch: `ndkct bench` collects them).
+void emit(const char* name, double value, const char* unit, const char* better,
+          const std::string& note = {}) {
+    std::printf(
+        "ndkct-bench: {\"bench\": \"refmodel\", \"name\": \"%s\", \"value\": %.6g, \"unit\": "
+        "\"%s\", \"better\": \"%s\"%s%s%s}\n",
+        name, value, unit, better, note.empty() ? "" : ", \"note\": \"", note.c_str(),
+        note.empty() ? "" : "\"");
+}
+
+struct OracleFigures {
+    size_t calls = 0, completions = 0;  // the workload's (setup excluded)
+    size_t setup_calls = 0;
+    double workload_rate = 0;     // checked calls/s of the workload, CPU time, best of the repeats
+    double setup_rate = 0;        // checked calls/s of the setup (the live objects' creation)
+    double simulate_rate = 0;     // the recording (the model as provider), calls/s
+    double heap_after_setup = 0;  // bytes of heap the check-mode model holds after the setup
+    bool clean = true;
+};
+
+OracleFigures oracle_measure(size_t operations, int repeats, size_t live_mrs, size_t live_lams,
+                             size_t live_qps) {
+    OracleFigures f;
     Readings readings = read_profile(spec::builtin_profile("default"));
     platform::Arena arena(256, 3);
-    trace::Recorder recorder(arena, readings, 1, live_mrs, live_lams);
-    auto t0 = Clock::now();
-    trace::Trace t = recorder.record(args.operations);
-    double recording = since(t0);
-    std::printf("simulate%s: %.0f calls/s (recording %zu calls, %zu completions)\n", label,
-                static_cast<double>(t.calls) / recording, t.calls, t.completions);
-
-    double best = 1e300;
-    bool clean = true;
-    for (int r = 0; r < args.repeats; ++r) {
+    trace::Recorder recorder(arena, readings, 1, live_mrs, live_lams, live_qps);
+    double t0 = cpu_now();
+    trace::Trace t = recorder.record(operations);
+    f.simulate_rate = static_cast<double>(t.calls) / (cpu_now() - t0);
+    f.calls = t.calls - t.setup_calls;
+    f.completions = t.completions;
+    f.setup_calls = t.setup_calls;
+    double best = 1e300, best_setup = 1e300;
+    for (int r = 0; r < repeats; ++r) {
+        size_t heap0 = heap_in_use();
         Model check(readings, view_of(arena), Mode::check);
         check.open_adapter();
-        auto start = Clock::now();
-        trace::Replayed replayed = trace::replay(t, check);
-        double took = since(start);
-        best = std::min(best, took);
-        if (!replayed.verdict.clean()) {
-            clean = false;
-            std::fprintf(stderr, "oracle%s: the replay was not clean:\n%s\n", label,
-                         replayed.verdict.describe().substr(0, 2000).c_str());
-        }
+        trace::Replayer replayer(t, check);
+        double a = cpu_now();
+        trace::Replayed setup = replayer.run(0, t.setup_steps);
+        double b = cpu_now();
+        f.heap_after_setup = static_cast<double>(heap_in_use() - heap0);
+        trace::Replayed work = replayer.run(t.setup_steps, t.steps.size());
+        double c = cpu_now();
+        best_setup = std::min(best_setup, b - a);
+        best = std::min(best, c - b);
+        for (trace::Replayed* replayed : {&setup, &work})
+            if (!replayed->verdict.clean()) {
+                f.clean = false;
+                std::fprintf(stderr, "oracle: the replay was not clean:\n%s\n",
+                             replayed->verdict.describe().substr(0, 2000).c_str());
+            }
     }
+    f.workload_rate = static_cast<double>(f.calls) / best;
+    f.setup_rate = static_cast<double>(f.setup_calls) / best_setup;
+    return f;
+}
+
+int oracle_run(const Args& args, size_t live_mrs, size_t live_lams, const char* label,
+               const char* figure) {
+    OracleFigures f = oracle_measure(args.operations, args.repeats, live_mrs, live_lams, 0);
+    std::printf("simulate%s: %.0f calls/s (recording, CPU time)\n", label, f.simulate_rate);
     std::printf(
-        "oracle%s: %.0f checked calls/s (trace of %zu calls and %zu completions, %zu steps; best "
-        "of %d)\n",
-        label, static_cast<double>(t.calls) / best, t.calls, t.completions, t.steps.size(),
-        args.repeats);
+        "oracle%s: %.0f checked calls/s (the mixed workload: %zu calls and %zu completions; "
+        "CPU time of one core, best of %d; setup of %zu calls at %.0f calls/s apart)\n",
+        label, f.workload_rate, f.calls, f.completions, args.repeats, f.setup_calls, f.setup_rate);
     std::printf("oracle%s: %.0f checked calls+completions/s\n", label,
-                static_cast<double>(t.calls + t.completions) / best);
-    return clean ? 0 : 1;
+                f.workload_rate * static_cast<double>(f.calls + f.completions) /
+                    static_cast<double>(f.calls));
+    emit(figure, f.workload_rate, "calls/s", "higher", ">= 2 M (1.5 M with 10,000 live MRs)");
+    return f.clean ? 0 : 1;
 }
 
 int oracle(const Args& args) {
-    return oracle_run(args, 0, 0, "");
+    return oracle_run(args, 0, 0, "", "oracle.mixed_trace");
 }
 
 int oracle_many(const Args& args) {
     char label[96];
     std::snprintf(label, sizeof label, " (%zu live MRs, %zu live LAMs)", args.live_mrs,
                   args.live_lams);
-    return oracle_run(args, args.live_mrs, args.live_lams, label);
+    return oracle_run(args, args.live_mrs, args.live_lams, label, "oracle.many_live_mrs");
+}
+
+// ---- (a') Scale: the oracle's rate against live objects and trace length ----
+
+std::vector<size_t> parse_list(const std::string& s) {
+    std::vector<size_t> out;
+    for (size_t at = 0; at < s.size();) {
+        size_t comma = s.find(',', at);
+        if (comma == std::string::npos) comma = s.size();
+        out.push_back(std::strtoull(s.substr(at, comma - at).c_str(), nullptr, 10));
+        at = comma + 1;
+    }
+    return out;
+}
+
+// "flat" within 15 %; otherwise the ratio is the finding.
+const char* growth(double ratio) {
+    return ratio > 0.85 ? "flat (no growth with the count)" : "SLOWER: grows with the count";
+}
+
+int scale(const Args& args) {
+    int rc = 0;
+    // Live MRs (each with a local and a remote token), on the same mixed workload.
+    std::vector<size_t> mrs = parse_list(args.scale_mrs);
+    double first = 0, last = 0;
+    for (size_t n : mrs) {
+        OracleFigures f = oracle_measure(args.operations, args.repeats, n, 0, 0);
+        rc |= f.clean ? 0 : 1;
+        double per_mr = n ? f.heap_after_setup / static_cast<double>(n) : 0;
+        std::printf(
+            "scale: %zu live MRs: oracle %.0f checked calls/s on the workload; setup %.0f "
+            "calls/s; check-mode heap %.0f bytes per live MR\n",
+            n, f.workload_rate, f.setup_rate, per_mr);
+        char name[96];
+        std::snprintf(name, sizeof name, "oracle.live_mrs_%zu", n);
+        emit(name, f.workload_rate, "calls/s", "higher");
+        if (n == mrs.front()) first = f.workload_rate;
+        last = f.workload_rate;
+        if (n >= 1000) {
+            std::snprintf(name, sizeof name, "oracle.heap_per_live_mr_%zu", n);
+            emit(name, per_mr, "bytes", "lower");
+        }
+    }
+    if (mrs.size() > 1)
+        std::printf("scale: live MRs %zu -> %zu: rate ratio %.2f, %s\n", mrs.front(), mrs.back(),
+                    last / first, growth(last / first));
+    // Live QPs on the workload's CQs (a completion is looked up among the QPs of its CQ).
+    for (size_t n : parse_list(args.scale_qps)) {
+        OracleFigures base = oracle_measure(args.operations, args.repeats, 0, 0, 0);
+        OracleFigures f = oracle_measure(args.operations, args.repeats, 0, 0, n);
+        rc |= f.clean ? 0 : 1;
+        std::printf(
+            "scale: %zu live QPs on the workload's 2 CQs: oracle %.0f checked calls/s (%.0f "
+            "without them): ratio %.2f, %s; check-mode heap %.0f bytes per live QP\n",
+            n, f.workload_rate, base.workload_rate, f.workload_rate / base.workload_rate,
+            growth(f.workload_rate / base.workload_rate),
+            n ? (f.heap_after_setup - base.heap_after_setup) / static_cast<double>(n) : 0.0);
+        char name[96];
+        std::snprintf(name, sizeof name, "oracle.live_qps_%zu", n);
+        emit(name, f.workload_rate, "calls/s", "higher");
+    }
+    // Trace length: the same workload, longer.
+    std::vector<size_t> lengths = parse_list(args.scale_operations);
+    first = last = 0;
+    for (size_t ops : lengths) {
+        OracleFigures f = oracle_measure(ops, std::max(1, args.repeats / 2), 0, 0, 0);
+        rc |= f.clean ? 0 : 1;
+        std::printf("scale: trace of %zu operations (%zu calls): oracle %.0f checked calls/s\n",
+                    ops, f.calls, f.workload_rate);
+        char name[96];
+        std::snprintf(name, sizeof name, "oracle.trace_operations_%zu", ops);
+        emit(name, f.workload_rate, "calls/s", "higher");
+        if (ops == lengths.front()) first = f.workload_rate;
+        last = f.workload_rate;
+    }
+    if (lengths.size() > 1)
+        std::printf("scale: trace length %zu -> %zu operations: rate ratio %.2f, %s\n",
+                    lengths.front(), lengths.back(), last / first, growth(last / first));
+    return rc;
 }
 
 // ---- (b) The reference provider through its dispatch tables ----
@@ -319,10 +470,6 @@ int provider(const Args& args) {
 
 // ---- (c) Memory ----
 
-size_t heap_in_use() {
-    return mallinfo2().uordblks;
-}
-
 int memory(const Args& args) {
     std::printf(
         "memory: sizeof Object %zu, ObjectState %zu, MrState %zu, QpState %zu, CqState %zu, "
@@ -366,6 +513,7 @@ int main(int argc, char** argv) {
     int rc = 0;
     if (args.only.empty() || args.only == "oracle") rc |= oracle(args);
     if (args.only.empty() || args.only == "oracle-many") rc |= oracle_many(args);
+    if (args.only.empty() || args.only == "scale") rc |= scale(args);
     if (args.only.empty() || args.only == "provider") rc |= provider(args);
     if (args.only.empty() || args.only == "memory") rc |= memory(args);
     return rc;

@@ -36,17 +36,22 @@ struct Trace {
     size_t calls = 0;        // apply steps
     size_t completions = 0;  // CQ entries returned by NdkGetCqResultsEx
     std::vector<ObjectId> qps;
+    // The setup (objects, the many live ones included) is steps [0, setup_steps), setup_calls of
+    // the calls; the mixed workload follows.
+    size_t setup_steps = 0, setup_calls = 0;
 };
 
 class Recorder {
   public:
-    // `live_mrs` / `live_lams`: extra registered MRs (each with its own tokens) and LAMs created
-    // during setup and left open, so that lookups over many live objects are measured.
+    // `live_mrs` / `live_lams` / `live_qps`: extra registered MRs (each with its own tokens), LAMs
+    // and QPs (on the workload's two CQs, with their own QPContexts) created during setup and
+    // left open, so that lookups over many live objects are measured.
     Recorder(platform::Arena& arena, Readings readings, uint64_t seed, size_t live_mrs = 0,
-             size_t live_lams = 0)
+             size_t live_lams = 0, size_t live_qps = 0)
         : arena_(arena),
           live_mrs_(live_mrs),
           live_lams_(live_lams),
+          live_qps_(live_qps),
           model_(std::move(readings),
                  {static_cast<std::byte*>(arena.host_memory().PhysicalBase),
                   arena.host_memory().PageCount},
@@ -59,6 +64,8 @@ class Recorder {
     // registrations with a write through them and an invalidate), draining the CQs as it goes.
     Trace record(size_t operations) {
         setup();
+        trace_.setup_steps = trace_.steps.size();
+        trace_.setup_calls = trace_.calls;
         for (size_t i = 0; i < operations; ++i) {
             switch (rng_() % 8) {
                 case 0:
@@ -194,6 +201,10 @@ class Recorder {
         cq_b_ = create(calls::CreateCq{adapter_, 4096});
         qp_a_ = create(calls::CreateQp{pd_, cq_a_, cq_a_, 0xA, 1024, 1024, 4, 4, 128});
         qp_b_ = create(calls::CreateQp{pd_, cq_b_, cq_b_, 0xB, 1024, 1024, 4, 4, 128});
+        for (size_t i = 0; i < live_qps_; ++i) {
+            ObjectId cq = i % 2 ? cq_b_ : cq_a_;
+            create(calls::CreateQp{pd_, cq, cq, 0x10000 + i, 16, 16, 1, 1, 0});
+        }
         // Connection: listener on B's side, connector for A (as the reference provider does).
         SocketAddress at;
         at.present = true;
@@ -300,7 +311,7 @@ class Recorder {
     }
 
     platform::Arena& arena_;
-    size_t live_mrs_ = 0, live_lams_ = 0;
+    size_t live_mrs_ = 0, live_lams_ = 0, live_qps_ = 0;
     Model model_;
     std::mt19937_64 rng_;
     Trace trace_;
@@ -325,12 +336,31 @@ struct Replayed {
     size_t steps = 0;
 };
 
-// Replays a trace through `check` (a fresh model in Mode::check over the same arena; its first
-// open_adapter() must give the recording's adapter id). Every verdict is merged.
+// Replays steps [begin, end) of a trace through `check` (a fresh model in Mode::check over the
+// same arena; its first open_adapter() must give the recording's adapter id), in pieces: one
+// Replayer carries the pending requests from one piece to the next. Every verdict is merged.
+class Replayer {
+  public:
+    Replayer(const Trace& trace, Model& check)
+        : trace_(trace), check_(check), pending_of_(trace.steps.size(), 0) {}
+    Replayed run(size_t begin, size_t end);
+
+  private:
+    const Trace& trace_;
+    Model& check_;
+    std::vector<uint64_t> pending_of_;
+};
+
 inline Replayed replay(const Trace& trace, Model& check) {
+    return Replayer(trace, check).run(0, trace.steps.size());
+}
+
+inline Replayed Replayer::run(size_t begin, size_t end) {
+    const Trace& trace = trace_;
+    Model& check = check_;
+    std::vector<uint64_t>& pending_of = pending_of_;
     Replayed out;
-    std::vector<uint64_t> pending_of(trace.steps.size(), 0);
-    for (size_t i = 0; i < trace.steps.size(); ++i) {
+    for (size_t i = begin; i < end; ++i) {
         const Step& s = trace.steps[i];
         switch (s.kind) {
             case Step::Kind::apply: {

@@ -678,6 +678,26 @@ namespace {
 bool overlay(const Completion::Landing& l, const Extent& source, std::vector<std::byte>* out);
 }  // namespace
 
+template <typename Visit>
+void Model::for_each_landing_qp(Visit&& visit) {
+    for (size_t i = 0; i < landing_qps_.size();) {
+        ObjectId id = landing_qps_[i];
+        auto* q = state_mut<QpState>(id);
+        auto holds = [](const std::deque<Completion>& list) {
+            return std::any_of(list.begin(), list.end(),
+                               [](const Completion& c) { return !c.landings.empty(); });
+        };
+        if (!q || (q->silent_landings.empty() && !holds(q->initiator_pending) &&
+                   !holds(q->receive_pending))) {
+            landing_qps_[i] = landing_qps_.back();
+            landing_qps_.pop_back();
+            continue;
+        }
+        visit(*q, id);
+        ++i;
+    }
+}
+
 void Model::record_landing(Completion& done, const Extent& target, std::vector<std::byte> bytes) {
     if (mode_ == Mode::simulate) {
         scatter(memory_, target, bytes.data(), bytes.size());
@@ -694,32 +714,33 @@ void Model::record_landing(Completion& done, const Extent& target, std::vector<s
     landing.unchecked = !landings_observable_;
     // RD-01, RCV-03: pieces of one target that overlap (two sink SGEs naming the same bytes)
     // get whichever piece the device wrote last, an order no page fixes.
-    std::vector<std::tuple<PFN_NUMBER, uint32_t, uint32_t>> pieces;
-    for (size_t i = 0; i < target.pages.size(); ++i)
-        pieces.emplace_back(target.pages[i], target.offsets[i], target.sizes[i]);
-    std::sort(pieces.begin(), pieces.end());
-    for (size_t i = 1; i < pieces.size(); ++i)
-        if (std::get<0>(pieces[i]) == std::get<0>(pieces[i - 1]) &&
-            std::get<1>(pieces[i]) < std::get<1>(pieces[i - 1]) + std::get<2>(pieces[i - 1]))
-            landing.unchecked = true;
+    if (target.pages.size() > 1) {
+        SmallVector<std::tuple<PFN_NUMBER, uint32_t, uint32_t>, 4> pieces;
+        for (size_t i = 0; i < target.pages.size(); ++i)
+            pieces.push_back({target.pages[i], target.offsets[i], target.sizes[i]});
+        std::sort(pieces.begin(), pieces.end());
+        for (size_t i = 1; i < pieces.size(); ++i)
+            if (std::get<0>(pieces[i]) == std::get<0>(pieces[i - 1]) &&
+                std::get<1>(pieces[i]) < std::get<1>(pieces[i - 1]) + std::get<2>(pieces[i - 1]))
+                landing.unchecked = true;
+    }
     // RD-01, RCV-03, WRT-01: bytes an earlier request landed and this one lands on again may be
     // overwritten before that request's entry is retrieved, where its landing is checked: it is
     // not checked then (the provider may well have placed it right).
-    if (std::any_of(target.pages.begin(), target.pages.end(),
+    if (!landing_pages_.empty() &&
+        std::any_of(target.pages.begin(), target.pages.end(),
                     [&](PFN_NUMBER pfn) { return landing_pages_.contains(pfn); }))
-        for (Object& o : objects_) {
-            auto* q = o.kind == Kind::qp ? std::get_if<QpState>(&o.state) : nullptr;
-            if (!q) continue;
+        for_each_landing_qp([&](QpState& q, ObjectId) {
             auto covered = [&](Completion::Landing& l) {
                 if (!l.unchecked && overlay(l, target, nullptr)) l.unchecked = true;
             };
-            for (auto* list : {&q->initiator_pending, &q->receive_pending})
+            for (auto* list : {&q.initiator_pending, &q.receive_pending})
                 for (auto& c : *list)
                     for (auto& l : c.landings)
                         covered(l);
-            for (auto& l : q->silent_landings)
+            for (auto& l : q.silent_landings)
                 covered(l);
-        }
+        });
     done.landings.push_back(std::move(landing));
     note_landing(done.landings.back(), +1);
 }
@@ -1263,12 +1284,10 @@ void Model::retrieved(const Completion& done) {
 void Model::note_landing(const Completion::Landing& l, int delta) {
     if (mode_ != Mode::check) return;
     for (const auto& [pfn, offset] : l.at) {
-        if (delta > 0) {
-            ++landing_pages_[pfn];
-            continue;
-        }
-        auto it = landing_pages_.find(pfn);
-        if (it != landing_pages_.end() && --it->second == 0) landing_pages_.erase(it);
+        if (delta > 0)
+            landing_pages_.add(pfn);
+        else
+            landing_pages_.remove(pfn);
     }
 }
 
@@ -1315,11 +1334,10 @@ bool Model::gather_expected(ObjectId qp, const Extent& source, bool fenced,
     // bytes are what it reads. Any other overlap (an unfenced request, a write or a receive
     // into the memory, another QP's request) is an order the docs leave open.
     bool determined = true;
-    for (const Object& o : objects_) {
-        if (o.kind != Kind::qp || o.life == Life::closed) continue;
-        const auto& q = std::get<QpState>(o.state);
+    for_each_landing_qp([&](const QpState& q, ObjectId id) {
+        if (objects_[id].life == Life::closed) return;
         auto consider = [&](const Completion::Landing& l) {
-            if (o.id == qp && fenced && l.from_read)
+            if (id == qp && fenced && l.from_read)
                 overlay(l, source, &out);
             else if (overlay(l, source, nullptr))
                 determined = false;
@@ -1330,11 +1348,11 @@ bool Model::gather_expected(ObjectId qp, const Extent& source, bool fenced,
                     consider(l);
         for (const auto& l : q.silent_landings)
             consider(l);
-    }
+    });
     return determined;
 }
 
-void Model::deliver(Completion done) {
+void Model::deliver(Completion&& done) {
     auto* q = state_mut<QpState>(done.qp);
     if (!q) return;
     bool initiator = !done.receive_queue;
@@ -1358,6 +1376,7 @@ void Model::deliver(Completion done) {
             remember(q->silent_successes, done.request_context);
             for (auto& l : done.landings)
                 q->silent_landings.push_back(std::move(l));
+            if (!done.landings.empty()) note_landing_qp(done.qp);
         }
         return;
     }
@@ -1374,6 +1393,7 @@ void Model::deliver(Completion done) {
             q->silent_landings.clear();
         }
         bool uncertain = done.outcome == Completion::Outcome::any;
+        if (!done.landings.empty()) note_landing_qp(done.qp);
         (initiator ? q->initiator_pending : q->receive_pending).push_back(std::move(done));
         if (uncertain)
             cq->uncertain_since_notification = true;
@@ -1734,6 +1754,9 @@ Verdict Model::observe_completion(ObjectId cq, const NDK_RESULT_EX& r, bool ex, 
         // A closed QP is still indexed while entries of its flushed requests are due (CLOSE-03,
         // FLS-03: they stay in the CQ after the close).
         auto& q = std::get<QpState>(o.state);
+        // Whatever follows matches only the QP the entry names by its QPContext (the entries a
+        // QP's lists hold carry its own); another one's context is CQ-RES-02, judged below.
+        if (q.qp_context != qp_context) continue;
         for (bool receive : {false, true}) {
             if ((receive ? q.receive_cq : q.initiator_cq) != cq) continue;
             auto& list = receive ? q.receive_pending : q.initiator_pending;
@@ -1760,13 +1783,14 @@ Verdict Model::observe_completion(ObjectId cq, const NDK_RESULT_EX& r, bool ex, 
                        true});
             }
             if (!receive) std::erase(q.handed_over, request);
-            Completion expected = std::move(*it);
-            list.erase(it);
-            retrieved(expected);  // CQ-GET-04: removed once; its queue slot is free again
+            // Judged in place and removed at the end (CQ-GET-04: removed once), not moved out:
+            // a Completion is a few hundred bytes and this is every entry's path.
+            Completion& expected = *it;
+            retrieved(expected);                                  // its queue slot is free again
             if (NT_ERROR(r.Status)) q.error_timing_open = false;  // the error is seen now
             // A closed QP's last entry: it leaves the CQ index (after the loop over it).
-            const bool forget =
-                o.life == Life::closed && q.initiator_pending.empty() && q.receive_pending.empty();
+            const bool forget = o.life == Life::closed &&
+                                q.initiator_pending.size() + q.receive_pending.size() == 1;
             using Out = Completion::Outcome;
             const char* rule = outcome_rule(expected.type);
             bool landed = false;
@@ -1919,6 +1943,7 @@ Verdict Model::observe_completion(ObjectId cq, const NDK_RESULT_EX& r, bool ex, 
                     }
                 }
             }
+            list.erase(it);
             if (forget) forget_closed_qp(qp_id);
             return v;
         }

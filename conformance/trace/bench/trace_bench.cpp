@@ -162,6 +162,39 @@ struct Rig {
     }
 };
 
+// What the capture's own work costs per loop iteration, the floor under its overhead: the data
+// digests (NDKT64 over the 512 bytes posted and the 512 that landed) and the host's timestamps
+// (an entry and a return time for each of the two calls), in ns, beside the plain iteration.
+void cost_floor(double iteration_ns, ULONG payload) {
+    std::vector<uint8_t> bytes(payload, 0x5A);
+    const int n = 200000;
+    uint64_t sink = 0;
+    double c0 = cpu_seconds();
+    for (int i = 0; i < n; ++i) {
+        bytes[static_cast<size_t>(i) % payload] = static_cast<uint8_t>(i);
+        sink += NdkCaptureDigest(bytes.data(), bytes.size());
+    }
+    double digest_ns = (cpu_seconds() - c0) / n * 1e9;
+    NDKCAP_HOST host = conformance::CaptureHost::host(nullptr, nullptr, nullptr);
+    c0 = cpu_seconds();
+    for (int i = 0; i < n; ++i)
+        sink += host.Timestamp(nullptr);
+    double clock_ns = (cpu_seconds() - c0) / n * 1e9;
+    std::printf(
+        "capture cost floor per iteration: digests 2 x %.1f ns (%u bytes each), timestamps 4 x "
+        "%.1f ns: %.0f ns = %.1f %% of the plain iteration (%.0f ns of CPU)%s\n",
+        digest_ns, payload, clock_ns, 2 * digest_ns + 4 * clock_ns,
+        (2 * digest_ns + 4 * clock_ns) / iteration_ns * 100, iteration_ns, sink == 42 ? " " : "");
+    std::printf(
+        "ndkct-bench: {\"bench\": \"trace\", \"name\": \"capture.digest_ns_%u\", \"value\": "
+        "%.2f, \"unit\": \"ns\", \"better\": \"lower\"}\n",
+        payload, digest_ns);
+    std::printf(
+        "ndkct-bench: {\"bench\": \"trace\", \"name\": \"capture.timestamp_ns\", \"value\": "
+        "%.2f, \"unit\": \"ns\", \"better\": \"lower\"}\n",
+        clock_ns);
+}
+
 int run(const Args& a) {
     std::string dir =
         (fs::temp_directory_path() / ("ndkct-trace-bench-" + std::to_string(::getpid()))).string();
@@ -193,6 +226,7 @@ int run(const Args& a) {
                 a.iterations, a.rounds);
     // Ratios > 1: slower with the capture. [0] with digests, [1] without.
     std::vector<double> ratios[2], cpu_ratios[2];
+    double plain_ns = 1e300;  // the plain loop's CPU per iteration, best round
     for (int r = 0; r < a.rounds; ++r) {
         double p, c, b;
         if (a.latency) {
@@ -203,6 +237,7 @@ int run(const Args& a) {
             ratios[1].push_back(b / p);
         } else {
             p = plain.loop(a.iterations);
+            plain_ns = std::min(plain_ns, plain.cpu / static_cast<double>(a.iterations) * 1e9);
             c = captured.loop(a.iterations);
             b = bare.loop(a.iterations);
             ratios[0].push_back(p / c);
@@ -224,6 +259,7 @@ int run(const Args& a) {
                 (cpu_ratios[0].back() - 1) * 100, b / 1e6, (ratios[1].back() - 1) * 100,
                 (cpu_ratios[1].back() - 1) * 100);
     }
+    if (!a.latency) cost_floor(plain_ns, payload);
     const char* what = a.latency ? "post->completion latency" : "NdkWrite + NdkGetCqResults rate";
     for (int k = 0; k < 2; ++k) {
         const char* how = k == 0 ? "with data digests" : "without data digests";

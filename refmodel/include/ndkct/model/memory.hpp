@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "ndkct/kernel_types.h"
+#include "ndkct/model/small_vector.hpp"
 
 namespace ndkct::model {
 
@@ -24,10 +25,11 @@ struct HostMemoryView {
 
 // A byte range of arena memory split at page boundaries: piece i is sizes[i] bytes at
 // page(pages[i]) + offsets[i].
+// Most requests touch a few pages: up to four pieces are held without a heap allocation.
 struct Extent {
-    std::vector<PFN_NUMBER> pages;
-    std::vector<uint32_t> offsets;
-    std::vector<uint32_t> sizes;
+    SmallVector<PFN_NUMBER, 4> pages;
+    SmallVector<uint32_t, 4> offsets;
+    SmallVector<uint32_t, 4> sizes;
     uint64_t bytes() const;
     void reserve(size_t pieces);  // room for that many more pieces
     void append(PFN_NUMBER pfn, uint32_t offset, uint32_t size);

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "ndkct/model/calls.hpp"
+#include "ndkct/model/small_vector.hpp"
 #include "ndkct/model/verdict.hpp"
 #include "ndkct/ndkpi.h"
 
@@ -174,8 +175,8 @@ struct Completion {
     bool other_reading_succeeds = false;
     // Bytes that must be in place when the completion is seen (check mode).
     struct Landing {
-        std::vector<std::pair<PFN_NUMBER, uint32_t>> at;  // page, offset of each piece
-        std::vector<uint32_t> sizes;
+        SmallVector<std::pair<PFN_NUMBER, uint32_t>, 4> at;  // page, offset of each piece
+        SmallVector<uint32_t, 4> sizes;
         std::vector<std::byte> bytes;
         bool from_read = false;  // a read's sink: bytes a later fenced request may depend on
         bool unchecked = false;  // the bytes depend on an order the docs do not fix
@@ -183,9 +184,9 @@ struct Completion {
         // found on another of its pages show the mapping's order broken (FR-PAGE-02).
         std::shared_ptr<const std::vector<PFN_NUMBER>> fast_registered_pages;
     };
-    std::vector<Landing> landings;
-    bool silent = false;    // success makes no entry (SILENT_SUCCESS)
-    ObjectId target = 0;    // the MR or MW a FastRegister, Invalidate or Bind acts on
+    SmallVector<Landing, 1> landings;  // (one, or a few with the silent ones before it)
+    bool silent = false;               // success makes no entry (SILENT_SUCCESS)
+    ObjectId target = 0;               // the MR or MW a FastRegister, Invalidate or Bind acts on
     bool deferred = false;  // posted with NDK_OP_FLAG_DEFER (a lost one breaks DEFER-03 too)
     // The rule a failure of this expected success breaks before the data-path rule: the remote
     // token the consumer was given is the MR's local token (RMR-TOK-02, FR-TOK-01), so the
