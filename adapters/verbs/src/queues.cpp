@@ -25,6 +25,18 @@ static_assert(offsetof(NDK_SGE, MemoryRegionToken) == offsetof(ibv_sge, lkey),
 
 namespace {
 
+// A request binding window `mw` under the key `rkey` to [addr, addr + length) of `region` with
+// `access` (length 0: bound to nothing). Every window bind of the provider is one.
+inline ibv_send_wr bind_request(ibv_mw* mw, uint32_t rkey, ibv_mr* region, uint64_t addr,
+                                uint64_t length, unsigned access) {
+    ibv_send_wr wr{};
+    wr.opcode = IBV_WR_BIND_MW;
+    wr.bind_mw.mw = mw;
+    wr.bind_mw.rkey = rkey;
+    wr.bind_mw.bind_info = {region, addr, length, access};
+    return wr;
+}
+
 inline ibv_sge* as_ibv(const NDK_SGE* sgl) {
     return reinterpret_cast<ibv_sge*>(const_cast<NDK_SGE*>(sgl));
 }
@@ -857,11 +869,9 @@ namespace {
 ibv_send_wr marker_request(Qp* qp) {
     ibv_send_wr wr{};
     if (ibv_mw* marker = qp->pd->marker_window) {
-        wr.opcode = IBV_WR_BIND_MW;
-        wr.bind_mw.mw = marker;
-        wr.bind_mw.rkey = marker->rkey;
         ibv_mr* region = qp->pd->marker_region;
-        wr.bind_mw.bind_info = {region, reinterpret_cast<uint64_t>(region->addr), 0, 0};
+        wr = bind_request(marker, marker->rkey, region, reinterpret_cast<uint64_t>(region->addr), 0,
+                          0);
     } else {
         wr.opcode = IBV_WR_RDMA_WRITE;
         wr.wr.rdma.remote_addr = 0;
@@ -1181,14 +1191,8 @@ NTSTATUS fast_register_cached(Qp* qp, Slot* s, Mr* mr, const PFN_NUMBER* pfns, U
     s->rollback_window_key = old_key;
     s->cached = 1;
     s->retire.store(evicted);  // deregistered when reaped: hence signaled (entry hidden if silent)
-    ibv_send_wr wr{};
-    wr.opcode = IBV_WR_BIND_MW;
-    wr.bind_mw.mw = mr->cache_window;
-    wr.bind_mw.rkey = rkey;
-    wr.bind_mw.bind_info.mr = r->mr;
-    wr.bind_mw.bind_info.addr = base;
-    wr.bind_mw.bind_info.length = length;
-    wr.bind_mw.bind_info.mw_access_flags = static_cast<unsigned>(remote);
+    ibv_send_wr wr =
+        bind_request(mr->cache_window, rkey, r->mr, base, length, static_cast<unsigned>(remote));
     // Not held back (DEFER is a hint): ibv_mw.rkey changes below (see verbs_bind).
     NTSTATUS status =
         post(qp, s, wr, flags & ~(NDK_OP_FLAG_INLINE | NDK_OP_FLAG_DEFER), evicted != nullptr);
@@ -1233,11 +1237,7 @@ NTSTATUS invalidate_cached(Qp* qp, Slot* s, Mr* mr, ULONG flags) {
     s->rollback_registration = r;
     s->rollback_window_key = old_key;
     s->cached = 1;
-    ibv_send_wr wr{};
-    wr.opcode = IBV_WR_BIND_MW;
-    wr.bind_mw.mw = mr->cache_window;
-    wr.bind_mw.rkey = rkey;
-    wr.bind_mw.bind_info = {r->mr, r->iova, 0, 0};  // length 0: bound to nothing
+    ibv_send_wr wr = bind_request(mr->cache_window, rkey, r->mr, r->iova, 0, 0);  // to nothing
     NTSTATUS status =
         post(qp, s, wr, flags & ~(NDK_OP_FLAG_INLINE | NDK_OP_FLAG_DEFER), /*force_signal=*/true);
     if (status != STATUS_SUCCESS) {
@@ -1336,14 +1336,8 @@ NTSTATUS verbs_fast_register(NDK_QP* ndk, PVOID context, NDK_MR* ndk_mr, ULONG p
             // The request itself binds the window (in order with the QP's other requests): its
             // completion is the fast registration's.
             uint32_t rkey = ibv_inc_rkey(mr->fr_window->rkey);
-            ibv_send_wr wr{};
-            wr.opcode = IBV_WR_BIND_MW;
-            wr.bind_mw.mw = mr->fr_window;
-            wr.bind_mw.rkey = rkey;
-            wr.bind_mw.bind_info.mr = r->mr;
-            wr.bind_mw.bind_info.addr = base;
-            wr.bind_mw.bind_info.length = length;
-            wr.bind_mw.bind_info.mw_access_flags = static_cast<unsigned>(remote);
+            ibv_send_wr wr = bind_request(mr->fr_window, rkey, r->mr, base, length,
+                                          static_cast<unsigned>(remote));
             // Not held back: ibv_mw.rkey changes below (see verbs_bind).
             NTSTATUS status = post(qp, s, wr, flags & ~(NDK_OP_FLAG_INLINE | NDK_OP_FLAG_DEFER));
             if (status != STATUS_SUCCESS) {  // refused inline: no registration, no entry (FR-ST-04)
@@ -1528,14 +1522,8 @@ NTSTATUS verbs_bind(NDK_QP* ndk, PVOID context, NDK_MR* ndk_mr, NDK_MW* ndk_mw,
         }
         // Type 2: bound by a work request; the library does not track the new key (rxe-notes).
         rkey = ibv_inc_rkey(mw->rkey.load());
-        ibv_send_wr wr{};
-        wr.opcode = IBV_WR_BIND_MW;
-        wr.bind_mw.mw = mw->mw;
-        wr.bind_mw.rkey = rkey;
-        wr.bind_mw.bind_info.mr = reg->mr;
-        wr.bind_mw.bind_info.addr = va;
-        wr.bind_mw.bind_info.length = length;
-        wr.bind_mw.bind_info.mw_access_flags = static_cast<unsigned>(access);
+        ibv_send_wr wr =
+            bind_request(mw->mw, rkey, reg->mr, va, length, static_cast<unsigned>(access));
         // Never held back (DEFER-02 makes DEFER a hint): the library reads the window's current
         // key from ibv_mw.rkey when the request reaches it, and that field takes the new key
         // right after this call; a held bind would name the new key as the current one and
