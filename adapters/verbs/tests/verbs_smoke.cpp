@@ -167,6 +167,30 @@ class Verbs : public ::testing::Test {
             return reinterpret_cast<uint64_t>(buffer.data() + offset);
         }
     };
+    // What NdkFastRegister needs: a fast-register MR of `p` initialized for `pages` pages
+    // (RemoteAccess TRUE) and the LAM of the first `pages` pages of `memory`.
+    struct FastRegisterable {
+        NDK_MR* mr = nullptr;
+        alignas(8) unsigned char lam_buffer[64];  // room for 2 pages
+        NDK_LOGICAL_ADDRESS_MAPPING* lam() {
+            return reinterpret_cast<NDK_LOGICAL_ADDRESS_MAPPING*>(lam_buffer);
+        }
+    };
+    void fast_registerable(NDK_PD* p, const LockedBuffer& memory, ULONG pages,
+                           FastRegisterable& out) {
+        auto chain = ndkct::platform::describe(memory, 0, pages * PAGE_SIZE);
+        ULONG size = sizeof out.lam_buffer, fbo = 0;
+        ASSERT_EQ(table(adapter).NdkBuildLAM(adapter, chain.head(), pages * PAGE_SIZE, on_request,
+                                             nullptr, out.lam(), &size, &fbo),
+                  STATUS_SUCCESS);
+        ASSERT_EQ(table(p).NdkCreateMr(p, TRUE, on_create, nullptr, &out.mr), STATUS_SUCCESS);
+        Waiter w;
+        ASSERT_EQ(
+            finish(table(out.mr).NdkInitializeFastRegisterMr(out.mr, pages, TRUE, on_request, &w),
+                   w),
+            STATUS_SUCCESS);
+    }
+
     Region region(NDK_PD* p, size_t bytes, ULONG flags, size_t offset = 0, size_t length = 0) {
         Region r;
         r.buffer = arena->allocate(bytes);
@@ -646,18 +670,10 @@ TEST_F(Verbs, FastRegisterZeroBasedAndRemoteInvalidation) {
     Pair p;
     connect(p);
     LockedBuffer memory = arena->allocate(2 * PAGE_SIZE);
-    auto chain = ndkct::platform::describe(memory, 0, 2 * PAGE_SIZE);
-    alignas(8) unsigned char buffer[64];
-    auto* lam = reinterpret_cast<NDK_LOGICAL_ADDRESS_MAPPING*>(buffer);
-    ULONG size = sizeof buffer, fbo = 0;
-    ASSERT_EQ(table(adapter).NdkBuildLAM(adapter, chain.head(), 2 * PAGE_SIZE, on_request, nullptr,
-                                         lam, &size, &fbo),
-              STATUS_SUCCESS);
-    NDK_MR* mr = nullptr;
-    ASSERT_EQ(table(p.pd).NdkCreateMr(p.pd, TRUE, on_create, nullptr, &mr), STATUS_SUCCESS);
-    Waiter w;
-    ASSERT_EQ(finish(table(mr).NdkInitializeFastRegisterMr(mr, 2, TRUE, on_request, &w), w),
-              STATUS_SUCCESS);
+    FastRegisterable fr;
+    ASSERT_NO_FATAL_FAILURE(fast_registerable(p.pd, memory, 2, fr));
+    NDK_MR* mr = fr.mr;
+    auto* lam = fr.lam();
     ASSERT_EQ(table(p.a).NdkFastRegister(p.a, ctx(1), mr, 2, lam->AdapterPageArray, 0,
                                          2 * PAGE_SIZE, nullptr, NDK_OP_FLAG_ALLOW_REMOTE_WRITE),
               STATUS_SUCCESS);
@@ -727,18 +743,10 @@ TEST_F(Verbs, FlushedFastRegistrationIsRolledBack) {
     Pair q;
     connect(q, 64, 0, p.pd);  // same PD: the MR serves both pairs
     LockedBuffer memory = arena->allocate(PAGE_SIZE);
-    auto chain = ndkct::platform::describe(memory, 0, PAGE_SIZE);
-    alignas(8) unsigned char buffer[64];
-    auto* lam = reinterpret_cast<NDK_LOGICAL_ADDRESS_MAPPING*>(buffer);
-    ULONG size = sizeof buffer, fbo = 0;
-    ASSERT_EQ(table(adapter).NdkBuildLAM(adapter, chain.head(), PAGE_SIZE, on_request, nullptr, lam,
-                                         &size, &fbo),
-              STATUS_SUCCESS);
-    NDK_MR* mr = nullptr;
-    ASSERT_EQ(table(p.pd).NdkCreateMr(p.pd, TRUE, on_create, nullptr, &mr), STATUS_SUCCESS);
-    Waiter w;
-    ASSERT_EQ(finish(table(mr).NdkInitializeFastRegisterMr(mr, 1, TRUE, on_request, &w), w),
-              STATUS_SUCCESS);
+    FastRegisterable fr;
+    ASSERT_NO_FATAL_FAILURE(fast_registerable(p.pd, memory, 1, fr));
+    NDK_MR* mr = fr.mr;
+    auto* lam = fr.lam();
     table(p.a).NdkFlush(p.a);  // FLS-01: p.a is in error from now on
     auto base = reinterpret_cast<void*>(0x7000000000ull);
     ASSERT_EQ(table(p.a).NdkFastRegister(p.a, ctx(1), mr, 1, lam->AdapterPageArray, 0, PAGE_SIZE,
@@ -778,18 +786,10 @@ TEST_F(Verbs, CachedFastRegistrationOldTokensFailAfterInvalidate) {
     connect(t, 64, 0, p.pd);
     LockedBuffer memory = arena->allocate(2 * PAGE_SIZE);
     std::memset(memory.data(), 0, memory.size());
-    auto chain = ndkct::platform::describe(memory, 0, 2 * PAGE_SIZE);
-    alignas(8) unsigned char buffer[64];
-    auto* lam = reinterpret_cast<NDK_LOGICAL_ADDRESS_MAPPING*>(buffer);
-    ULONG size = sizeof buffer, fbo = 0;
-    ASSERT_EQ(table(adapter).NdkBuildLAM(adapter, chain.head(), 2 * PAGE_SIZE, on_request, nullptr,
-                                         lam, &size, &fbo),
-              STATUS_SUCCESS);
-    NDK_MR* mr = nullptr;
-    ASSERT_EQ(table(p.pd).NdkCreateMr(p.pd, TRUE, on_create, nullptr, &mr), STATUS_SUCCESS);
-    Waiter w;
-    ASSERT_EQ(finish(table(mr).NdkInitializeFastRegisterMr(mr, 2, TRUE, on_request, &w), w),
-              STATUS_SUCCESS);
+    FastRegisterable fr;
+    ASSERT_NO_FATAL_FAILURE(fast_registerable(p.pd, memory, 2, fr));
+    NDK_MR* mr = fr.mr;
+    auto* lam = fr.lam();
     const uint64_t base = 0x6000000000ull;
     const ULONG rights = NDK_OP_FLAG_ALLOW_LOCAL_WRITE | NDK_OP_FLAG_ALLOW_REMOTE_READ |
                          NDK_OP_FLAG_ALLOW_REMOTE_WRITE;
