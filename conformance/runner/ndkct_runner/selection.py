@@ -42,7 +42,8 @@ def split_patterns(values):
     return out
 
 
-def _test_matches(test, pattern):
+def test_matches(test, pattern):
+    """Whether a test's gtest name or dotted ID matches a glob (filters and waivers alike)."""
     return fnmatch.fnmatchcase(test["test"], pattern) or (
         bool(test.get("id")) and fnmatch.fnmatchcase(test["id"], pattern))
 
@@ -59,24 +60,24 @@ def select(tests, include_tests, exclude_tests, include_rules, exclude_rules, kn
         if not any(fnmatch.fnmatchcase(r, p) for r in known_rules):
             raise InputError(f"the rule filter '{p}' matches no rule of the catalog "
                              f"(rule IDs look like FR-ALIGN-01; globs like 'FR-*' work)")
-    for option, patterns, matches in (("--tests", include_tests, _test_matches),
-                                      ("--exclude-tests", exclude_tests, _test_matches),
+    for option, patterns, matches in (("--tests", include_tests, test_matches),
+                                      ("--exclude-tests", exclude_tests, test_matches),
                                       ("--rules", include_rules, _rule_matches),
                                       ("--exclude-rules", exclude_rules, _rule_matches)):
         for p in patterns:
             if not any(matches(t, p) for t in tests):
                 example = tests[0] if tests else {"test": "?", "id": "?"}
-                what = ("no test" if matches is _test_matches else "no test covers a rule")
+                what = ("no test" if matches is test_matches else "no test covers a rule")
                 raise InputError(
                     f"{option} '{p}' matches {what} (test IDs look like {example.get('id')}, "
                     f"gtest names like {example['test']}; patterns are globs: '*FastRegister*')")
     chosen = []
     for t in tests:
-        if include_tests and not any(_test_matches(t, p) for p in include_tests):
+        if include_tests and not any(test_matches(t, p) for p in include_tests):
             continue
         if include_rules and not any(_rule_matches(t, p) for p in include_rules):
             continue
-        if any(_test_matches(t, p) for p in exclude_tests):
+        if any(test_matches(t, p) for p in exclude_tests):
             continue
         if any(_rule_matches(t, p) for p in exclude_rules):
             continue

@@ -31,6 +31,7 @@ import fnmatch
 import re
 
 from . import InputError, textfile
+from .selection import test_matches
 
 FIELDS = ("provider", "vendor", "device", "topology", "tests", "rules", "reason", "reference")
 TOPOLOGIES = ("one-node", "two-nodes", "*")
@@ -64,19 +65,15 @@ class Waiver:
 
     def check_patterns(self, listed):
         """Records the tests patterns that match none of `listed` (the whole suite's tests)."""
-        self.unmatched = [p for p in self.tests
-                          if not p.startswith(OTHER_CONSUMERS) and not any(fnmatch.fnmatchcase(t["test"], p)
-                                     or (t.get("id") and fnmatch.fnmatchcase(t["id"], p))
-                                     for t in listed)]
+        self.unmatched = [p for p in self.tests if not p.startswith(OTHER_CONSUMERS)
+                          and not any(test_matches(t, p) for t in listed)]
 
     def applies_in(self, nodes):
         """Whether the waiver applies to a run on this many nodes (1, or 2 with --peer)."""
         return self.topology == "*" or self.topology == ("two-nodes" if nodes == 2 else "one-node")
 
     def matches_test(self, test):
-        if self.tests and not any(fnmatch.fnmatchcase(test["test"], p)
-                                  or (test.get("id") and fnmatch.fnmatchcase(test["id"], p))
-                                  for p in self.tests):
+        if self.tests and not any(test_matches(test, p) for p in self.tests):
             return False
         if self.rules and not self.tests:
             named = set(test.get("rules", [])) | set(test.get("failed_rules", []))
