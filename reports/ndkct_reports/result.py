@@ -46,7 +46,8 @@ def gate(tests, waivers, strict_waivers, complete, stopped=None, allow_empty=Fal
                        f"is gone; remove it): " + ", ".join(w["where"] for w in stale))
     unmatched = [w for w in waivers if w.get("unmatched_tests")]
     if unmatched and strict_waivers:
-        reasons.append(f"{len(unmatched)} waiver{'s' if len(unmatched) != 1 else ''} name tests "
+        one = len(unmatched) == 1
+        reasons.append(f"{len(unmatched)} waiver{'' if one else 's'} name{'s' if one else ''} tests "
                        f"that do not exist (a typo or a renamed test; it can never waive "
                        f"anything): " + ", ".join(f"{w['where']} '{w['unmatched_tests'][0]}'"
                                                   for w in unmatched))

@@ -343,7 +343,7 @@ def case_waivers(opts):
           == [WRITE_TEST + "x"], "unmatched_tests not in result.json")
     done, output = runner(opts, *provider, "--waivers", typo, "--strict-waivers", status=1,
                           out=os.path.join(work, "typo_strict"))
-    check(re.search(r"FAIL: 1 waiver name tests that do not exist .*typo\.txt:1", output),
+    check(re.search(r"FAIL: 1 waiver names tests that do not exist .*typo\.txt:1", output),
           "strict typo", output)
     # The shipped waiver files parse and do not apply to the reference provider.
     shipped = os.path.join(ROOT, "conformance", "waivers", "verbs-rxe.txt")
