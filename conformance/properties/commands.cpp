@@ -1276,7 +1276,7 @@ std::string CloseObject::call(Sut& sut) const {
     void* o = sut.object<void>(slot);
     if (kind == Kind::cq && !Session::in_hook()) sut.await_notifications({o});
     NTSTATUS s = sut.session.close_async(o);
-    if (s == STATUS_PENDING) sut.closing.push_back(o);
+    if (s == STATUS_PENDING) sut.close_pending(o);
     sut.objects[slot] = nullptr;  // never touched again (the World closed it too)
     if (kind == Kind::mr || kind == Kind::mw) sut.mrs[slot].registered = false;
     return answer(s);
@@ -1419,7 +1419,8 @@ void CallFromNotification::run(const World&, Sut& sut) const {
         shared->waiting = false;
         shared->answer = make_call();
         shared->ran = true;
-        if (closes_cq && std::find(sut.closing.begin(), sut.closing.end(), c) != sut.closing.end())
+        if (closes_cq && std::any_of(sut.closing.begin(), sut.closing.end(),
+                                     [c](const Sut::Closing& x) { return x.object == c; }))
             std::this_thread::sleep_for(kCallbackLinger);
         shared->called.notify_all();
     });

@@ -385,13 +385,13 @@ void Sut::teardown(const World& w) {
     for (size_t i = w.slots.size(); i-- > 0;) {
         void* o = w.slots[i].open && w.slots[i].kind != Kind::lam ? object<void>(int(i)) : nullptr;
         if (!o) continue;
-        if (session.close_async(o) == STATUS_PENDING) closing.push_back(o);
+        if (session.close_async(o) == STATUS_PENDING) close_pending(o);
         objects[i] = nullptr;
         reap_closes();
     }
-    session.close_all();     // anything the slots do not know of
-    for (void* o : closing)  // what the oracle still counts open: awaited all the same
-        session.wait_close(o);
+    session.close_all();              // anything the slots do not know of
+    for (const Closing& c : closing)  // what the oracle still counts open: awaited all the same
+        session.wait_close(c.object);
     closing.clear();
     check("teardown: NdkCloseObject of every object");
     for (auto& lam : lams)
@@ -469,16 +469,19 @@ void Sut::reap_closes() {
     // A connect or accept pending on a connector the consumer closed: the close cancels it
     // (CLOSE-08), and its completion is what the close waits for (CLOSE-03).
     for (size_t i = handshakes.size(); i-- > 0;)
-        if (!object<void>(handshakes[i].slot)) await_handshake(handshakes[i].slot);
+        if (!object<void>(handshakes[i].slot) ||
+            session.handshake_came(static_cast<NDK_CONNECTOR*>(handshakes[i].connector),
+                                   handshakes[i].accept))
+            await_handshake(handshakes[i].slot);
     for (bool progress = true; progress && !closing.empty();) {
         progress = false;
         for (size_t i = 0; i < closing.size(); ++i) {
             bool can_finish = session.with_oracle([&](model::Model& m) {
-                const model::Object* o = m.find(session.id(closing[i]));
+                const model::Object* o = m.find(closing[i].id);
                 return !o || (o->open_successors == 0 && o->pending_requests == 0);
             });
             if (!can_finish) continue;
-            session.wait_close(closing[i]);
+            session.wait_close(closing[i].object);
             closing.erase(closing.begin() + long(i));
             progress = true;
             break;

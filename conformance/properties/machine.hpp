@@ -217,10 +217,19 @@ class Sut {
     std::vector<std::unique_ptr<conformance::LamResult>> lams;  // by slot
     std::array<platform::LockedBuffer, kBuffers> buffers;
     std::vector<platform::MdlChain> chains;  // every chain handed to the provider stays alive
-    std::vector<void*> closing;              // closes that returned STATUS_PENDING
+    // Closes that returned STATUS_PENDING, with the oracle's ID of the object: once its close
+    // has come the provider may give its address to a new object before the close is reaped.
+    struct Closing {
+        void* object;
+        model::ObjectId id;
+    };
+    std::vector<Closing> closing;
+    void close_pending(void* object) { closing.push_back({object, session.id(object)}); }
     // A connect or accept a handshake command left pending (StartConnect, Accept). The step that
     // answers it awaits it (Accept the connect, CompleteConnect the accept); otherwise it is
-    // awaited once its connector is closed, since the close cancels it (CLOSE-08).
+    // awaited once its connector is closed, since the close cancels it (CLOSE-08), or as soon as
+    // its callback has come: the oracle must see it before any completion that came after it (a
+    // refused connect releases its QP, whose close may then complete: CLOSE-02).
     struct PendingHandshake {
         int slot;
         void* connector;

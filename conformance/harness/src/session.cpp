@@ -1730,6 +1730,13 @@ Done Session::wait_for(std::unordered_map<const void*, PendingAsync>& table_of, 
 Done Session::wait_connect(NDK_CONNECTOR* connector) {
     return wait_for(pending_connects_, connector);
 }
+bool Session::handshake_came(NDK_CONNECTOR* connector, bool accept) {
+    std::lock_guard lock(oracle_mutex_);
+    const auto& table_of = accept ? pending_accepts_ : pending_connects_;
+    auto it = table_of.find(connector);
+    return it != table_of.end() && it->second.callback &&
+           it->second.callback->came.load(std::memory_order_acquire);
+}
 Done Session::wait_accept(NDK_CONNECTOR* connector) {
     return wait_for(pending_accepts_, connector);
 }

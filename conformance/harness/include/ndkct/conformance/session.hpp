@@ -280,6 +280,9 @@ class Session {
                            ULONG length, ULONG ird = 4, ULONG ord = 4,
                            std::span<const uint8_t> private_data = {});
     Done wait_connect(NDK_CONNECTOR* connector);
+    // Whether the callback of the connect (or accept) pending on the connector has come, so that
+    // waiting for it returns at once.
+    bool handshake_came(NDK_CONNECTOR* connector, bool accept);
     NDK_CONNECTOR* wait_connect_event(NDK_LISTENER* listener,
                                       milliseconds timeout = milliseconds(5000));
     NTSTATUS accept_async(NDK_CONNECTOR* connector, NDK_QP* qp, ULONG ird = 4, ULONG ord = 4,
