@@ -97,6 +97,7 @@ rc::state::Commands<Command> sequence(const World& initial, uint64_t seed) {
 // What one process's loop measured (trivially copyable: a child process writes it to a pipe).
 struct Tally {
     size_t sequences = 0, calls = 0, failed = 0;
+    size_t hosts_made = 0, hosts_reused = 0;  // host memory (QuietPeriods::take_host)
     double elapsed = 0, cpu = 0, generating = 0, judging = 0;
     PhaseTimes times;
     char first_failure[400] = "";
@@ -138,6 +139,8 @@ Tally run_loop(const conformance::ProviderSpec& spec, const World& initial, doub
     if (auto late = quiet_periods.judge(true)) note_failure(late->description, late->tag);
     t.judging += std::chrono::duration<double>(Clock::now() - judged_at).count();
     t.elapsed = std::chrono::duration<double>(Clock::now() - start).count();
+    t.hosts_made = quiet_periods.hosts_made();
+    t.hosts_reused = quiet_periods.hosts_reused();
     t.cpu = cpu_seconds() - cpu_at_start;
     return t;
 }
@@ -179,6 +182,8 @@ Tally run_jobs(const conformance::ProviderSpec& spec, const World& initial, doub
         sum.sequences += t.sequences;
         sum.calls += t.calls;
         sum.failed += t.failed;
+        sum.hosts_made += t.hosts_made;
+        sum.hosts_reused += t.hosts_reused;
         sum.elapsed = std::max(sum.elapsed, t.elapsed);
         sum.cpu += t.cpu;
         sum.generating += t.generating;
@@ -206,6 +211,9 @@ void measure(const std::string& what, const std::string& key, const conformance:
               << " (" << t.failed << " sequences stopped at a violation";
     if (t.failed) std::cout << "; the first: " << t.first_failure;
     std::cout << ")\n";
+    if (t.hosts_made)
+        std::cout << "  host memory: " << t.hosts_made << " arenas made, " << t.hosts_reused
+                  << " sequences on a rewound one\n";
     // Where the time went, per sequence (a sequence that stopped at a violation skips the rest).
     auto us = [&](double total) { return std::to_string(int(total / sequences * 1e6 + 0.5)); };
     std::cout << "  per sequence, us: generation " << us(t.generating) << ", session "
@@ -357,6 +365,11 @@ int main(int argc, char** argv) {
             measure(
                 "provider " + provider + " (quiet period " + quiet + " judged across sequences)",
                 "amortized_quiet", spec, initial, seconds, options, true, 1);
+            PropertyOptions fresh = options;
+            fresh.reuse_hosts = false;
+            measure("provider " + provider + " (quiet period " + quiet +
+                        " judged across sequences, a fresh arena for each sequence)",
+                    "amortized_quiet_fresh_hosts", spec, initial, seconds, fresh, true, 1);
             if (jobs > 1)
                 measure("provider " + provider + " (quiet period " + quiet +
                             " judged across sequences)",
