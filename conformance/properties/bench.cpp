@@ -27,6 +27,7 @@
 #include <cstdio>
 #include <cstring>
 #include <iostream>
+#include <regex>
 #include <sstream>
 
 #include "commands.hpp"
@@ -293,6 +294,72 @@ int replay(const conformance::ProviderSpec& spec, const World& initial,
     return 1;
 }
 
+// --check-reuse=N: the proof that reusing host memory changes no verdict. The sequences of
+// seeds 1..N each run twice, alternating: alone on a fresh arena (as shrinking and replays run
+// them) and as the search runs them (parked, judged, their arena rewound for the next one).
+// Both runs must end the same way (passed, or failed with the same finding) with the same log:
+// every call and every answer the provider gave. A reused run that differs is tried twice more
+// (a provider's timing can change one run; reuse would change all); exit status 1 when it
+// differed all three times. With
+// --fresh-hosts the second run has a fresh arena too: the control (what differs then is the
+// provider's own timing, as with a timing fault, not reuse).
+int check_reuse(const conformance::ProviderSpec& spec, const World& initial,
+                PropertyOptions options, size_t count) {
+    QuietPeriods quiet_periods;
+    // One run: how it ended ("" = passed, else the failure's description) and its log.
+    auto run = [&](const rc::state::Commands<Command>& commands, bool reused, size_t seed) {
+        std::pair<std::string, std::vector<std::string>> out;
+        options.log = &out.second;
+        try {
+            run_sequence(spec, initial, commands, options, nullptr, nullptr,
+                         reused ? &quiet_periods : nullptr, seed);
+            if (reused)
+                if (auto late = quiet_periods.judge(true)) out.first = late->description;
+        } catch (const rc::detail::CaseResult& failure) {
+            out.first = failure.description;
+        }
+        if (!out.first.empty()) out.second.clear();  // the description has the log
+        // Buffer addresses (mmap's) differ between any two runs, fresh or not: not compared.
+        static const std::regex address("0x7f[0-9a-f]{10}");
+        out.first = std::regex_replace(out.first, address, "0x(buffer address)");
+        for (auto& line : out.second)
+            line = std::regex_replace(line, address, "0x(buffer address)");
+        return out;
+    };
+    size_t differences = 0, timing = 0, failed = 0;
+    for (size_t seed = 1; seed <= count; ++seed) {
+        const auto commands = sequence(initial, seed);
+        const auto fresh = run(commands, false, seed);
+        failed += !fresh.first.empty();
+        const auto reused = run(commands, true, seed);
+        if (reused == fresh) continue;
+        // A provider's own timing (a timing fault, a completion polled a little later) can
+        // change a run; reuse would change every one: the reused run gets two more tries.
+        bool agreed = false;
+        for (int again = 0; again < 2 && !agreed; ++again)
+            agreed = run(commands, true, seed) == fresh;
+        if (agreed) {
+            ++timing;
+            continue;
+        }
+        ++differences;
+        std::cout << "sequence seed " << seed << ": fresh and reused host memory differ\n"
+                  << "fresh:\n"
+                  << fresh.first;
+        for (const auto& line : fresh.second)
+            std::cout << "  " << line << "\n";
+        std::cout << "reused (the third try):\n" << reused.first;
+        for (const auto& line : reused.second)
+            std::cout << "  " << line << "\n";
+    }
+    std::cout << count << " sequences of " << kCalls << " calls run on fresh and on reused host "
+              << "memory (" << quiet_periods.hosts_made() << " arenas made, "
+              << quiet_periods.hosts_reused() << " runs on a rewound one): " << differences
+              << " differed three times, " << timing << " differed once and then agreed, " << failed
+              << " failed\n";
+    return differences || (options.reuse_hosts && quiet_periods.hosts_reused() == 0) ? 1 : 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -301,6 +368,8 @@ int main(int argc, char** argv) {
     std::vector<size_t> lengths{50};
     int jobs = 1;
     size_t replay_seed = 0;
+    size_t check_reuse_count = 0;
+    bool fresh_hosts = false;
     for (int i = 1; i < argc; ++i) {
         if (std::strncmp(argv[i], "--provider=", 11) == 0) {
             provider = argv[i] + 11;
@@ -308,6 +377,10 @@ int main(int argc, char** argv) {
             seconds = std::atof(argv[i] + 10);
         } else if (std::strncmp(argv[i], "--replay=", 9) == 0) {
             replay_seed = size_t(std::atol(argv[i] + 9));
+        } else if (std::strcmp(argv[i], "--fresh-hosts") == 0) {
+            fresh_hosts = true;
+        } else if (std::strncmp(argv[i], "--check-reuse=", 14) == 0) {
+            check_reuse_count = size_t(std::atol(argv[i] + 14));
         } else if (std::strncmp(argv[i], "--jobs=", 7) == 0) {
             jobs = std::max(1, std::atoi(argv[i] + 7));
         } else if (std::strncmp(argv[i], "--calls=", 8) == 0) {
@@ -322,19 +395,24 @@ int main(int argc, char** argv) {
         } else {
             std::cerr << "usage: " << argv[0]
                       << " [--provider=SPEC] [--seconds=S] [--calls=N[,N...]] [--jobs=N] "
-                         "[--replay=SEED]\n";
+                         "[--replay=SEED] [--check-reuse=N] [--fresh-hosts]\n";
             return 2;
         }
     }
     try {
         auto spec = conformance::parse_provider_specs(provider).at(0);
         PropertyOptions options;
+        options.reuse_hosts = !fresh_hosts;
         std::shared_ptr<const NDK_ADAPTER_INFO> info;
         {
             Session probe(spec, session_options(options));
             info = std::make_shared<NDK_ADAPTER_INFO>(probe.info());
         }
         const World initial = initial_world(info);
+        if (check_reuse_count) {
+            kCalls = lengths.at(0);
+            return check_reuse(spec, initial, options, check_reuse_count);
+        }
         if (replay_seed) {
             kCalls = lengths.at(0);
             return replay(spec, initial, options, replay_seed);

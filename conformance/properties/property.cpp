@@ -167,6 +167,7 @@ size_t run_sequence(const conformance::ProviderSpec& spec, const World& initial,
         laps.lap(&PhaseTimes::commands);
         sut->teardown(state);
         run = sut->commands_run();
+        if (options.log) *options.log = sut->lines();
         laps = Laps(options.times);  // the teardown timed itself
         if (sut->options.defer_quiet) {
             quiet_periods->park(std::move(session), std::move(sut), tag, std::move(host));

@@ -39,6 +39,9 @@ struct PropertyOptions {
     PhaseTimes* times = nullptr;  // SutOptions::times
     // The search's sequences reuse host memory (HostPool below); --ndkct_fresh_hosts: never.
     bool reuse_hosts = true;
+    // The log of each sequence run (the calls and their answers, as a failure prints them),
+    // filled once its teardown ran; for tests that compare runs (nullptr elsewhere).
+    std::vector<std::string>* log = nullptr;
 
     // --ndkct_seed=N --ndkct_tests=N --ndkct_size=N --ndkct_callback_ms=N --ndkct_drain_ms=N
     // --ndkct_quiet_us=N --ndkct_shrink_ms=N --ndkct_no_shrink --ndkct_waivers=FILE (repeatable),
