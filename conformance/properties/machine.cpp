@@ -141,7 +141,8 @@ std::ostream& operator<<(std::ostream& os, const SgePlan& s) {
 
 // ================= Sut =================
 
-Sut::Sut(Session& s, SutOptions o) : session(s), options(o) {
+Sut::Sut(Session& s, SutOptions o, std::array<platform::LockedBuffer, kBuffers> reused)
+    : session(s), options(o), buffers(std::move(reused)) {
     trap = std::make_unique<conformance::DispatchTrap>(session);
     trap->install(session.adapter());
     // A pattern per buffer, to see bytes move (made once: copying it is cheaper).
@@ -153,7 +154,7 @@ Sut::Sut(Session& s, SutOptions o) : session(s), options(o) {
         return p;
     }();
     for (uint32_t i = 0; i < kBuffers; ++i) {
-        buffers[i] = session.buffer(kBufferBytes);
+        if (buffers[i].empty()) buffers[i] = session.buffer(kBufferBytes);
         std::memcpy(buffers[i].data(), patterns[i].data(), kBufferBytes);
     }
 }

@@ -207,8 +207,13 @@ std::vector<std::string> failure_rules(const std::string& description);
 
 class Sut {
   public:
-    Sut(Session& session, SutOptions options = {});
+    // `reused`: the host buffers of an earlier Sut on the same (rewound) arena instead of new
+    // ones (HostPool, property.hpp); either way they get their patterns here.
+    Sut(Session& session, SutOptions options = {},
+        std::array<platform::LockedBuffer, kBuffers> reused = {});
     ~Sut();
+    // The host buffers, for the next Sut on the same arena (the Sut is done with them).
+    std::array<platform::LockedBuffer, kBuffers> take_buffers() { return std::move(buffers); }
 
     Session& session;
     SutOptions options;

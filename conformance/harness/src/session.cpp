@@ -544,7 +544,8 @@ Session::Session(const ProviderSpec& spec, SessionOptions options)
     : spec_(spec), options_(std::move(options)) {
     entry_ = &entry_points_for(spec);  // throws ProviderSpecError with the reason
     identity_ = entry_->GetProviderIdentity();
-    arena_ = std::make_unique<platform::Arena>(options_.arena_pages, spec.seed);
+    arena_ = options_.arena ? std::move(options_.arena)
+                            : std::make_shared<platform::Arena>(options_.arena_pages, spec.seed);
     const auto parsed = parsed_profile(
         options_.profile_override.empty() ? spec.profile : options_.profile_override);
     const spec::Profile& profile = parsed->profile;

@@ -51,6 +51,10 @@ struct SessionOptions {
     std::string profile_override;  // a profile name or file instead of the spec's
     // Record the session into a trace (capture_host.hpp); default: NDKCT_CAPTURE_DIR.
     std::optional<CaptureSettings> capture;
+    // Host memory to open the adapter over instead of a new arena of arena_pages pages for the
+    // spec's seed: one the caller kept and rewound (platform::Arena::rewind), so that it is what
+    // a fresh one would be (the property tests reuse arenas across sequences).
+    std::shared_ptr<platform::Arena> arena;
 };
 
 // A create's outcome: the status the call returned, and the object (inline or from the
@@ -421,7 +425,7 @@ class Session {
 
     ProviderSpec spec_;
     SessionOptions options_;
-    std::unique_ptr<platform::Arena> arena_;
+    std::shared_ptr<platform::Arena> arena_;
     std::unique_ptr<CaptureHost> capture_;  // between the Session and the provider, when on
     const NDKCT_PROVIDER_ENTRY_POINTS* entry_ = nullptr;
     const NDKCT_PROVIDER_IDENTITY* identity_ = nullptr;
