@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <iomanip>
 #include <map>
@@ -255,6 +256,8 @@ uint32_t Sut::remote_token(int mr) const {
 World initial_world(std::shared_ptr<const NDK_ADAPTER_INFO> info) {
     World w;
     w.info = std::move(info);
+    const char* peer = std::getenv("NDKCT_PEER");  // as waivers.cpp: a split run
+    w.two_nodes = peer && *peer;
     w.add({Kind::pd});
     Slot cq{Kind::cq};
     cq.depth = 256;  // Session::loopback_pair: CqDepth 256, two QPs of 64 + 64
@@ -266,6 +269,7 @@ World initial_world(std::shared_ptr<const NDK_ADAPTER_INFO> info) {
     qp.peer = 3;
     w.add(qp);
     qp.peer = 2;
+    if (w.two_nodes) qp.node = 1;  // the accepting side (Session::loopback_pair)
     w.add(qp);
     w.add({Kind::listener});
     w.add({Kind::connector});

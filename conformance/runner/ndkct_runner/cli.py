@@ -318,8 +318,11 @@ def run(argv):
         mine = [t for t in chosen if t["executable"] == exe]
         if not mine or interrupted or stopped:
             continue
+        extra = []  # --property-sequences: the property executable's own flag
+        if kind == "property" and args.property_sequences:
+            extra.append(f"--ndkct_tests={args.property_sequences}")
         runner = execute.Runner(exe, provider_arg, logs, args.timeout, known_rules, replay_prefix,
-                                provider.library(build), args.unresponsive_after)
+                                provider.library(build), args.unresponsive_after, extra)
         runners.append(runner)
         runner.run(mine, progress.started_test, on_result)
     progress.clear()
