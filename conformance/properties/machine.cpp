@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -13,6 +14,7 @@
 #include <thread>
 
 #include "ndkct/spec/status.hpp"
+#include "ndkct/twonode/split_provider.hpp"
 
 namespace ndkct::properties {
 
@@ -277,6 +279,14 @@ World initial_world(std::shared_ptr<const NDK_ADAPTER_INFO> info) {
     return w;
 }
 
+namespace {
+std::atomic<size_t> across_nodes{0};
+}  // namespace
+
+size_t sequences_across_nodes() {
+    return across_nodes.load();
+}
+
 void Sut::setup() {
     auto pair = session.loopback_pair();
     log("setup: NdkCreatePd: pd0, NdkCreateCq: cq1, NdkCreateQp(pd0, cq1, cq1): qp2, qp3, "
@@ -287,6 +297,7 @@ void Sut::setup() {
     if (!pair.connected)
         throw rc::detail::CaseResult(rc::detail::CaseResult::Type::Failure,
                                      "setup: the loopback pair did not connect: " + pair.problem);
+    if (twonode::crossed_nodes(session.adapter())) across_nodes.fetch_add(1);
     void* made[] = {pair.pd, pair.cq, pair.a, pair.b, pair.listener, pair.active, pair.passive};
     for (int i = 0; i < 7; ++i)
         place(i, made[i]);

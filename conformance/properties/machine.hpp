@@ -320,6 +320,9 @@ class Sut {
     std::chrono::steady_clock::time_point quiet_until_{};
 };
 
+// Two nodes (NDKCT_PEER): how many sequences' setup pair crossed to node B (the report's `nodes`).
+size_t sequences_across_nodes();
+
 // The world every sequence starts from (slots 0..6: pd0 cq1 qp2 qp3 listener4 connector5
 // connector6, the two QPs connected), for an adapter with these limits. On two nodes (NDKCT_PEER
 // set: two_nodes) qp3, which accepts, is on node B.
