@@ -318,9 +318,14 @@ def run(argv):
         mine = [t for t in chosen if t["executable"] == exe]
         if not mine or interrupted or stopped:
             continue
-        extra = []  # --property-sequences: the property executable's own flag
-        if kind == "property" and args.property_sequences:
-            extra.append(f"--ndkct_tests={args.property_sequences}")
+        extra = []  # the property executable's own flags
+        if kind == "property":
+            if args.property_sequences:
+                extra.append(f"--ndkct_tests={args.property_sequences}")
+            # A sequence that meets a known finding is discarded and counted there, and the
+            # search goes on (conformance/properties/waivers.hpp): a waiver at the level of the
+            # whole test would end the property at its first waived sequence.
+            extra += [f"--ndkct_waivers={os.path.abspath(p)}" for p in waiver_paths(args)]
         runner = execute.Runner(exe, provider_arg, logs, args.timeout, known_rules, replay_prefix,
                                 provider.library(build), args.unresponsive_after, extra)
         runners.append(runner)
