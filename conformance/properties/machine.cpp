@@ -3,7 +3,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <iomanip>
 #include <map>
@@ -12,6 +14,7 @@
 #include <thread>
 
 #include "ndkct/spec/status.hpp"
+#include "ndkct/twonode/split_provider.hpp"
 
 namespace ndkct::properties {
 
@@ -256,6 +259,8 @@ uint32_t Sut::remote_token(int mr) const {
 World initial_world(std::shared_ptr<const NDK_ADAPTER_INFO> info) {
     World w;
     w.info = std::move(info);
+    const char* peer = std::getenv("NDKCT_PEER");  // as waivers.cpp: a split run
+    w.two_nodes = peer && *peer;
     w.add({Kind::pd});
     Slot cq{Kind::cq};
     cq.depth = 256;  // Session::loopback_pair: CqDepth 256, two QPs of 64 + 64
@@ -267,11 +272,20 @@ World initial_world(std::shared_ptr<const NDK_ADAPTER_INFO> info) {
     qp.peer = 3;
     w.add(qp);
     qp.peer = 2;
+    if (w.two_nodes) qp.node = 1;  // the accepting side (Session::loopback_pair)
     w.add(qp);
     w.add({Kind::listener});
     w.add({Kind::connector});
     w.add({Kind::connector});
     return w;
+}
+
+namespace {
+std::atomic<size_t> across_nodes{0};
+}  // namespace
+
+size_t sequences_across_nodes() {
+    return across_nodes.load();
 }
 
 void Sut::setup() {
@@ -284,6 +298,7 @@ void Sut::setup() {
     if (!pair.connected)
         throw rc::detail::CaseResult(rc::detail::CaseResult::Type::Failure,
                                      "setup: the loopback pair did not connect: " + pair.problem);
+    if (twonode::crossed_nodes(session.adapter())) across_nodes.fetch_add(1);
     void* made[] = {pair.pd, pair.cq, pair.a, pair.b, pair.listener, pair.active, pair.passive};
     for (int i = 0; i < 7; ++i)
         place(i, made[i]);
