@@ -51,3 +51,7 @@ ndkct_property_bites(fr_fbo_past_page               FR-FBO-02       MemoryRegist
 ndkct_property_bites(fr_length_past_pages           FR-LEN-02       MemoryRegistration)
 ndkct_property_bites(fr_silent_makes_entry          FR-SILENT-01    MemoryRegistration)
 ndkct_property_bites(fr_remote_refused_on_remote_mr FR-ACC-03       MemoryRegistration)
+ndkct_property_bites(qp_inline_limit_halved         CQP-LIM-07      Lifetime)
+ndkct_property_bites(ifr_refuses_remote_access      IFR-RA-02       MemoryRegistration)
+ndkct_property_bites(fr_refuses_full_length         FR-LEN-01       MemoryRegistration)
+ndkct_property_bites(mr_refuses_partial_page_length RMR-LEN-03      MemoryRegistration)

@@ -200,13 +200,15 @@ Expectation Model::expect_call(const calls::RegisterMr& c) const {
     if (!o) return e;
     const auto& mr = std::get<MrState>(o->state);
     e.may_pend = e.may_lack_resources = true;  // RMR-ST-02, RMR-ST-03
-    e.success_rules = {"RMR-ST-01", "RMR-LEN-03"};
+    // RMR-LEN-03 first: it is the rule that says a valid Length must be accepted (RMR-ST-01 says
+    // what an inline success means).
+    e.success_rules = {"RMR-LEN-03", "RMR-ST-01"};
     if (c.flags & NDK_MR_FLAG_RDMA_READ_SINK)  // RMR-SINK-02/03: the flag is never the reason
         e.success_rules = {
             adapter_info(c.mr).AdapterFlags & NDK_ADAPTER_FLAG_RDMA_READ_SINK_NOT_REQUIRED
                 ? "RMR-SINK-02"
                 : "RMR-SINK-03",
-            "RMR-ST-01", "RMR-LEN-03"};
+            "RMR-LEN-03", "RMR-ST-01"};
     if (mr.indeterminate) {
         e.undefined = true;
         e.undefined_why = "the MR's state is unknown after an earlier consumer error";
@@ -342,6 +344,9 @@ Expectation Model::expect_call(const calls::InitializeFastRegisterMr& c) const {
     // A refusal of a count up to max(16, FRMRPageCount) breaks IFR-APC-04 first (above it,
     // success_rules is replaced below); IFR-RA-02 and IFR-ST-01 follow.
     e.success_rules = {"IFR-APC-04", "IFR-RA-02", "IFR-ST-01"};
+    // IFR-RA-02: RemoteAccess = TRUE must be accepted as FALSE is: a refusal of it names that
+    // promise first (a count beyond 16 is judged below, where success_rules is replaced).
+    if (c.remote_access) e.success_rules = {"IFR-RA-02", "IFR-APC-04", "IFR-ST-01"};
     if (mr.indeterminate) {
         e.undefined = true;
         return e;
@@ -799,6 +804,10 @@ Expectation Model::expect_call(const calls::FastRegister& c) const {
         RuleList rules;
         if (c.adapter_pages.size() > std::max<uint32_t>(16, adapter_info(c.mr).FRMRPageCount))
             rules.push_back("IFR-APC-01");
+        // FR-LEN-01 names its largest Length (the region ends exactly at the last page's end).
+        if (!c.adapter_pages.empty() && c.fbo < c.adapter_pages.size() * PAGE_SIZE &&
+            c.length == c.adapter_pages.size() * PAGE_SIZE - c.fbo)
+            rules.push_back("FR-LEN-01");
         if (c.flags & NDK_OP_FLAG_RDMA_READ_SINK)
             rules.push_back(adapter_info(c.mr).AdapterFlags &
                                     NDK_ADAPTER_FLAG_RDMA_READ_SINK_NOT_REQUIRED
