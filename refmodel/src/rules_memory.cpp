@@ -344,9 +344,6 @@ Expectation Model::expect_call(const calls::InitializeFastRegisterMr& c) const {
     // A refusal of a count up to max(16, FRMRPageCount) breaks IFR-APC-04 first (above it,
     // success_rules is replaced below); IFR-RA-02 and IFR-ST-01 follow.
     e.success_rules = {"IFR-APC-04", "IFR-RA-02", "IFR-ST-01"};
-    // IFR-RA-02: RemoteAccess = TRUE must be accepted as FALSE is: a refusal of it names that
-    // promise first (a count beyond 16 is judged below, where success_rules is replaced).
-    if (c.remote_access) e.success_rules = {"IFR-RA-02", "IFR-APC-04", "IFR-ST-01"};
     if (mr.indeterminate) {
         e.undefined = true;
         return e;
@@ -804,17 +801,19 @@ Expectation Model::expect_call(const calls::FastRegister& c) const {
         RuleList rules;
         if (c.adapter_pages.size() > std::max<uint32_t>(16, adapter_info(c.mr).FRMRPageCount))
             rules.push_back("IFR-APC-01");
-        // FR-LEN-01 names its largest Length (the region ends exactly at the last page's end).
-        if (!c.adapter_pages.empty() && c.fbo < c.adapter_pages.size() * PAGE_SIZE &&
-            c.length == c.adapter_pages.size() * PAGE_SIZE - c.fbo)
-            rules.push_back("FR-LEN-01");
         if (c.flags & NDK_OP_FLAG_RDMA_READ_SINK)
             rules.push_back(adapter_info(c.mr).AdapterFlags &
                                     NDK_ADAPTER_FLAG_RDMA_READ_SINK_NOT_REQUIRED
                                 ? "FR-SINK-02"
                                 : "FR-SINK-03");
+        // FR-LEN-01 names its largest Length (the region ends exactly at the last page's end):
+        // a refusal of exactly that Length breaks FR-LEN-01 before the general rules.
+        if (!c.adapter_pages.empty() && c.fbo < c.adapter_pages.size() * PAGE_SIZE &&
+            c.length == c.adapter_pages.size() * PAGE_SIZE - c.fbo)
+            rules.push_back("FR-LEN-01");
         for (const char* rule : e.success_rules)
-            rules.push_back(rule);
+            if (std::find(rules.begin(), rules.end(), std::string_view(rule)) == rules.end())
+                rules.push_back(rule);
         e.success_rules = rules;
     }
     // Flags (FR-FLG-01): the documented set, 0x80 per AMB-01, DEFER from 1.2.
