@@ -1021,9 +1021,11 @@ Expectation Model::expect_call(const calls::Bind& c) const {
                        NDK_OP_FLAG_ALLOW_REMOTE_READ | NDK_OP_FLAG_ALLOW_REMOTE_WRITE |
                        NDK_OP_FLAG_DEFER,
                    "NdkBind", "BND-07");
-    if ((c.flags & NDKCT_OP_FLAG_REMOTE_WRITE_BIT) && !(mr.region.access & kLocalWrite))  // BND-06
-        e.fail(STATUS_ACCESS_VIOLATION, {"BND-06"}, Strength::documented,
-               "a remote-write window on an MR without local write");
+    // BND-06; an MR that lets the bind succeed acts as if it had local write, which its
+    // registration did not grant: RMR-ACC-02 / FR-FLG-03 follow.
+    if ((c.flags & NDKCT_OP_FLAG_REMOTE_WRITE_BIT) && !(mr.region.access & kLocalWrite))
+        e.fail(STATUS_ACCESS_VIOLATION, {"BND-06", mr.fast_register ? "FR-FLG-03" : "RMR-ACC-02"},
+               Strength::documented, "a remote-write window on an MR without local write");
     if ((c.flags & NDK_OP_FLAG_ALLOW_REMOTE_READ) && !(mr.region.access & kRemoteRead) &&
         readings_.mw_remote_read_needs_mr_right)  // AMB-20
         e.fail(STATUS_ACCESS_VIOLATION, {"AMB-20"}, Strength::reading,
