@@ -42,9 +42,11 @@ def fault_rules(cmake_text):
 
 
 def property_bites(cmake_text):
-    """fault -> (rule, property, seed), from ndkct_property_bites(FAULT RULE PROPERTY [SEED])."""
-    return {m.group(1): (m.group(2), m.group(3), m.group(4) or "1") for m in re.finditer(
-        r"^\s*ndkct_property_bites\(\s*(\w+)\s+([A-Z][A-Z0-9-]*)\s+(\w+)(?:\s+(\d+))?\s*\)",
+    """fault -> (rules, property, seed), from ndkct_property_bites(FAULT RULE[,RULE...] PROPERTY
+    [SEED]) (a comma list: the rules the fault's own call breaks, any of which the property may
+    name)."""
+    return {m.group(1): (m.group(2).split(","), m.group(3), m.group(4) or "1") for m in re.finditer(
+        r"^\s*ndkct_property_bites\(\s*(\w+)\s+([A-Z][A-Z0-9,-]*)\s+(\w+)(?:\s+(\d+))?\s*\)",
         cmake_text, re.M)}
 
 
@@ -74,7 +76,7 @@ def main():
             problems.append(f"fault {fault} breaks {rule}, which the catalog does not have")
         if fault not in bites:
             problems.append(f"fault {fault} has no property bite (conformance/properties/bites.cmake)")
-        elif bites[fault][0] != rule:
+        elif rule not in bites[fault][0]:
             problems.append(f"fault {fault}: its property bite expects {bites[fault][0]}, "
                             f"its directed bite {rule}")
     for fault in sorted(set(bites) - set(faults)):
