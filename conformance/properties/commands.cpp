@@ -232,8 +232,11 @@ CreateQp::CreateQp(const World& w) : pd(w.pick(Kind::pd)) {
         *gen::inRange<uint32_t>(1, std::min<uint32_t>(info.MaxReceiveRequestSge, 4) + 1);
     shape.initiator_sge =
         *gen::inRange<uint32_t>(1, std::min<uint32_t>(info.MaxInitiatorRequestSge, 4) + 1);
-    shape.inline_size = *gen::weightedOneOf<uint32_t>(
-        {{3, gen::just<uint32_t>(0)}, {1, gen::inRange<uint32_t>(0, info.MaxInlineDataSize + 1)}});
+    // CQP-LIM-07: now and then the maximum itself, which is within the limit.
+    shape.inline_size =
+        *gen::weightedOneOf<uint32_t>({{3, gen::just<uint32_t>(0)},
+                                       {1, gen::inRange<uint32_t>(0, info.MaxInlineDataSize + 1)},
+                                       {1, gen::just<uint32_t>(uint32_t{info.MaxInlineDataSize})}});
     // Now and then one value one past the adapter's limit (CQP-LIM-01), or zero.
     switch (
         *gen::weightedElement<int>({{10, -1}, {1, 0}, {1, 1}, {1, 2}, {1, 3}, {1, 4}, {1, 5}})) {

@@ -463,6 +463,15 @@ Applied Model::apply(const Call& call, const Observed& observed) {
                 if (auto it = std::find(v.rules.begin(), v.rules.end(), "FR-ACC-03");
                     !v.warning && it != v.rules.end())
                     std::rotate(v.rules.begin(), it, it + 1);
+    // IFR-RA-02: RemoteAccess = TRUE must be accepted as FALSE is. STATUS_IMPLEMENTATION_LIMIT
+    // is the page's status for a page count the adapter does not support (IFR-APC-02/04 stay
+    // first); any other refusal of a RemoteAccess = TRUE initialization breaks IFR-RA-02 first.
+    if (const auto* ifr = std::get_if<calls::InitializeFastRegisterMr>(&call);
+        ifr && ifr->remote_access && observed.status != STATUS_IMPLEMENTATION_LIMIT)
+        for (auto& v : applied.verdict.violations)
+            if (auto it = std::find(v.rules.begin(), v.rules.end(), "IFR-RA-02");
+                !v.warning && it != v.rules.end())
+                std::rotate(v.rules.begin(), it, it + 1);
     if (e.undefined) {  // a consumer duty was broken: nothing to judge or apply...
         // ...but an accepted work request still leaves an entry, which is not judged (WR-10).
         if (is_work_request(call) && NT_SUCCESS(observed.status) &&

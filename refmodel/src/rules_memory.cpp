@@ -200,13 +200,15 @@ Expectation Model::expect_call(const calls::RegisterMr& c) const {
     if (!o) return e;
     const auto& mr = std::get<MrState>(o->state);
     e.may_pend = e.may_lack_resources = true;  // RMR-ST-02, RMR-ST-03
-    e.success_rules = {"RMR-ST-01", "RMR-LEN-03"};
+    // RMR-LEN-03 first: it is the rule that says a valid Length must be accepted (RMR-ST-01 says
+    // what an inline success means).
+    e.success_rules = {"RMR-LEN-03", "RMR-ST-01"};
     if (c.flags & NDK_MR_FLAG_RDMA_READ_SINK)  // RMR-SINK-02/03: the flag is never the reason
         e.success_rules = {
             adapter_info(c.mr).AdapterFlags & NDK_ADAPTER_FLAG_RDMA_READ_SINK_NOT_REQUIRED
                 ? "RMR-SINK-02"
                 : "RMR-SINK-03",
-            "RMR-ST-01", "RMR-LEN-03"};
+            "RMR-LEN-03", "RMR-ST-01"};
     if (mr.indeterminate) {
         e.undefined = true;
         e.undefined_why = "the MR's state is unknown after an earlier consumer error";
@@ -804,8 +806,14 @@ Expectation Model::expect_call(const calls::FastRegister& c) const {
                                     NDK_ADAPTER_FLAG_RDMA_READ_SINK_NOT_REQUIRED
                                 ? "FR-SINK-02"
                                 : "FR-SINK-03");
+        // FR-LEN-01 names its largest Length (the region ends exactly at the last page's end):
+        // a refusal of exactly that Length breaks FR-LEN-01 before the general rules.
+        if (!c.adapter_pages.empty() && c.fbo < c.adapter_pages.size() * PAGE_SIZE &&
+            c.length == c.adapter_pages.size() * PAGE_SIZE - c.fbo)
+            rules.push_back("FR-LEN-01");
         for (const char* rule : e.success_rules)
-            rules.push_back(rule);
+            if (std::find(rules.begin(), rules.end(), std::string_view(rule)) == rules.end())
+                rules.push_back(rule);
         e.success_rules = rules;
     }
     // Flags (FR-FLG-01): the documented set, 0x80 per AMB-01, DEFER from 1.2.
@@ -1013,9 +1021,11 @@ Expectation Model::expect_call(const calls::Bind& c) const {
                        NDK_OP_FLAG_ALLOW_REMOTE_READ | NDK_OP_FLAG_ALLOW_REMOTE_WRITE |
                        NDK_OP_FLAG_DEFER,
                    "NdkBind", "BND-07");
-    if ((c.flags & NDKCT_OP_FLAG_REMOTE_WRITE_BIT) && !(mr.region.access & kLocalWrite))  // BND-06
-        e.fail(STATUS_ACCESS_VIOLATION, {"BND-06"}, Strength::documented,
-               "a remote-write window on an MR without local write");
+    // BND-06; an MR that lets the bind succeed acts as if it had local write, which its
+    // registration did not grant: RMR-ACC-02 / FR-FLG-03 follow.
+    if ((c.flags & NDKCT_OP_FLAG_REMOTE_WRITE_BIT) && !(mr.region.access & kLocalWrite))
+        e.fail(STATUS_ACCESS_VIOLATION, {"BND-06", mr.fast_register ? "FR-FLG-03" : "RMR-ACC-02"},
+               Strength::documented, "a remote-write window on an MR without local write");
     if ((c.flags & NDK_OP_FLAG_ALLOW_REMOTE_READ) && !(mr.region.access & kRemoteRead) &&
         readings_.mw_remote_read_needs_mr_right)  // AMB-20
         e.fail(STATUS_ACCESS_VIOLATION, {"AMB-20"}, Strength::reading,

@@ -51,7 +51,9 @@ Expectation Model::expect_call(const calls::CreateQp& c) const {
     const Object* icq = require(e, c.initiator_cq, Kind::cq, "pInitiatorCq");
     if (!pd || !rcq || !icq) return e;
     e.may_pend = e.may_lack_resources = true;  // CQP-ST-02, CQP-ST-03
-    e.success_rules = {"CQP-ST-01", "CQP-LIM-07"};
+    // CQP-LIM-07 first: it is the rule that says a request within every limit must not be
+    // refused (CQP-ST-01 says what an inline success means).
+    e.success_rules = {"CQP-LIM-07", "CQP-ST-01"};
     if (rcq->adapter != pd->adapter || icq->adapter != pd->adapter)  // AMB-28
         e.fail(STATUS_INVALID_PARAMETER, {"AMB-28"}, Strength::reading,
                "a CQ belongs to another adapter");
