@@ -707,7 +707,7 @@ void Model::for_each_landing_qp(Visit&& visit) {
     for (size_t i = 0; i < landing_qps_.size();) {
         ObjectId id = landing_qps_[i];
         auto* q = state_mut<QpState>(id);
-        auto holds = [](const std::deque<Completion>& list) {
+        auto holds = [](const Fifo<Completion>& list) {
             return std::any_of(list.begin(), list.end(),
                                [](const Completion& c) { return !c.landings.empty(); });
         };
