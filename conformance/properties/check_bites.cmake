@@ -1,10 +1,12 @@
 # cmake -DPROGRAM=... -DPROVIDER=... -DFILTER=... -DRULE=... -DMAX_CALLS=N -DEVENTS=file
 #       [-DSEED=N] -P check_bites.cmake
 #
-# Passes only when the property run on a faulty provider fails with a failure that names RULE in
+# Passes only when the property run on a faulty provider fails with a failure that names RULE (or
+# one of RULE's comma-separated rules: the ones the fault's own call breaks) in
 # the structured rules the test executable reports (--ndkct_events: "failure_rules", never read
 # from message text) and the shrunk counterexample has at most MAX_CALLS calls after the setup.
 # Prints the run's output and the length found, for the record.
+cmake_policy(SET CMP0057 NEW)  # if(IN_LIST) in this script
 foreach(_var PROGRAM PROVIDER FILTER RULE MAX_CALLS EVENTS)
   if(NOT DEFINED ${_var})
     message(FATAL_ERROR "check_bites.cmake: -D${_var}=... is required")
@@ -13,6 +15,7 @@ endforeach()
 if(NOT DEFINED SEED)
   set(SEED 1)
 endif()
+string(REPLACE "," ";" _rules "${RULE}")
 file(REMOVE "${EVENTS}")
 execute_process(
   COMMAND ${PROGRAM} --provider=${PROVIDER} --gtest_filter=${FILTER} --ndkct_seed=${SEED}
@@ -51,8 +54,9 @@ foreach(_line IN LISTS _lines)
     math(EXPR _mlast "${_m} - 1")
     foreach(_j RANGE ${_mlast})
       string(JSON _rule GET "${_line}" failure_rules ${_i} ${_j})
-      if(_rule STREQUAL "${RULE}")
+      if(_rule IN_LIST _rules)
         set(_named TRUE)
+        set(_caught ${_rule})
       endif()
     endforeach()
   endforeach()
@@ -68,4 +72,4 @@ set(_calls ${CMAKE_MATCH_1})
 if(_calls GREATER MAX_CALLS)
   message(FATAL_ERROR "the counterexample has ${_calls} calls, more than ${MAX_CALLS}")
 endif()
-message("caught: ${RULE}, shrunk to ${_calls} calls after the setup")
+message("caught: ${_caught}, shrunk to ${_calls} calls after the setup")

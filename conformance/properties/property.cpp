@@ -164,6 +164,7 @@ PropertyOutcome check_property(const std::string& id, const conformance::Provide
     // passing without being run, so RapidCheck ends with the smallest failure found by then.
     std::optional<std::chrono::steady_clock::time_point> shrink_until;
     std::string last_failure;
+    bool last_run_failed = false;  // whether the last sequence run failed
     bool budget_spent = false;
     std::vector<size_t> waived(waivers.size());
     auto property = [&] {
@@ -173,6 +174,7 @@ PropertyOutcome check_property(const std::string& id, const conformance::Provide
             budget_spent = true;
             return;
         }
+        last_run_failed = false;
         try {
             if (each_own_quiet) {
                 run_sequence(spec, initial, sequence, options, &waivers, &waived);
@@ -184,6 +186,7 @@ PropertyOutcome check_property(const std::string& id, const conformance::Provide
         } catch (const rc::detail::CaseResult& failure) {
             if (failure.type != rc::detail::CaseResult::Type::Failure) throw;
             last_failure = failure.description;  // while shrinking: the smallest so far
+            last_run_failed = true;
             if (first_failure.empty()) {
                 first_failure = failure.description;
                 shrink_until = std::chrono::steady_clock::now() + options.shrink_budget;
@@ -251,18 +254,26 @@ PropertyOutcome check_property(const std::string& id, const conformance::Provide
     } else if (result.is<rc::detail::FailureResult>()) {
         const auto& failure = result.get<rc::detail::FailureResult>();
         outcome.sequences = failure.numSuccess;
-        // Cut short, RapidCheck's last word is a candidate that was not run: the smallest
-        // failure is the last one that ran.
-        outcome.message = budget_spent ? last_failure : failure.description;
+        // RapidCheck adopts every failing candidate while it shrinks, so the last failure that
+        // ran is the smallest one. It then runs that case once more to describe it; a failure
+        // that depends on timing may not come back on that run, and a shrink cut short by its
+        // budget ends on a candidate that was not run at all. Either way the description is the
+        // smallest failure's own, from the run in which it failed.
+        const bool rerun_passed = !budget_spent && !last_run_failed && !last_failure.empty();
+        outcome.message = last_failure.empty() ? failure.description : last_failure;
         outcome.rules = failure_rules(outcome.message);
         if (outcome.rules.empty()) outcome.rules = failure_rules(first_failure);
-        if (outcome.message.find("oracle:") == std::string::npos && !first_failure.empty())
+        if (last_failure.empty() && !first_failure.empty())  // a late failure that did not recur
             outcome.message +=
-                "\nthe shrunk case passed when replayed; the first failure (not shrunk) was:\n" +
+                "\nthe failure as first seen (not shrunk):\n" +
                 std::regex_replace(first_failure, std::regex("minimal sequence \\("), "sequence (");
         std::smatch m;
         if (std::regex_search(outcome.message, m, std::regex(R"(\((\d+) calls after setup\))")))
             outcome.shrunk_calls = std::stoi(m[1]);
+        if (rerun_passed)
+            outcome.message +=
+                "\nthe smallest case above did not fail again when RapidCheck ran it once more to "
+                "describe it: its failure depends on timing (replay it a few times)\n";
         if (budget_spent) {
             outcome.shrink_cut = true;
             outcome.message += "\nshrinking stopped at its budget of " +

@@ -45,7 +45,7 @@ CAUGHT = {fault: rules + ALSO.get(fault, []) for fault, rules in faults().items(
 # 10); a pending callback missing after 1 s (the faulty providers are the reference provider:
 # theirs come within milliseconds; the faults that never call back, callback_wrong_context and
 # close_keeps_connect, cost that much per replay); shrinking stops after 8 s
-# (irql_waits_for_callback blocks 2 s in every replay).
+# (irql_waits_for_callback blocks 1.5 s in every replay).
 SETTINGS = dict(max_examples=300, steps=10, callback_timeout=1.0, shrink_seconds=8)
 MAX_STEPS = 10
 

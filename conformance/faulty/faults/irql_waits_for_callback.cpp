@@ -1,7 +1,7 @@
 // NdkRegisterMr waits for the provider's callback thread to go idle (no CQ notification
 // running) before it registers. Called from inside a notification callback, where a kernel
-// consumer runs at DISPATCH_LEVEL, it waits for itself: here until a 2 s give-up (GEN-IRQL-01:
-// no blocking at DISPATCH_LEVEL).
+// consumer runs at DISPATCH_LEVEL, it waits for itself: here until a 1.5 s give-up, half again
+// the harness's 1 s watchdog (GEN-IRQL-01: no blocking at DISPATCH_LEVEL).
 #include <atomic>
 #include <chrono>
 #include <deque>
@@ -46,7 +46,7 @@ NTSTATUS create_cq(NDK_ADAPTER* adapter, ULONG depth, NDK_FN_CQ_NOTIFICATION_CAL
 NTSTATUS register_mr(NDK_MR* mr, MDL* mdl, SIZE_T length, ULONG flags,
                      NDK_FN_REQUEST_COMPLETION* completion, PVOID context) {
     // The fault: waits for the callback thread, which may be this very thread.
-    auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+    auto give_up = std::chrono::steady_clock::now() + std::chrono::milliseconds(1500);
     while (g_running > 0 && std::chrono::steady_clock::now() < give_up)
         std::this_thread::sleep_for(std::chrono::milliseconds(1));
     return base().mr.NdkRegisterMr(mr, mdl, length, flags, completion, context);
