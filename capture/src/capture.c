@@ -229,9 +229,10 @@ struct cap_lam_slot {
 
 struct _NDKCAP {
     NDKCAP_HOST host;
-    uint32_t flags;   /* NDKT_CAPTURE_* */
-    uint32_t options; /* NDKCAP_* */
-    PVOID memory;     /* everything, one allocation */
+    uint32_t flags;             /* NDKT_CAPTURE_* */
+    uint64_t untimed_functions; /* 1 << function: no timestamps outside callbacks */
+    uint32_t options;           /* NDKCAP_* */
+    PVOID memory;               /* everything, one allocation */
     SIZE_T memory_bytes;
     uint32_t registry_index;
     /* the ring */
@@ -646,6 +647,10 @@ NTSTATUS NdkCaptureOpen(const NDKCAP_HOST* Host, const NDKCAP_OPTIONS* Options,
                 (c->crc_table[t - 1][i] >> 8) ^ c->crc_table[0][c->crc_table[t - 1][i] & 0xFF];
     c->flags =
         (Host->Timestamp ? NDKT_CAPTURE_TIMES : 0u) | (Host->CurrentIrql ? NDKT_CAPTURE_IRQL : 0u);
+    if (Host->Timestamp && !(o.Flags & NDKCAP_ALL_TIMES)) {
+        c->flags |= NDKT_CAPTURE_DATA_PATH_UNTIMED;
+        c->untimed_functions = NDKT_DATA_PATH_FUNCTIONS;
+    }
     if (Host->MapPage && !(o.Flags & NDKCAP_NO_DIGESTS)) {
         c->flags |= NDKT_CAPTURE_DIGESTS;
         if (o.Flags & NDKCAP_SOURCE_BYTES) c->flags |= NDKT_CAPTURE_SOURCE_BYTES;
@@ -659,7 +664,7 @@ NTSTATUS NdkCaptureOpen(const NDKCAP_HOST* Host, const NDKCAP_OPTIONS* Options,
     put16(&out, NDKT_VERSION_MAJOR);
     put16(&out, NDKT_VERSION_MINOR);
     put32(&out, 0); /* header_bytes, at attach */
-    tlv_text(&out, NDKT_TAG_WRITER, "ndkct-capture 1.0");
+    tlv_text(&out, NDKT_TAG_WRITER, "ndkct-capture 1.1");
     tlv_text(&out, NDKT_TAG_PROVIDER_NAME, o.ProviderName);
     tlv_text(&out, NDKT_TAG_PROVIDER_VERSION, o.ProviderVersion);
     tlv_text(&out, NDKT_TAG_PROVIDER_DESCRIPTION, o.ProviderDescription);
@@ -1600,6 +1605,7 @@ struct cap_call {
     uint32_t outcome_at; /* entry-recorded: where the outcome goes in the body */
     uint32_t outcome_bytes;
     int has_back; /* the return was counted (call_back) */
+    int timed;    /* takes timestamps (NDKT_CAPTURE_DATA_PATH_UNTIMED) */
     uint64_t back, back_time;
 };
 
@@ -1608,7 +1614,7 @@ struct cap_call {
 static void call_back(struct cap_call* k) {
     if (k->has_back) return;
     k->back = add64(&k->c->clock, 1);
-    k->back_time = now(k->c);
+    k->back_time = k->timed ? now(k->c) : 0;
     k->has_back = 1;
 }
 
@@ -1628,8 +1634,10 @@ static int call_begin(struct cap_call* k, const void* handle, uint16_t function)
     k->kind = (uint16_t)(NDKT_KIND_CALL | function);
     k->has_back = 0;
     frame_enter(k->c, &k->f, k->kind, 0);
+    /* A data-path call outside callbacks goes untimed (NDKCAP_ALL_TIMES: every call timed). */
+    k->timed = !((k->c->untimed_functions >> function) & 1u) || k->f.flags != 0;
     k->r.seq = add64(&k->c->clock, 1);
-    k->r.time = now(k->c);
+    k->r.time = k->timed ? now(k->c) : 0;
     return 1;
 }
 
@@ -3760,6 +3768,7 @@ static int callback_begin(NDKCAP* c, struct cap_call* k, uint16_t callback, uint
     k->o = 0;
     k->kind = (uint16_t)(NDKT_KIND_CALLBACK | callback);
     k->has_back = 0;
+    k->timed = 1;
     frame_enter(c, &k->f, k->kind, 1);
     k->r.seq = add64(&c->clock, 1);
     k->r.time = now(c);

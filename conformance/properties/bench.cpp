@@ -27,6 +27,7 @@
 #include <cstdio>
 #include <cstring>
 #include <iostream>
+#include <regex>
 #include <sstream>
 
 #include "commands.hpp"
@@ -97,6 +98,7 @@ rc::state::Commands<Command> sequence(const World& initial, uint64_t seed) {
 // What one process's loop measured (trivially copyable: a child process writes it to a pipe).
 struct Tally {
     size_t sequences = 0, calls = 0, failed = 0;
+    size_t hosts_made = 0, hosts_reused = 0;  // host memory (QuietPeriods::take_host)
     double elapsed = 0, cpu = 0, generating = 0, judging = 0;
     PhaseTimes times;
     char first_failure[400] = "";
@@ -138,6 +140,8 @@ Tally run_loop(const conformance::ProviderSpec& spec, const World& initial, doub
     if (auto late = quiet_periods.judge(true)) note_failure(late->description, late->tag);
     t.judging += std::chrono::duration<double>(Clock::now() - judged_at).count();
     t.elapsed = std::chrono::duration<double>(Clock::now() - start).count();
+    t.hosts_made = quiet_periods.hosts_made();
+    t.hosts_reused = quiet_periods.hosts_reused();
     t.cpu = cpu_seconds() - cpu_at_start;
     return t;
 }
@@ -179,6 +183,8 @@ Tally run_jobs(const conformance::ProviderSpec& spec, const World& initial, doub
         sum.sequences += t.sequences;
         sum.calls += t.calls;
         sum.failed += t.failed;
+        sum.hosts_made += t.hosts_made;
+        sum.hosts_reused += t.hosts_reused;
         sum.elapsed = std::max(sum.elapsed, t.elapsed);
         sum.cpu += t.cpu;
         sum.generating += t.generating;
@@ -206,6 +212,9 @@ void measure(const std::string& what, const std::string& key, const conformance:
               << " (" << t.failed << " sequences stopped at a violation";
     if (t.failed) std::cout << "; the first: " << t.first_failure;
     std::cout << ")\n";
+    if (t.hosts_made)
+        std::cout << "  host memory: " << t.hosts_made << " arenas made, " << t.hosts_reused
+                  << " sequences on a rewound one\n";
     // Where the time went, per sequence (a sequence that stopped at a violation skips the rest).
     auto us = [&](double total) { return std::to_string(int(total / sequences * 1e6 + 0.5)); };
     std::cout << "  per sequence, us: generation " << us(t.generating) << ", session "
@@ -285,6 +294,72 @@ int replay(const conformance::ProviderSpec& spec, const World& initial,
     return 1;
 }
 
+// --check-reuse=N: the proof that reusing host memory changes no verdict. The sequences of
+// seeds 1..N each run twice, alternating: alone on a fresh arena (as shrinking and replays run
+// them) and as the search runs them (parked, judged, their arena rewound for the next one).
+// Both runs must end the same way (passed, or failed with the same finding) with the same log:
+// every call and every answer the provider gave. A reused run that differs is tried twice more
+// (a provider's timing can change one run; reuse would change all); exit status 1 when it
+// differed all three times. With
+// --fresh-hosts the second run has a fresh arena too: the control (what differs then is the
+// provider's own timing, as with a timing fault, not reuse).
+int check_reuse(const conformance::ProviderSpec& spec, const World& initial,
+                PropertyOptions options, size_t count) {
+    QuietPeriods quiet_periods;
+    // One run: how it ended ("" = passed, else the failure's description) and its log.
+    auto run = [&](const rc::state::Commands<Command>& commands, bool reused, size_t seed) {
+        std::pair<std::string, std::vector<std::string>> out;
+        options.log = &out.second;
+        try {
+            run_sequence(spec, initial, commands, options, nullptr, nullptr,
+                         reused ? &quiet_periods : nullptr, seed);
+            if (reused)
+                if (auto late = quiet_periods.judge(true)) out.first = late->description;
+        } catch (const rc::detail::CaseResult& failure) {
+            out.first = failure.description;
+        }
+        if (!out.first.empty()) out.second.clear();  // the description has the log
+        // Buffer addresses (mmap's) differ between any two runs, fresh or not: not compared.
+        static const std::regex address("0x7f[0-9a-f]{10}");
+        out.first = std::regex_replace(out.first, address, "0x(buffer address)");
+        for (auto& line : out.second)
+            line = std::regex_replace(line, address, "0x(buffer address)");
+        return out;
+    };
+    size_t differences = 0, timing = 0, failed = 0;
+    for (size_t seed = 1; seed <= count; ++seed) {
+        const auto commands = sequence(initial, seed);
+        const auto fresh = run(commands, false, seed);
+        failed += !fresh.first.empty();
+        const auto reused = run(commands, true, seed);
+        if (reused == fresh) continue;
+        // A provider's own timing (a timing fault, a completion polled a little later) can
+        // change a run; reuse would change every one: the reused run gets two more tries.
+        bool agreed = false;
+        for (int again = 0; again < 2 && !agreed; ++again)
+            agreed = run(commands, true, seed) == fresh;
+        if (agreed) {
+            ++timing;
+            continue;
+        }
+        ++differences;
+        std::cout << "sequence seed " << seed << ": fresh and reused host memory differ\n"
+                  << "fresh:\n"
+                  << fresh.first;
+        for (const auto& line : fresh.second)
+            std::cout << "  " << line << "\n";
+        std::cout << "reused (the third try):\n" << reused.first;
+        for (const auto& line : reused.second)
+            std::cout << "  " << line << "\n";
+    }
+    std::cout << count << " sequences of " << kCalls << " calls run on fresh and on reused host "
+              << "memory (" << quiet_periods.hosts_made() << " arenas made, "
+              << quiet_periods.hosts_reused() << " runs on a rewound one): " << differences
+              << " differed three times, " << timing << " differed once and then agreed, " << failed
+              << " failed\n";
+    return differences || (options.reuse_hosts && quiet_periods.hosts_reused() == 0) ? 1 : 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -293,6 +368,8 @@ int main(int argc, char** argv) {
     std::vector<size_t> lengths{50};
     int jobs = 1;
     size_t replay_seed = 0;
+    size_t check_reuse_count = 0;
+    bool fresh_hosts = false;
     for (int i = 1; i < argc; ++i) {
         if (std::strncmp(argv[i], "--provider=", 11) == 0) {
             provider = argv[i] + 11;
@@ -300,6 +377,10 @@ int main(int argc, char** argv) {
             seconds = std::atof(argv[i] + 10);
         } else if (std::strncmp(argv[i], "--replay=", 9) == 0) {
             replay_seed = size_t(std::atol(argv[i] + 9));
+        } else if (std::strcmp(argv[i], "--fresh-hosts") == 0) {
+            fresh_hosts = true;
+        } else if (std::strncmp(argv[i], "--check-reuse=", 14) == 0) {
+            check_reuse_count = size_t(std::atol(argv[i] + 14));
         } else if (std::strncmp(argv[i], "--jobs=", 7) == 0) {
             jobs = std::max(1, std::atoi(argv[i] + 7));
         } else if (std::strncmp(argv[i], "--calls=", 8) == 0) {
@@ -314,19 +395,24 @@ int main(int argc, char** argv) {
         } else {
             std::cerr << "usage: " << argv[0]
                       << " [--provider=SPEC] [--seconds=S] [--calls=N[,N...]] [--jobs=N] "
-                         "[--replay=SEED]\n";
+                         "[--replay=SEED] [--check-reuse=N] [--fresh-hosts]\n";
             return 2;
         }
     }
     try {
         auto spec = conformance::parse_provider_specs(provider).at(0);
         PropertyOptions options;
+        options.reuse_hosts = !fresh_hosts;
         std::shared_ptr<const NDK_ADAPTER_INFO> info;
         {
             Session probe(spec, session_options(options));
             info = std::make_shared<NDK_ADAPTER_INFO>(probe.info());
         }
         const World initial = initial_world(info);
+        if (check_reuse_count) {
+            kCalls = lengths.at(0);
+            return check_reuse(spec, initial, options, check_reuse_count);
+        }
         if (replay_seed) {
             kCalls = lengths.at(0);
             return replay(spec, initial, options, replay_seed);
@@ -357,6 +443,11 @@ int main(int argc, char** argv) {
             measure(
                 "provider " + provider + " (quiet period " + quiet + " judged across sequences)",
                 "amortized_quiet", spec, initial, seconds, options, true, 1);
+            PropertyOptions fresh = options;
+            fresh.reuse_hosts = false;
+            measure("provider " + provider + " (quiet period " + quiet +
+                        " judged across sequences, a fresh arena for each sequence)",
+                    "amortized_quiet_fresh_hosts", spec, initial, seconds, fresh, true, 1);
             if (jobs > 1)
                 measure("provider " + provider + " (quiet period " + quiet +
                             " judged across sequences)",

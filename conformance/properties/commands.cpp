@@ -81,6 +81,12 @@ int pick_remote(const World& w) {
 
 }  // namespace
 
+bool sgl_on(const World& w, const std::vector<SgePlan>& sgl, int node) {
+    for (const auto& s : sgl)
+        if (!w.usable_on(s.mr, node)) return false;
+    return true;
+}
+
 bool one_in(size_t n) {
     return *gen::weightedElement<bool>({{n - 1, false}, {1, true}});
 }
@@ -703,6 +709,8 @@ RemoteRequest::RemoteRequest(const World& w)
 void RemoteRequest::checkPreconditions(const World& w) const {
     RC_PRE(w.is(qp, Kind::qp) && sgl_valid(w, sgl) && w.is(remote, remote_kind));
     RC_PRE(!source_meets_target(w, sgl, remote, remote_offset));
+    // Two nodes: local SGEs on the QP's node, the remote range on its peer's (by the tokens).
+    RC_PRE(sgl_on(w, sgl, w.node_of(qp)) && w.usable_on(remote, w.far_node(qp)));
 }
 void RemoteRequest::show_call(std::ostream& os, const char* call) const {
     os << call << "(" << slot_name(Kind::qp, qp) << ", " << sgl_text(sgl)
@@ -753,6 +761,7 @@ Send::Send(const World& w) {
 }
 void Send::checkPreconditions(const World& w) const {
     RC_PRE(w.is(qp, Kind::qp) && sgl_valid(w, sgl));
+    RC_PRE(sgl_on(w, sgl, w.node_of(qp)));
 }
 void Send::show(std::ostream& os) const {
     os << "NdkSend(" << slot_name(Kind::qp, qp) << ", " << sgl_text(sgl) << ", Flags=0x" << std::hex
@@ -769,6 +778,7 @@ void Send::run(const World&, Sut& sut) const {
 Receive::Receive(const World& w) : qp(w.pick(Kind::qp)), sgl(*sge_list(w, true)) {}
 void Receive::checkPreconditions(const World& w) const {
     RC_PRE(w.is(qp, Kind::qp) && sgl_valid(w, sgl));
+    RC_PRE(sgl_on(w, sgl, w.node_of(qp)));
 }
 void Receive::show(std::ostream& os) const {
     os << "NdkReceive(" << slot_name(Kind::qp, qp) << ", " << sgl_text(sgl) << ")";
@@ -853,6 +863,17 @@ void Flush::run(const World&, Sut& sut) const {
 
 // ================= Deferred chains =================
 
+namespace {
+
+// What a chain's request settles (FastRegister and Bind: World::settle); nothing on one node.
+void settle_nodes(const Command& request, World& w) {
+    if (!w.two_nodes) return;
+    if (const auto* fr = dynamic_cast<const FastRegister*>(&request)) fr->apply(w);
+    if (const auto* b = dynamic_cast<const Bind*>(&request)) b->apply(w);
+}
+
+}  // namespace
+
 DeferredChain::DeferredChain(const World& w) : qp(w.pick(Kind::qp)) {
     const bool remote = !w.open_of(Kind::mr).empty() || !w.open_of(Kind::mw).empty();
     const bool mr = !w.open_of(Kind::mr).empty();
@@ -908,8 +929,23 @@ DeferredChain::DeferredChain(const World& w) : qp(w.pick(Kind::qp)) {
 
 void DeferredChain::checkPreconditions(const World& w) const {
     RC_PRE(!requests.empty());
+    if (!w.two_nodes) {
+        for (const auto& r : requests)
+            r->checkPreconditions(w);
+        return;
+    }
+    // Two nodes: a request after a fast registration or bind of the chain sees its MR or MW
+    // settled on the chain's node.
+    World after = w;
+    for (const auto& r : requests) {
+        r->checkPreconditions(after);
+        settle_nodes(*r, after);
+    }
+}
+
+void DeferredChain::apply(World& w) const {
     for (const auto& r : requests)
-        r->checkPreconditions(w);
+        settle_nodes(*r, w);
 }
 
 // DEFER-05 is the consumer's duty: a request of the chain skipped because the provider never
@@ -1138,6 +1174,7 @@ Accept::Accept(const World& w)
 
 void Accept::apply(World& w) const {
     w.slots[qp].connected = true;
+    if (w.two_nodes) w.slots[qp].node = 1;  // the accepting QP is made on node B
     w.slots[connector].handshake = Handshake::accepted;
     const int peer = w.slots[connector].peer;
     if (w.is(peer, Kind::connector) && w.slots[peer].handshake == Handshake::connecting) {
@@ -1276,7 +1313,7 @@ std::string CloseObject::call(Sut& sut) const {
     void* o = sut.object<void>(slot);
     if (kind == Kind::cq && !Session::in_hook()) sut.await_notifications({o});
     NTSTATUS s = sut.session.close_async(o);
-    if (s == STATUS_PENDING) sut.closing.push_back(o);
+    if (s == STATUS_PENDING) sut.close_pending(o);
     sut.objects[slot] = nullptr;  // never touched again (the World closed it too)
     if (kind == Kind::mr || kind == Kind::mw) sut.mrs[slot].registered = false;
     return answer(s);
@@ -1419,7 +1456,8 @@ void CallFromNotification::run(const World&, Sut& sut) const {
         shared->waiting = false;
         shared->answer = make_call();
         shared->ran = true;
-        if (closes_cq && std::find(sut.closing.begin(), sut.closing.end(), c) != sut.closing.end())
+        if (closes_cq && std::any_of(sut.closing.begin(), sut.closing.end(),
+                                     [c](const Sut::Closing& x) { return x.object == c; }))
             std::this_thread::sleep_for(kCallbackLinger);
         shared->called.notify_all();
     });

@@ -38,6 +38,8 @@ rc::Gen<std::vector<SgePlan>> sge_list(const World& w, bool receive = false);
 // Whether two SGE lists share host bytes (by the regions their MRs' RegisterMr described). A
 // transfer whose source and target overlap leaves bytes that depend on the order the device
 // copies in, which no page fixes; the oracle does not settle it, so transfers never do (README).
+// Two nodes: every MR of the SGEs can be used on `node` (World::usable_on).
+bool sgl_on(const World& w, const std::vector<SgePlan>& sgl, int node);
 bool sources_meet(const World& w, const std::vector<SgePlan>& a, const std::vector<SgePlan>& b);
 
 // ---- Adapter ----
@@ -232,7 +234,9 @@ struct FastRegister : Command {
     explicit FastRegister(const World& w);
     void checkPreconditions(const World& w) const override {
         RC_PRE(w.is(qp, Kind::qp) && w.is(mr, Kind::mr) && w.is(lam, Kind::lam));
+        RC_PRE(w.usable_on(mr, w.node_of(qp)));  // two nodes: the MR's registration is there
     }
+    void apply(World& w) const override { w.settle(mr, qp); }
     void run(const World& w, Sut& sut) const override;
     void show(std::ostream& os) const override;
 };
@@ -281,6 +285,7 @@ struct Invalidate : Command {
     explicit Invalidate(const World& w);
     void checkPreconditions(const World& w) const override {
         RC_PRE(w.is(qp, Kind::qp) && w.is(target, target_kind));
+        RC_PRE(w.usable_on(target, w.node_of(qp)));
     }
     void run(const World& w, Sut& sut) const override;
     void show(std::ostream& os) const override {
@@ -297,7 +302,9 @@ struct Bind : Command {
     explicit Bind(const World& w);
     void checkPreconditions(const World& w) const override {
         RC_PRE(w.is(qp, Kind::qp) && w.is(mr, Kind::mr) && w.is(mw, Kind::mw));
+        RC_PRE(w.usable_on(mr, w.node_of(qp)) && w.usable_on(mw, w.node_of(qp)));
     }
+    void apply(World& w) const override { w.settle(mw, qp); }
     void run(const World& w, Sut& sut) const override;
     void show(std::ostream& os) const override {
         os << "NdkBind(" << slot_name(Kind::qp, qp) << ", " << slot_name(Kind::mr, mr) << ", "
@@ -401,6 +408,8 @@ struct DeferredChain : Command {
     std::vector<std::shared_ptr<const Command>> requests;  // all on qp; the last without DEFER
     explicit DeferredChain(const World& w);
     void checkPreconditions(const World& w) const override;
+    // Two nodes: the fast registrations and binds of the chain settle their MRs and MWs.
+    void apply(World& w) const override;
     void run(const World& w, Sut& sut) const override;
     void show(std::ostream& os) const override;
 };
@@ -462,6 +471,7 @@ struct Connect : Command {
     }
     void apply(World& w) const override {
         w.slots[active_qp].connected = w.slots[passive_qp].connected = true;
+        if (w.two_nodes) w.slots[passive_qp].node = 1;  // the accepting QP is made on node B
         w.slots[active_qp].peer = int16_t(passive_qp);
         w.slots[passive_qp].peer = int16_t(active_qp);
         w.add({Kind::listener});

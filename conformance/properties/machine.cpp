@@ -3,7 +3,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <iomanip>
 #include <map>
@@ -12,6 +14,7 @@
 #include <thread>
 
 #include "ndkct/spec/status.hpp"
+#include "ndkct/twonode/split_provider.hpp"
 
 namespace ndkct::properties {
 
@@ -141,7 +144,8 @@ std::ostream& operator<<(std::ostream& os, const SgePlan& s) {
 
 // ================= Sut =================
 
-Sut::Sut(Session& s, SutOptions o) : session(s), options(o) {
+Sut::Sut(Session& s, SutOptions o, std::array<platform::LockedBuffer, kBuffers> reused)
+    : session(s), options(o), buffers(std::move(reused)) {
     trap = std::make_unique<conformance::DispatchTrap>(session);
     trap->install(session.adapter());
     // A pattern per buffer, to see bytes move (made once: copying it is cheaper).
@@ -153,7 +157,7 @@ Sut::Sut(Session& s, SutOptions o) : session(s), options(o) {
         return p;
     }();
     for (uint32_t i = 0; i < kBuffers; ++i) {
-        buffers[i] = session.buffer(kBufferBytes);
+        if (buffers[i].empty()) buffers[i] = session.buffer(kBufferBytes);
         std::memcpy(buffers[i].data(), patterns[i].data(), kBufferBytes);
     }
 }
@@ -255,6 +259,8 @@ uint32_t Sut::remote_token(int mr) const {
 World initial_world(std::shared_ptr<const NDK_ADAPTER_INFO> info) {
     World w;
     w.info = std::move(info);
+    const char* peer = std::getenv("NDKCT_PEER");  // as waivers.cpp: a split run
+    w.two_nodes = peer && *peer;
     w.add({Kind::pd});
     Slot cq{Kind::cq};
     cq.depth = 256;  // Session::loopback_pair: CqDepth 256, two QPs of 64 + 64
@@ -266,11 +272,20 @@ World initial_world(std::shared_ptr<const NDK_ADAPTER_INFO> info) {
     qp.peer = 3;
     w.add(qp);
     qp.peer = 2;
+    if (w.two_nodes) qp.node = 1;  // the accepting side (Session::loopback_pair)
     w.add(qp);
     w.add({Kind::listener});
     w.add({Kind::connector});
     w.add({Kind::connector});
     return w;
+}
+
+namespace {
+std::atomic<size_t> across_nodes{0};
+}  // namespace
+
+size_t sequences_across_nodes() {
+    return across_nodes.load();
 }
 
 void Sut::setup() {
@@ -283,6 +298,7 @@ void Sut::setup() {
     if (!pair.connected)
         throw rc::detail::CaseResult(rc::detail::CaseResult::Type::Failure,
                                      "setup: the loopback pair did not connect: " + pair.problem);
+    if (twonode::crossed_nodes(session.adapter())) across_nodes.fetch_add(1);
     void* made[] = {pair.pd, pair.cq, pair.a, pair.b, pair.listener, pair.active, pair.passive};
     for (int i = 0; i < 7; ++i)
         place(i, made[i]);
@@ -385,13 +401,13 @@ void Sut::teardown(const World& w) {
     for (size_t i = w.slots.size(); i-- > 0;) {
         void* o = w.slots[i].open && w.slots[i].kind != Kind::lam ? object<void>(int(i)) : nullptr;
         if (!o) continue;
-        if (session.close_async(o) == STATUS_PENDING) closing.push_back(o);
+        if (session.close_async(o) == STATUS_PENDING) close_pending(o);
         objects[i] = nullptr;
         reap_closes();
     }
-    session.close_all();     // anything the slots do not know of
-    for (void* o : closing)  // what the oracle still counts open: awaited all the same
-        session.wait_close(o);
+    session.close_all();              // anything the slots do not know of
+    for (const Closing& c : closing)  // what the oracle still counts open: awaited all the same
+        session.wait_close(c.object);
     closing.clear();
     check("teardown: NdkCloseObject of every object");
     for (auto& lam : lams)
@@ -469,16 +485,19 @@ void Sut::reap_closes() {
     // A connect or accept pending on a connector the consumer closed: the close cancels it
     // (CLOSE-08), and its completion is what the close waits for (CLOSE-03).
     for (size_t i = handshakes.size(); i-- > 0;)
-        if (!object<void>(handshakes[i].slot)) await_handshake(handshakes[i].slot);
+        if (!object<void>(handshakes[i].slot) ||
+            session.handshake_came(static_cast<NDK_CONNECTOR*>(handshakes[i].connector),
+                                   handshakes[i].accept))
+            await_handshake(handshakes[i].slot);
     for (bool progress = true; progress && !closing.empty();) {
         progress = false;
         for (size_t i = 0; i < closing.size(); ++i) {
             bool can_finish = session.with_oracle([&](model::Model& m) {
-                const model::Object* o = m.find(session.id(closing[i]));
+                const model::Object* o = m.find(closing[i].id);
                 return !o || (o->open_successors == 0 && o->pending_requests == 0);
             });
             if (!can_finish) continue;
-            session.wait_close(closing[i]);
+            session.wait_close(closing[i].object);
             closing.erase(closing.begin() + long(i));
             progress = true;
             break;

@@ -71,6 +71,11 @@ struct Slot {
     // their queue depths). CQ-STATUS-04 is the consumer's duty: CQs are sized for every
     // outstanding request, so a generated QP only goes to CQs with room for its depths.
     uint32_t depth = 0, committed = 0;
+    // Two nodes (World::two_nodes): a QP's node, 1 once it took the passive side of a connection
+    // (the split provider makes the accepting QP on node B); a fast-register MR's or an MW's, the
+    // node of the QP that first fast-registered or bound it (-1: none yet). A registration exists
+    // on its node only (conformance/twonode README, "What two nodes cannot be").
+    int8_t node = -1;
 };
 
 // Host memory every run has: kBuffers locked buffers of kBufferPages pages.
@@ -82,6 +87,34 @@ constexpr uint32_t kBufferBytes = kBufferPages * PAGE_SIZE;
 struct World {
     std::vector<Slot> slots;
     std::shared_ptr<const NDK_ADAPTER_INFO> info;
+    // The run is split across two nodes (NDKCT_PEER, conformance/twonode): an MR or MW a QP
+    // registered or bound is used through QPs of that node locally and through the other node's
+    // QPs remotely (by its tokens). On one node every check below holds and nothing is settled,
+    // so generation and shrinking are as they were.
+    bool two_nodes = false;
+    int node_of(int qp) const {  // 0: node A, 1: node B
+        return two_nodes && size_t(qp) < slots.size() && slots[qp].node == 1 ? 1 : 0;
+    }
+    // The node a QP's RDMA reaches: its peer's (an unpaired QP's requests cross the link too).
+    int far_node(int qp) const {
+        if (!two_nodes || size_t(qp) >= slots.size()) return 0;
+        const int peer = slots[qp].peer;
+        return peer >= 0 && size_t(peer) < slots.size() && slots[peer].kind == Kind::qp
+                   ? node_of(peer)
+                   : 1 - node_of(qp);
+    }
+    // Whether an MR or MW slot can be used on `node` (not yet settled: on either).
+    bool usable_on(int slot, int node) const {
+        if (!two_nodes || slot < 0 || size_t(slot) >= slots.size()) return true;
+        return slots[slot].node < 0 || slots[slot].node == node;
+    }
+    // A fast registration or bind through `qp` settles its MR or MW on the QP's node.
+    void settle(int slot, int qp) {
+        if (!two_nodes || slot < 0 || size_t(slot) >= slots.size() || slots[slot].node >= 0) return;
+        const Slot& s = slots[slot];
+        if (s.kind == Kind::mw || (s.kind == Kind::mr && s.fast))
+            slots[slot].node = int8_t(node_of(qp));
+    }
 
     bool is(int slot, Kind kind) const {
         return slot >= 0 && size_t(slot) < slots.size() && slots[slot].open &&
@@ -207,8 +240,13 @@ std::vector<std::string> failure_rules(const std::string& description);
 
 class Sut {
   public:
-    Sut(Session& session, SutOptions options = {});
+    // `reused`: the host buffers of an earlier Sut on the same (rewound) arena instead of new
+    // ones (HostPool, property.hpp); either way they get their patterns here.
+    Sut(Session& session, SutOptions options = {},
+        std::array<platform::LockedBuffer, kBuffers> reused = {});
     ~Sut();
+    // The host buffers, for the next Sut on the same arena (the Sut is done with them).
+    std::array<platform::LockedBuffer, kBuffers> take_buffers() { return std::move(buffers); }
 
     Session& session;
     SutOptions options;
@@ -217,10 +255,19 @@ class Sut {
     std::vector<std::unique_ptr<conformance::LamResult>> lams;  // by slot
     std::array<platform::LockedBuffer, kBuffers> buffers;
     std::vector<platform::MdlChain> chains;  // every chain handed to the provider stays alive
-    std::vector<void*> closing;              // closes that returned STATUS_PENDING
+    // Closes that returned STATUS_PENDING, with the oracle's ID of the object: once its close
+    // has come the provider may give its address to a new object before the close is reaped.
+    struct Closing {
+        void* object;
+        model::ObjectId id;
+    };
+    std::vector<Closing> closing;
+    void close_pending(void* object) { closing.push_back({object, session.id(object)}); }
     // A connect or accept a handshake command left pending (StartConnect, Accept). The step that
     // answers it awaits it (Accept the connect, CompleteConnect the accept); otherwise it is
-    // awaited once its connector is closed, since the close cancels it (CLOSE-08).
+    // awaited once its connector is closed, since the close cancels it (CLOSE-08), or as soon as
+    // its callback has come: the oracle must see it before any completion that came after it (a
+    // refused connect releases its QP, whose close may then complete: CLOSE-02).
     struct PendingHandshake {
         int slot;
         void* connector;
@@ -287,8 +334,12 @@ class Sut {
     std::chrono::steady_clock::time_point quiet_until_{};
 };
 
+// Two nodes (NDKCT_PEER): how many sequences' setup pair crossed to node B (the report's `nodes`).
+size_t sequences_across_nodes();
+
 // The world every sequence starts from (slots 0..6: pd0 cq1 qp2 qp3 listener4 connector5
-// connector6, the two QPs connected), for an adapter with these limits.
+// connector6, the two QPs connected), for an adapter with these limits. On two nodes (NDKCT_PEER
+// set: two_nodes) qp3, which accepts, is on node B.
 World initial_world(std::shared_ptr<const NDK_ADAPTER_INFO> info);
 
 using Command = rc::state::Command<World, Sut>;

@@ -41,6 +41,7 @@ class Properties : public ::testing::TestWithParam<ProviderSpec> {
         } catch (const std::exception& error) {
             FAIL() << "cannot open the provider or read its waivers: " << error.what();
         }
+        if (sequences_across_nodes() > 0) RecordProperty("nodes", 2);  // conformance/twonode
         for (const auto& line : outcome.waived)
             std::cout << "[ ndkct  ] " << id << ": " << line << "\n";
         if (!outcome.waived.empty()) {

@@ -52,6 +52,7 @@ const PropertyOptions& PropertyOptions::from_command_line() {
             if (number_flag(arg, "ndkct_shrink_ms", v))
                 o.shrink_budget = std::chrono::milliseconds(v);
             if (arg == "--ndkct_no_shrink") o.shrink = false;
+            if (arg == "--ndkct_fresh_hosts") o.reuse_hosts = false;
             if (arg.rfind("--ndkct_waivers=", 0) == 0) o.waiver_files.push_back(arg.substr(16));
         }
         return o;
@@ -70,8 +71,37 @@ QuietPeriods::~QuietPeriods() {
     clear();
 }
 
-void QuietPeriods::park(std::unique_ptr<Session> session, std::unique_ptr<Sut> sut, size_t tag) {
-    parked_.push_back({std::move(session), std::move(sut), tag});
+void QuietPeriods::park(std::unique_ptr<Session> session, std::unique_ptr<Sut> sut, size_t tag,
+                        Host host) {
+    parked_.push_back({std::move(session), std::move(sut), tag, std::move(host)});
+}
+
+Host QuietPeriods::take_host(const conformance::ProviderSpec& spec,
+                             const PropertyOptions& options) {
+    if (!hosts_.empty()) {
+        Host host = std::move(hosts_.back());
+        hosts_.pop_back();
+        ++hosts_reused_;
+        return host;
+    }
+    // What a fresh Session and Sut make: the arena for the spec's seed, then the Sut's buffers.
+    Host host;
+    host.arena = std::make_shared<platform::Arena>(session_options(options).arena_pages, spec.seed);
+    for (auto& buffer : host.buffers)
+        buffer = host.arena->allocate(kBufferBytes);
+    host.mark = host.arena->mark();
+    ++hosts_made_;
+    return host;
+}
+
+void QuietPeriods::recycle(Parked& p) {
+    if (!p.host.arena) return;
+    p.host.buffers = p.sut->take_buffers();
+    p.sut.reset();  // before its Session
+    p.session.reset();
+    // Only this pool holds the arena now, and nothing but the buffers is in use (rewind checks).
+    if (p.host.arena.use_count() == 1 && p.host.arena->rewind(p.host.mark))
+        hosts_.push_back(std::move(p.host));
 }
 
 std::optional<QuietPeriods::Late> QuietPeriods::judge(bool all) {
@@ -86,7 +116,9 @@ std::optional<QuietPeriods::Late> QuietPeriods::judge(bool all) {
             // A waived finding discards its sequence (counted as waived): nothing to report.
             if (failure.type == rc::detail::CaseResult::Type::Failure)
                 return Late{p.tag, failure.description};
+            continue;  // its arena is not reused
         }
+        recycle(p);  // a clean sequence: its host memory serves the next one
     }
     return std::nullopt;
 }
@@ -105,16 +137,25 @@ size_t run_sequence(const conformance::ProviderSpec& spec, const World& initial,
     Laps laps(options.times);
     size_t run = 0;
     {
-        auto session = std::make_unique<Session>(spec, session_options(options));
+        // Host memory reused only where the quiet period is judged later (the search): a clean
+        // sequence's arena goes back to the pool once judged (QuietPeriods::recycle).
+        const bool defer_quiet = quiet_periods != nullptr && options.quiet.count() > 0;
+        Host host;
+        if (defer_quiet && options.reuse_hosts &&
+            conformance::CaptureSettings::from_environment().directory.empty())
+            host = quiet_periods->take_host(spec, options);
+        conformance::SessionOptions session_opts = session_options(options);
+        session_opts.arena = host.arena;
+        auto session = std::make_unique<Session>(spec, std::move(session_opts));
         laps.lap(&PhaseTimes::session);
         SutOptions sut_options;
         sut_options.drain_timeout = options.drain_timeout;
         sut_options.quiet = options.quiet;
-        sut_options.defer_quiet = quiet_periods != nullptr && options.quiet.count() > 0;
+        sut_options.defer_quiet = defer_quiet;
         sut_options.times = options.times;
         sut_options.waivers = waivers;
         sut_options.waived = waived;
-        auto sut = std::make_unique<Sut>(*session, sut_options);
+        auto sut = std::make_unique<Sut>(*session, sut_options, std::move(host.buffers));
         laps.lap(&PhaseTimes::buffers);
         sut->setup();
         laps.lap(&PhaseTimes::setup);
@@ -126,9 +167,10 @@ size_t run_sequence(const conformance::ProviderSpec& spec, const World& initial,
         laps.lap(&PhaseTimes::commands);
         sut->teardown(state);
         run = sut->commands_run();
+        if (options.log) *options.log = sut->lines();
         laps = Laps(options.times);  // the teardown timed itself
         if (sut->options.defer_quiet) {
-            quiet_periods->park(std::move(session), std::move(sut), tag);
+            quiet_periods->park(std::move(session), std::move(sut), tag, std::move(host));
         } else {
             sut.reset();  // before its Session
         }

@@ -37,6 +37,11 @@ struct PropertyOptions {
     // Waiver files (conformance/waivers format): the provider's known findings (waivers.hpp).
     std::vector<std::string> waiver_files;
     PhaseTimes* times = nullptr;  // SutOptions::times
+    // The search's sequences reuse host memory (HostPool below); --ndkct_fresh_hosts: never.
+    bool reuse_hosts = true;
+    // The log of each sequence run (the calls and their answers, as a failure prints them),
+    // filled once its teardown ran; for tests that compare runs (nullptr elsewhere).
+    std::vector<std::string>* log = nullptr;
 
     // --ndkct_seed=N --ndkct_tests=N --ndkct_size=N --ndkct_callback_ms=N --ndkct_drain_ms=N
     // --ndkct_quiet_us=N --ndkct_shrink_ms=N --ndkct_no_shrink --ndkct_waivers=FILE (repeatable),
@@ -61,6 +66,24 @@ struct PropertyOutcome {
 PropertyOutcome check_property(const std::string& id, const conformance::ProviderSpec& spec,
                                const CommandGen& commands, const PropertyOptions& options);
 
+// Host memory kept across the search's sequences: an arena and the Sut's buffers on it, made
+// once instead of per sequence (a memfd, its mapping, and every buffer page mapped on its own:
+// a third of a sequence's fixed cost). Fresh-equivalence: a sequence that ended cleanly (its
+// teardown and its quiet period judged without a finding) has closed its adapter and released
+// every buffer but the Sut's; its arena is then rewound to the mark taken right after those
+// buffers were made (platform::Arena::rewind: every page zeroed, placement's random sequence
+// put back; refused when any other page is still in use), and the Sut copies the buffers'
+// patterns in again. The next sequence's provider gets an arena whose pages, PFNs in use and
+// bytes are those of a fresh arena of the same seed after the same allocations; only virtual
+// addresses differ, as between two fresh ones. A sequence that failed, was waived, or whose
+// quiet period saw anything drops its arena; shrinking and replays never reuse (each sequence
+// as it would run alone), and with capture on (NDKCT_CAPTURE_DIR) nothing is reused.
+struct Host {
+    std::shared_ptr<platform::Arena> arena;
+    std::array<platform::LockedBuffer, kBuffers> buffers;  // destroyed before the arena
+    platform::Arena::Mark mark;                            // right after the buffers were made
+};
+
 // GEN-ASYNC-03, GEN-CB-03: the quiet period after CloseNdkAdapter, judged across sequences.
 // Nothing may call back once an adapter is closed; a callback that still comes is a stray one
 // of the sequence that made the adapter. Instead of waiting out each sequence's period before
@@ -75,7 +98,12 @@ class QuietPeriods {
         std::string description;  // its failure, as check() describes it (the calls included)
     };
     ~QuietPeriods();
-    void park(std::unique_ptr<Session> session, std::unique_ptr<Sut> sut, size_t tag);
+    void park(std::unique_ptr<Session> session, std::unique_ptr<Sut> sut, size_t tag,
+              Host host = {});
+    // Host memory for a sequence: one a clean sequence left (rewound), or a new one.
+    Host take_host(const conformance::ProviderSpec& spec, const PropertyOptions& options);
+    size_t hosts_made() const { return hosts_made_; }
+    size_t hosts_reused() const { return hosts_reused_; }
     // Judges the parked sequences whose period is over (every one with `all`, waiting out the
     // rest); returns the first that failed. Judged sequences are released.
     std::optional<Late> judge(bool all);
@@ -87,8 +115,12 @@ class QuietPeriods {
         std::unique_ptr<Session> session;
         std::unique_ptr<Sut> sut;
         size_t tag;
+        Host host;  // its arena and mark (the buffers are the Sut's until it is released)
     };
+    void recycle(Parked& parked);
     std::deque<Parked> parked_;
+    std::vector<Host> hosts_;  // rewound, ready for the next sequence
+    size_t hosts_made_ = 0, hosts_reused_ = 0;
 };
 
 // One sequence: setup, the commands, teardown. Returns the number of commands run; throws on a

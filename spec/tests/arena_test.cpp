@@ -1,5 +1,6 @@
 // The arena: buffers alias arena pages for real, so provider-side and consumer-side views agree.
 #include <gtest/gtest.h>
+#include <algorithm>
 
 #include <cstring>
 #include <set>
@@ -91,6 +92,39 @@ TEST(Arena, AnAliasSeesTheSameBytesInItsOwnOrder) {
     size_t free_before = arena.free_page_count();
     { LockedBuffer gone = std::move(view); }
     EXPECT_EQ(arena.free_page_count(), free_before);  // an alias owns no pages
+}
+
+// Reuse as if fresh (the property tests' HostPool): an arena used and rewound to a mark is the
+// arena a fresh one of the same seed is after the same allocations: the same PFNs in use, every
+// byte 0, and the next allocations get the same PFNs.
+TEST(Arena, ARewoundArenaIsAFreshOneAfterTheSameAllocations) {
+    Arena used(64, 7), fresh(64, 7);
+    std::vector<LockedBuffer> kept, fresh_kept;
+    for (int i = 0; i < 4; ++i) {
+        kept.push_back(used.allocate(8 * PAGE_SIZE));
+        fresh_kept.push_back(fresh.allocate(8 * PAGE_SIZE));
+        ASSERT_TRUE(std::ranges::equal(kept.back().pfns(), fresh_kept.back().pfns()));
+    }
+    const Arena::Mark mark = used.mark();
+    {  // a sequence: other buffers come and go, and every page is written
+        LockedBuffer a = used.allocate(5 * PAGE_SIZE), b = used.allocate(3 * PAGE_SIZE);
+        for (PFN_NUMBER pfn = 0; pfn < used.page_count(); ++pfn)
+            std::memset(used.physical_page(pfn), 0xA5, PAGE_SIZE);
+        EXPECT_FALSE(used.rewind(mark));  // refused while a buffer made since lives
+        EXPECT_EQ(used.physical_page(0)[0], std::byte{0xA5});  // and nothing changed
+    }
+    ASSERT_TRUE(used.rewind(mark));
+    for (PFN_NUMBER pfn = 0; pfn < used.page_count(); ++pfn)
+        for (size_t i = 0; i < PAGE_SIZE; i += 61)
+            ASSERT_EQ(used.physical_page(pfn)[i], std::byte{0}) << "PFN " << pfn;
+    EXPECT_EQ(used.free_page_count(), fresh.free_page_count());
+    for (size_t pages : {5u, 3u, 1u}) {
+        LockedBuffer next = used.allocate(pages * PAGE_SIZE),
+                     fresh_next = fresh.allocate(pages * PAGE_SIZE);
+        EXPECT_TRUE(std::ranges::equal(next.pfns(), fresh_next.pfns()));
+    }
+    kept.pop_back();  // one of the mark's buffers gone: refused
+    EXPECT_FALSE(used.rewind(mark));
 }
 
 }  // namespace

@@ -61,6 +61,10 @@ typedef struct _NDKCAP_HOST {
                                    */
 #define NDKCAP_LANDED_BYTES 0x02u /* landing DATA blocks carry the bytes */
 #define NDKCAP_NO_DIGESTS 0x04u   /* no DATA blocks at all (smallest, fastest trace) */
+/* Time every call. By default the data-path calls (posts, NdkGetCqResults(Ex), NdkArmCq) made
+ * outside callbacks take no timestamps (trace flag NDKT_CAPTURE_DATA_PATH_UNTIMED): no rule
+ * judges their times, and two clock reads a call were the larger part of the capture's cost. */
+#define NDKCAP_ALL_TIMES 0x08u
 
 /* Sizes (0: the default) and what goes into the trace header. Strings may be NULL. */
 typedef struct _NDKCAP_OPTIONS {

@@ -544,7 +544,8 @@ Session::Session(const ProviderSpec& spec, SessionOptions options)
     : spec_(spec), options_(std::move(options)) {
     entry_ = &entry_points_for(spec);  // throws ProviderSpecError with the reason
     identity_ = entry_->GetProviderIdentity();
-    arena_ = std::make_unique<platform::Arena>(options_.arena_pages, spec.seed);
+    arena_ = options_.arena ? std::move(options_.arena)
+                            : std::make_shared<platform::Arena>(options_.arena_pages, spec.seed);
     const auto parsed = parsed_profile(
         options_.profile_override.empty() ? spec.profile : options_.profile_override);
     const spec::Profile& profile = parsed->profile;
@@ -1729,6 +1730,13 @@ Done Session::wait_for(std::unordered_map<const void*, PendingAsync>& table_of, 
 
 Done Session::wait_connect(NDK_CONNECTOR* connector) {
     return wait_for(pending_connects_, connector);
+}
+bool Session::handshake_came(NDK_CONNECTOR* connector, bool accept) {
+    std::lock_guard lock(oracle_mutex_);
+    const auto& table_of = accept ? pending_accepts_ : pending_connects_;
+    auto it = table_of.find(connector);
+    return it != table_of.end() && it->second.callback &&
+           it->second.callback->came.load(std::memory_order_acquire);
 }
 Done Session::wait_accept(NDK_CONNECTOR* connector) {
     return wait_for(pending_accepts_, connector);

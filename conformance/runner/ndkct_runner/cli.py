@@ -318,8 +318,16 @@ def run(argv):
         mine = [t for t in chosen if t["executable"] == exe]
         if not mine or interrupted or stopped:
             continue
+        extra = []  # the property executable's own flags
+        if kind == "property":
+            if args.property_sequences:
+                extra.append(f"--ndkct_tests={args.property_sequences}")
+            # A sequence that meets a known finding is discarded and counted there, and the
+            # search goes on (conformance/properties/waivers.hpp): a waiver at the level of the
+            # whole test would end the property at its first waived sequence.
+            extra += [f"--ndkct_waivers={os.path.abspath(p)}" for p in waiver_paths(args)]
         runner = execute.Runner(exe, provider_arg, logs, args.timeout, known_rules, replay_prefix,
-                                provider.library(build), args.unresponsive_after)
+                                provider.library(build), args.unresponsive_after, extra)
         runners.append(runner)
         runner.run(mine, progress.started_test, on_result)
     progress.clear()

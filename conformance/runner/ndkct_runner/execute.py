@@ -90,8 +90,9 @@ class Runner:
     """Runs the tests of one executable against one provider."""
 
     def __init__(self, executable, provider_arg, work, timeout, known_rules, replay_prefix=(),
-                 provider_library=None, unresponsive_after=3):
+                 provider_library=None, unresponsive_after=3, extra_args=()):
         self.executable = executable
+        self.extra_args = list(extra_args)  # after the runner's own (e.g. --ndkct_tests=N)
         self.provider_arg = provider_arg
         self.work = work
         self.timeout = timeout
@@ -106,7 +107,8 @@ class Runner:
 
     def replay(self, name):
         return " ".join(shlex.quote(a) for a in self.replay_prefix + [
-            self.executable, f"--provider={self.provider_arg}", f"--gtest_filter={name}"])
+            self.executable, f"--provider={self.provider_arg}", f"--gtest_filter={name}"]
+            + self.extra_args)
 
     def result(self, test, verdict, message, duration, extra=None, failed_rules=(),
                blocked_by=()):
@@ -262,7 +264,7 @@ class Runner:
         open(events_path, "w").close()
         args = [self.executable, f"--provider={self.provider_arg}",
                 "--gtest_filter=" + ":".join(by_name), f"--ndkct_events={events_path}",
-                f"--ndkct_flight={flight_path}", "--gtest_brief=1"]
+                f"--ndkct_flight={flight_path}", "--gtest_brief=1"] + self.extra_args
         with open(log_path, "w") as log:
             log.write("$ " + " ".join(shlex.quote(a) for a in args[:2]) + " --gtest_filter=... "
                       + " ".join(args[3:]) + "\n")

@@ -108,6 +108,9 @@ def parse(argv, root):
                    help="two nodes: each test that connects has its passive side on the peer "
                    "(two-guests: two Soft-RoCE guests on one link; HOST:PORT: where `./ndkct agent "
                    "--listen PORT` runs; see conformance/twonode/README.md)")
+    p.add_argument("--property-sequences", type=integer("--property-sequences", 1, 1_000_000),
+                   metavar="N", help="sequences each property test tries (default: the property "
+                   "executable's, 100); CI's two-guest run bounds it")
     p.add_argument("--topology-kind", help=argparse.SUPPRESS)
     p.add_argument("--in-guest", action="store_true", help=argparse.SUPPRESS)
     return p.parse_args(argv)

@@ -88,6 +88,7 @@ def case_bad_inputs(opts):
         (["--max-failures", "-1"], r"--max-failures -1 is out of range"),
         (["--unresponsive-after", "many"], r"--unresponsive-after 'many' is not a whole"),
         (["--guest-timeout", "-1"], r"--guest-timeout -1 is out of range"),
+        (["--property-sequences", "0"], r"--property-sequences 0 is out of range"),
         (["--ndk-version", "3.0"], r"invalid choice: '3\.0'"),
         (["--no-such-option"], r"unrecognized arguments: --no-such-option"),
         (["OUT:" + a_file], r"--out .*a-file: exists and is not a folder"),
@@ -148,7 +149,8 @@ VALUES = ["", "0", "-1", "1", "2", "3/2", "1/1", "2/7", "nan", "inf", "-inf", "1
           "model:seed=3", "model:seed=x", "a,b,,c", " ", "--", "-"]
 OPTIONS = ["--provider", "--profile", "--ndk-version", "--seed", "--tests", "--exclude-tests",
            "--rules", "--exclude-rules", "--shard", "--timeout", "--waivers", "--must-pass",
-           "--max-failures", "--unresponsive-after", "--suites", "--guest-timeout"]
+           "--max-failures", "--unresponsive-after", "--suites", "--guest-timeout",
+           "--property-sequences"]
 FLAGS = ["--allow-empty", "--strict-waivers", "--no-html", "--list"]
 
 

@@ -384,6 +384,7 @@ std::string dump_header(const Header& h) {
     if (h.capture_flags & NDKT_CAPTURE_LANDED_BYTES) flags += " landed-bytes";
     if (h.capture_flags & NDKT_CAPTURE_IRQL) flags += " irql";
     if (h.capture_flags & NDKT_CAPTURE_TIMES) flags += " times";
+    if (h.capture_flags & NDKT_CAPTURE_DATA_PATH_UNTIMED) flags += " data-path-untimed";
     line("capture", flags.empty() ? "-" : flags.substr(1));
     line("seed", std::to_string(h.seed));
     return s;

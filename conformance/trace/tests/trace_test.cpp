@@ -180,7 +180,8 @@ TEST(Trace, ACorruptFrameStopsTheJudgeAtItsOffset) {
 
 TEST(Trace, AFutureVersionIsRefusedNamingBothVersions) {
     auto bytes = capture_session("future");
-    bytes[8] = 2;  // major 2
+    bytes[8] = 2;  // major 2, minor 0
+    bytes[10] = 0;
     Verdicts v = check(bytes);
     EXPECT_NE(std::string::npos, v.stopped.find("offset 8")) << v.stopped;
     EXPECT_NE(std::string::npos, v.stopped.find("2.0")) << v.stopped;

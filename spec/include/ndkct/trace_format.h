@@ -1,5 +1,5 @@
 /*
- * ndkct/trace_format.h: the numbers of the ndkct trace format (version 1.0).
+ * ndkct/trace_format.h: the numbers of the ndkct trace format (version 1.1).
  *
  * A trace records the NDK calls and callbacks at the consumer/provider boundary so that ndkct
  * can judge them offline. spec/TRACE.md describes the format for writers; spec/trace/
@@ -24,7 +24,7 @@
 
 #define NDKT_MAGIC "NDKTRACE"
 #define NDKT_VERSION_MAJOR 1 /* a reader refuses a file of another major version */
-#define NDKT_VERSION_MINOR 0 /* minor versions only add: tags, record kinds, trailing fields */
+#define NDKT_VERSION_MINOR 1 /* minor versions only add: tags, record kinds, trailing fields */
 #define NDKT_FRAME_MAGIC 0x464B444Eu /* "NDKF" as little-endian bytes */
 #define NDKT_HEADER_FIXED_BYTES 16u
 #define NDKT_FRAME_HEADER_BYTES 16u
@@ -61,6 +61,13 @@ enum {
 #define NDKT_CAPTURE_LANDED_BYTES 0x04u /* landing DATA blocks carry the bytes themselves */
 #define NDKT_CAPTURE_IRQL 0x08u         /* records carry the IRQL */
 #define NDKT_CAPTURE_TIMES 0x10u        /* records carry times and durations */
+/* (1.1) With TIMES: the data-path calls (posts, NdkGetCqResults(Ex), NdkArmCq) carry time and
+ * duration only when made inside a callback or nested; elsewhere both are 0 (not taken). */
+#define NDKT_CAPTURE_DATA_PATH_UNTIMED 0x20u
+/* The functions NDKT_CAPTURE_DATA_PATH_UNTIMED leaves untimed, as a mask of 1 << function. */
+#define NDKT_DATA_PATH_FUNCTIONS                                                               \
+    ((1ull << 12) | (1ull << 13) | (1ull << 15) | (1ull << 23) | (1ull << 25) | (1ull << 26) | \
+     (1ull << 27) | (1ull << 28) | (1ull << 29) | (1ull << 30) | (1ull << 31) | (1ull << 32))
 
 /* ---- Record kinds: meta (0x00xx), calls (0x0100 | function), callbacks (0x0200 | n) ---- */
 enum {

@@ -133,6 +133,19 @@ std::byte* Arena::map_alias(std::span<const PFN_NUMBER> pfns) {
     return base;
 }
 
+Arena::Mark Arena::mark() const {
+    std::lock_guard guard(lock_);
+    return {page_used_, free_pages_, rng_state_};
+}
+
+bool Arena::rewind(const Mark& mark) {
+    std::lock_guard guard(lock_);
+    if (mark.page_used != page_used_ || mark.free_pages != free_pages_) return false;
+    std::memset(linear_, 0, page_count_ * PAGE_SIZE);  // a fresh memfd reads 0
+    rng_state_ = mark.rng_state;
+    return true;
+}
+
 LockedBuffer Arena::allocate(size_t bytes, Placement placement) {
     size_t pages = bytes == 0 ? 1 : (bytes + PAGE_SIZE - 1) / PAGE_SIZE;
     LockedBuffer buffer;

@@ -75,6 +75,21 @@ class Arena {
     // them; the alias only maps them). For tests that need two views of the same memory.
     LockedBuffer alias(std::span<const PFN_NUMBER> pfns);
 
+    // Reuse of an arena as if fresh (the property tests keep one across sequences): a mark
+    // records which pages are in use and where placement's random sequence stands; rewind()
+    // zeroes every page and puts the random sequence back there. A fresh arena of the same seed
+    // after the same allocations is then the same memory, page for page (the same PFNs in use,
+    // every byte 0, the same PFNs for the next allocations); only the virtual addresses differ,
+    // as they differ between two fresh arenas. Refused (false, nothing changed) when the pages
+    // in use are not the mark's: a buffer made since still lives, or one of the mark's is gone.
+    struct Mark {
+        std::vector<uint8_t> page_used;
+        size_t free_pages = 0;
+        uint64_t rng_state = 0;
+    };
+    Mark mark() const;
+    bool rewind(const Mark& mark);
+
   private:
     friend class LockedBuffer;
     std::vector<PFN_NUMBER> take_pages(size_t count, Placement placement);

@@ -51,6 +51,10 @@ struct SessionOptions {
     std::string profile_override;  // a profile name or file instead of the spec's
     // Record the session into a trace (capture_host.hpp); default: NDKCT_CAPTURE_DIR.
     std::optional<CaptureSettings> capture;
+    // Host memory to open the adapter over instead of a new arena of arena_pages pages for the
+    // spec's seed: one the caller kept and rewound (platform::Arena::rewind), so that it is what
+    // a fresh one would be (the property tests reuse arenas across sequences).
+    std::shared_ptr<platform::Arena> arena;
 };
 
 // A create's outcome: the status the call returned, and the object (inline or from the
@@ -280,6 +284,9 @@ class Session {
                            ULONG length, ULONG ird = 4, ULONG ord = 4,
                            std::span<const uint8_t> private_data = {});
     Done wait_connect(NDK_CONNECTOR* connector);
+    // Whether the callback of the connect (or accept) pending on the connector has come, so that
+    // waiting for it returns at once.
+    bool handshake_came(NDK_CONNECTOR* connector, bool accept);
     NDK_CONNECTOR* wait_connect_event(NDK_LISTENER* listener,
                                       milliseconds timeout = milliseconds(5000));
     NTSTATUS accept_async(NDK_CONNECTOR* connector, NDK_QP* qp, ULONG ird = 4, ULONG ord = 4,
@@ -418,7 +425,7 @@ class Session {
 
     ProviderSpec spec_;
     SessionOptions options_;
-    std::unique_ptr<platform::Arena> arena_;
+    std::shared_ptr<platform::Arena> arena_;
     std::unique_ptr<CaptureHost> capture_;  // between the Session and the provider, when on
     const NDKCT_PROVIDER_ENTRY_POINTS* entry_ = nullptr;
     const NDKCT_PROVIDER_IDENTITY* identity_ = nullptr;
