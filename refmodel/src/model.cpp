@@ -163,6 +163,7 @@ void Model::set_token(ObjectId object, bool remote, std::optional<uint32_t> valu
 void Model::index_object(ObjectId id) {
     Object& o = objects_[id];
     if (auto* q = std::get_if<QpState>(&o.state)) {
+        qps_.push_back(id);  // (indexed once, at creation)
         for (ObjectId cq : {q->receive_cq, q->initiator_cq})
             if (auto* c = state_mut<CqState>(cq);
                 c && std::find(c->qps.begin(), c->qps.end(), id) == c->qps.end())
@@ -437,6 +438,12 @@ void Model::remember_unjudged(const Call& call) {
 }
 
 Applied Model::apply(const Call& call, const Observed& observed) {
+    // commit() posts `call` itself (call_of), not a copy of it.
+    struct Applying {
+        const Call*& slot;
+        const Call* outer;
+        ~Applying() { slot = outer; }
+    } applying{applying_, std::exchange(applying_, &call)};
     Applied applied;
     Expectation e = expect(call);
     const char* name = ndk_function_name(call);

@@ -699,9 +699,8 @@ void Model::commit(const calls::ReleaseLam& c, const Observed&, Applied&, Stage)
 
 // LAM-REL-01: a logical address maps its page while its LAM is live (until NdkReleaseLam).
 bool Model::request_in_flight(ObjectId target, NDK_OPERATION_TYPE type) const {
-    for (const Object& o : objects_) {
-        if (o.kind != Kind::qp) continue;
-        const auto& q = std::get<QpState>(o.state);
+    for (ObjectId id : qps_) {  // every QP, closed ones included; not every object
+        const auto& q = std::get<QpState>(objects_[id].state);
         for (const Completion& done : q.initiator_pending)
             if (done.type == type && done.target == target) return true;
         for (const WorkRequest& wr : q.initiator) {
@@ -902,8 +901,8 @@ void Model::commit(const calls::FastRegister& c, const Observed&, Applied&, Stag
     if (stage != Stage::done) return;
     auto* mr = state_mut<MrState>(c.mr);
     const Object* qp = find(c.qp);
-    WorkRequest wr{0, c, c.request_context, c.flags};
-    Completion done = initiator_completion(c.qp, wr, NdkOperationTypeFastRegister);
+    Completion done =
+        initiator_completion(c.qp, c.request_context, NdkOperationTypeFastRegister, c.mr);
     std::shared_ptr<const WorkRequest::Undo> undo_info;
     auto problems = fast_register_argument_problems(c, *mr, readings_);
     if (std::get<QpState>(qp->state).error) {
@@ -972,7 +971,8 @@ void Model::commit(const calls::FastRegister& c, const Observed&, Applied&, Stag
     // FR-SILENT-01, FR-SILENT-02: silent only if it succeeds. FR-QP-01: on the initiator queue.
     done.silent =
         (c.flags & NDK_OP_FLAG_SILENT_SUCCESS) && done.outcome == Completion::Outcome::success;
-    post(c.qp, c, c.request_context, c.flags, false, done, std::move(undo_info));
+    post(c.qp, call_of(c), c.request_context, c.flags, false, std::move(done),
+         std::move(undo_info));
 }
 
 // ======================= NdkBind (BND-*) =======================
@@ -1062,8 +1062,7 @@ void Model::commit(const calls::Bind& c, const Observed&, Applied&, Stage stage)
         return;
     }
     if (stage != Stage::done) return;
-    WorkRequest wr{0, c, c.request_context, c.flags};
-    Completion done = initiator_completion(c.qp, wr, NdkOperationTypeBind);
+    Completion done = initiator_completion(c.qp, c.request_context, NdkOperationTypeBind, c.mw);
     const Object* qp = find(c.qp);
     std::shared_ptr<const WorkRequest::Undo> undo_info;
     auto problems = bind_argument_problems(c, adapter_info(c.qp), readings_);
@@ -1124,7 +1123,8 @@ void Model::commit(const calls::Bind& c, const Observed&, Applied&, Stage stage)
     }
     done.silent =
         (c.flags & NDK_OP_FLAG_SILENT_SUCCESS) && done.outcome == Completion::Outcome::success;
-    post(c.qp, c, c.request_context, c.flags, false, done, std::move(undo_info));
+    post(c.qp, call_of(c), c.request_context, c.flags, false, std::move(done),
+         std::move(undo_info));
 }
 
 // ======================= NdkInvalidate (INV-*) =======================
@@ -1188,8 +1188,8 @@ void Model::commit(const calls::Invalidate& c, const Observed&, Applied&, Stage 
         return;
     }
     if (stage != Stage::done) return;
-    WorkRequest wr{0, c, c.request_context, c.flags};
-    Completion done = initiator_completion(c.qp, wr, NdkOperationTypeInvalidate);
+    Completion done =
+        initiator_completion(c.qp, c.request_context, NdkOperationTypeInvalidate, c.target);
     const Object* target = find(c.target);
     bool valid = target->kind == Kind::mr
                      ? std::get<MrState>(target->state).phase == MrState::Phase::fast_registered
@@ -1227,7 +1227,8 @@ void Model::commit(const calls::Invalidate& c, const Observed&, Applied&, Stage 
     }
     done.silent =
         (c.flags & NDK_OP_FLAG_SILENT_SUCCESS) && done.outcome == Completion::Outcome::success;
-    post(c.qp, c, c.request_context, c.flags, false, done, std::move(undo_info));
+    post(c.qp, call_of(c), c.request_context, c.flags, false, std::move(done),
+         std::move(undo_info));
 }
 
 void Model::invalidate_token_of(ObjectId object) {

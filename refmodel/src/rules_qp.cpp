@@ -337,7 +337,7 @@ Expectation Model::expect_call(const calls::Receive& c) const {
 
 void Model::commit(const calls::Receive& c, const Observed&, Applied&, Stage stage) {
     if (stage != Stage::done) return;
-    post(c.qp, c, c.request_context, 0, true);
+    post(c.qp, call_of(c), c.request_context, 0, true);
 }
 
 // ======================= Initiator data requests (SND, SAI, RD, WRT) =======================
@@ -399,7 +399,7 @@ Expectation Model::expect_call(const calls::Send& c) const {
 void Model::commit(const calls::Send& c, const Observed&, Applied&, Stage stage) {
     if (stage == Stage::refused) refuse_post(c.qp, c.request_context);
     if (stage != Stage::done) return;
-    post(c.qp, c, c.request_context, c.flags, false);
+    post(c.qp, call_of(c), c.request_context, c.flags, false);
 }
 
 Expectation Model::expect_call(const calls::SendAndInvalidate& c) const {
@@ -418,7 +418,7 @@ Expectation Model::expect_call(const calls::SendAndInvalidate& c) const {
 void Model::commit(const calls::SendAndInvalidate& c, const Observed&, Applied&, Stage stage) {
     if (stage == Stage::refused) refuse_post(c.qp, c.request_context);
     if (stage != Stage::done) return;
-    post(c.qp, c, c.request_context, c.flags, false);
+    post(c.qp, call_of(c), c.request_context, c.flags, false);
 }
 
 Expectation Model::expect_call(const calls::Read& c) const {
@@ -437,7 +437,7 @@ Expectation Model::expect_call(const calls::Read& c) const {
 void Model::commit(const calls::Read& c, const Observed&, Applied&, Stage stage) {
     if (stage == Stage::refused) refuse_post(c.qp, c.request_context);
     if (stage != Stage::done) return;
-    post(c.qp, c, c.request_context, c.flags, false);
+    post(c.qp, call_of(c), c.request_context, c.flags, false);
 }
 
 Expectation Model::expect_call(const calls::Write& c) const {
@@ -456,7 +456,7 @@ Expectation Model::expect_call(const calls::Write& c) const {
 void Model::commit(const calls::Write& c, const Observed&, Applied&, Stage stage) {
     if (stage == Stage::refused) refuse_post(c.qp, c.request_context);
     if (stage != Stage::done) return;
-    post(c.qp, c, c.request_context, c.flags, false);
+    post(c.qp, call_of(c), c.request_context, c.flags, false);
 }
 
 // ======================= NdkFlush (FLS-*) =======================
@@ -536,17 +536,17 @@ ObjectId target_of(const Call& call) {
 
 }  // namespace
 
-Completion Model::initiator_completion(ObjectId qp, const WorkRequest& wr,
-                                       NDK_OPERATION_TYPE type) const {
+Completion Model::initiator_completion(ObjectId qp, Context request_context,
+                                       NDK_OPERATION_TYPE type, ObjectId target) const {
     const auto& q = std::get<QpState>(objects_[qp].state);
     Completion done;
     done.qp = qp;
     done.cq = q.initiator_cq;  // CQP-OBJ-02, FR-QP-01, WR-01: initiator requests complete here
     done.qp_context = q.qp_context;  // CQP-CTX-01
     // FR-RES-01 and its siblings: `type` is what NDK_RESULT_EX.Type must say.
-    done.request_context = wr.request_context;
+    done.request_context = request_context;
     done.type = type;
-    done.target = target_of(wr.call);
+    done.target = target;
     return done;
 }
 
@@ -554,8 +554,14 @@ void Model::post(ObjectId qp, const Call& call, Context request_context, uint32_
                  bool receive_queue, std::optional<Completion> decided,
                  std::shared_ptr<const WorkRequest::Undo> undo_info) {
     auto& q = std::get<QpState>(objects_[qp].state);
-    WorkRequest wr{q.next_sequence++,   call, request_context, flags, false, std::move(decided),
-                   std::move(undo_info)};
+    // The call is copied into the request only when it is queued (a receive, or a request that
+    // cannot run now); one that runs as it is posted uses the caller's.
+    WorkRequest wr;
+    wr.sequence = q.next_sequence++;
+    wr.request_context = request_context;
+    wr.flags = flags;
+    wr.decided = std::move(decided);
+    wr.undo = std::move(undo_info);
     const bool is_read = std::holds_alternative<calls::Read>(call);
     if (receive_queue) {
         ++q.receive_outstanding;
@@ -576,6 +582,7 @@ void Model::post(ObjectId qp, const Call& call, Context request_context, uint32_
         // MODEL-CQ-STATUS-01: accepted on a QP whose CQ or SRQ failed, it does not succeed: it is
         // flushed (cancelled_completion) or fails with any error status (any_error), on its CQ
         // if that CQ still works. None may appear on the failed CQ (CQ-STATUS-02/03).
+        wr.call = call;
         Completion done = cancelled(qp, wr, receive_queue);
         done.rules = {"MODEL-CQ-STATUS-01", "FLS-02"};
         done.other_reading.clear();
@@ -595,6 +602,7 @@ void Model::post(ObjectId qp, const Call& call, Context request_context, uint32_
         return;
     }
     if (receive_queue) {
+        wr.call = call;
         if (q.error) {  // FLS-02, MODEL-CQ-ERR-01: a QP in error flushes what is posted to it
             deliver(cancelled(qp, wr, true));
             return;
@@ -611,6 +619,22 @@ void Model::post(ObjectId qp, const Call& call, Context request_context, uint32_
     wr.deferred = hold;
     posting_qp_ = qp;
     posting_sequence_ = wr.sequence;
+    if (!hold && !q.error && q.initiator.empty()) {
+        // Nothing ahead of it and no error: it runs now, as run_queues would run it.
+        Completion done;
+        if (!execute(qp, wr, call, done)) {  // waiting (a send without a receive at the peer)
+            wr.call = call;
+            std::get<QpState>(objects_[qp].state).initiator.push_back(std::move(wr));
+        } else {
+            done.deferred = wr.flags & NDK_OP_FLAG_DEFER;
+            deliver(std::move(done));
+            // MODEL-CQ-ERR-01: what is behind a failed request is flushed (run_queues).
+            if (std::get<QpState>(objects_[qp].state).error) fail_qp(qp, false);
+        }
+        posting_qp_ = 0;
+        return;
+    }
+    wr.call = call;
     q.initiator.push_back(std::move(wr));
     if (!hold) {
         // DEFER-07: a request without DEFER takes every earlier deferred one to the hardware.
@@ -662,7 +686,7 @@ void Model::run_queues(ObjectId qp) {
         bool late =
             mode_ == Mode::check && !(qp == posting_qp_ && wr.sequence == posting_sequence_);
         Completion done;
-        if (!execute(qp, wr, done)) {  // waiting (a send without a receive at the peer)
+        if (!execute(qp, wr, wr.call, done)) {  // waiting (a send without a receive at the peer)
             std::get<QpState>(objects_[qp].state).initiator.push_front(std::move(wr));
             return;
         }
@@ -685,7 +709,7 @@ void Model::for_each_landing_qp(Visit&& visit) {
     for (size_t i = 0; i < landing_qps_.size();) {
         ObjectId id = landing_qps_[i];
         auto* q = state_mut<QpState>(id);
-        auto holds = [](const std::deque<Completion>& list) {
+        auto holds = [](const Fifo<Completion>& list) {
             return std::any_of(list.begin(), list.end(),
                                [](const Completion& c) { return !c.landings.empty(); });
         };
@@ -759,7 +783,7 @@ void Model::remote_failure(ObjectId qp, Completion& done, NTSTATUS status, RuleI
     if (auto* peer = state_mut<QpState>(q.peer)) peer->peer_error = true;
 }
 
-bool Model::execute(ObjectId qp, const WorkRequest& wr, Completion& done) {
+bool Model::execute(ObjectId qp, WorkRequest& wr, const Call& call, Completion& done) {
     auto& q = std::get<QpState>(objects_[qp].state);
     // FR-PAGE-02: the pages of the fast registrations a local SGL names (a receive's or a
     // read's sink), where bytes a wrong page order misplaced are looked for; null when none.
@@ -776,8 +800,8 @@ bool Model::execute(ObjectId qp, const WorkRequest& wr, Completion& done) {
     };
     bool silent_flag = wr.flags & NDK_OP_FLAG_SILENT_SUCCESS;
     if (wr.decided) {
-        done = *wr.decided;
-        if (q.error) {  // flushed before it ran: what it did at posting is undone
+        done = std::move(*wr.decided);  // (it runs now: the request is not queued again)
+        if (q.error) {                  // flushed before it ran: what it did at posting is undone
             undo(wr);
             done = cancelled(qp, wr, false);
         }
@@ -787,13 +811,12 @@ bool Model::execute(ObjectId qp, const WorkRequest& wr, Completion& done) {
         done = cancelled(qp, wr, false);
         return true;
     }
-    const bool is_send = std::holds_alternative<calls::Send>(wr.call) ||
-                         std::holds_alternative<calls::SendAndInvalidate>(wr.call);
-    NDK_OPERATION_TYPE type = is_send ? NdkOperationTypeSend
-                              : std::holds_alternative<calls::Read>(wr.call)
-                                  ? NdkOperationTypeRead
-                                  : NdkOperationTypeWrite;
-    done = initiator_completion(qp, wr, type);
+    const bool is_send = std::holds_alternative<calls::Send>(call) ||
+                         std::holds_alternative<calls::SendAndInvalidate>(call);
+    NDK_OPERATION_TYPE type = is_send                                     ? NdkOperationTypeSend
+                              : std::holds_alternative<calls::Read>(call) ? NdkOperationTypeRead
+                                                                          : NdkOperationTypeWrite;
+    done = initiator_completion(qp, wr.request_context, type, 0);
     // MODEL-CQ-ERR-01, AMB-12: a peer QP in error answers nothing, so a send, read or write
     // fails (on InfiniBand when its transport retries run out: STATUS_IO_TIMEOUT), and this QP
     // goes to error with it.
@@ -820,13 +843,13 @@ bool Model::execute(ObjectId qp, const WorkRequest& wr, Completion& done) {
     bool determined = true;
 
     if (is_send) {
-        const std::vector<Sge>& sgl = std::holds_alternative<calls::Send>(wr.call)
-                                          ? as<calls::Send>(wr.call).sgl
-                                          : as<calls::SendAndInvalidate>(wr.call).sgl;
+        const std::vector<Sge>& sgl = std::holds_alternative<calls::Send>(call)
+                                          ? as<calls::Send>(call).sgl
+                                          : as<calls::SendAndInvalidate>(call).sgl;
         const std::vector<std::byte>& inline_payload =
-            std::holds_alternative<calls::Send>(wr.call)
-                ? as<calls::Send>(wr.call).inline_payload
-                : as<calls::SendAndInvalidate>(wr.call).inline_payload;
+            std::holds_alternative<calls::Send>(call)
+                ? as<calls::Send>(call).inline_payload
+                : as<calls::SendAndInvalidate>(call).inline_payload;
         bool is_inline = wr.flags & NDK_OP_FLAG_INLINE;
         std::vector<std::byte> payload;
         Extent source;
@@ -853,13 +876,13 @@ bool Model::execute(ObjectId qp, const WorkRequest& wr, Completion& done) {
         if (from_srq) {  // RCV-02: any QP of the SRQ may consume its receives
             auto* s = state_mut<SrqState>(from_srq);
             if (!s || s->receives.empty()) return false;
-            receive = s->receives.front();
+            receive = std::move(s->receives.front());
             s->receives.pop_front();
             srq_check_threshold(from_srq);  // SRQ-10: the count may drop below the threshold
             peer = state_mut<QpState>(q.peer);
         } else {
             if (peer->receive.empty()) return false;  // waits, as with an infinite RNR retry
-            receive = peer->receive.front();
+            receive = std::move(peer->receive.front());
             peer->receive.pop_front();
         }
         ObjectId peer_id = q.peer;
@@ -925,10 +948,10 @@ bool Model::execute(ObjectId qp, const WorkRequest& wr, Completion& done) {
             if (!is_inline && !got.landings.empty() &&
                 overlay(got.landings.back(), source, nullptr))
                 got.landings.back().unchecked = true;
-            if (std::holds_alternative<calls::SendAndInvalidate>(wr.call)) {
+            if (std::holds_alternative<calls::SendAndInvalidate>(call)) {
                 // SAI-01: the peer invalidates the token; SAI-02: a bad token aborts there.
                 // CQ-RES-06: the sender's own entry stays a Send (initiator_completion above).
-                uint32_t token = as<calls::SendAndInvalidate>(wr.call).remote_token;
+                uint32_t token = as<calls::SendAndInvalidate>(call).remote_token;
                 ObjectId victim = object_of_token(objects_[peer_id].adapter, token, true);
                 if (victim) {
                     // CQ-RI-01, CQ-RI-02: retrieved with NdkGetCqResults too, the entry is an
@@ -979,11 +1002,11 @@ bool Model::execute(ObjectId qp, const WorkRequest& wr, Completion& done) {
 
     // Read and Write.
     bool is_read = type == NdkOperationTypeRead;
-    const auto& sgl = is_read ? as<calls::Read>(wr.call).sgl : as<calls::Write>(wr.call).sgl;
-    uint64_t remote_address = is_read ? as<calls::Read>(wr.call).remote_address
-                                      : as<calls::Write>(wr.call).remote_address;
+    const auto& sgl = is_read ? as<calls::Read>(call).sgl : as<calls::Write>(call).sgl;
+    uint64_t remote_address =
+        is_read ? as<calls::Read>(call).remote_address : as<calls::Write>(call).remote_address;
     uint32_t remote_token =
-        is_read ? as<calls::Read>(wr.call).remote_token : as<calls::Write>(wr.call).remote_token;
+        is_read ? as<calls::Read>(call).remote_token : as<calls::Write>(call).remote_token;
     uint64_t bytes = total_length(sgl);
     bool is_inline = !is_read && (wr.flags & NDK_OP_FLAG_INLINE);
     Extent local;
@@ -1074,7 +1097,7 @@ bool Model::execute(ObjectId qp, const WorkRequest& wr, Completion& done) {
     } else {
         std::vector<std::byte> data;
         if (is_inline)
-            data = as<calls::Write>(wr.call).inline_payload;  // SGE-06
+            data = as<calls::Write>(call).inline_payload;  // SGE-06
         else
             determined = gather_expected(qp, local, fenced, data);
         record_landing(done, remote, std::move(data));  // WRT-01

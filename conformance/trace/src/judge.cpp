@@ -844,8 +844,11 @@ struct Judge::Impl {
         sent_private_data[connector].assign(data.bytes.begin(), data.bytes.end());
     }
 
+    Observed results_observed;  // get_results's, reused (its vectors keep their capacity)
     void get_results(bool ex) {
-        Observed o;
+        Observed& o = results_observed;
+        o.status = STATUS_SUCCESS;
+        o.landings_unseen.clear();
         o.value = d.results_returned;
         o.results.resize(d.results.size());
         for (size_t i = 0; i < d.results.size(); ++i) {

@@ -351,13 +351,16 @@ class Model {
     // An initiator post refused inline: it may never show up on a CQ (WR-05, checked through
     // the remembered context), and earlier DEFER requests reach the "HW" first (DEFER-04).
     void refuse_post(ObjectId qp, Context request_context);
-    Completion initiator_completion(ObjectId qp, const WorkRequest& wr,
-                                    NDK_OPERATION_TYPE type) const;
+    // `target`: the MR or MW a FastRegister, Bind or Invalidate acts on (Completion::target).
+    Completion initiator_completion(ObjectId qp, Context request_context, NDK_OPERATION_TYPE type,
+                                    ObjectId target) const;
     void remote_failure(ObjectId qp, Completion& done, NTSTATUS status, RuleIds rules,
                         std::string why);
     void record_landing(Completion& done, const Extent& target, std::vector<std::byte> bytes);
     void run_queues(ObjectId qp);  // execute what can run, in order
-    bool execute(ObjectId qp, const WorkRequest& wr, Completion& done);  // false = must wait
+    // `call` is the request's call (wr.call when it was queued; the caller's when it runs as it
+    // is posted, not copied). False: it must wait.
+    bool execute(ObjectId qp, WorkRequest& wr, const Call& call, Completion& done);
     void deliver(Completion&& completion);  // to the CQ (simulate) or the expected list (check)
     void fail_qp(ObjectId qp, bool flush_receives);
     void flush_qp(ObjectId qp);
@@ -408,6 +411,18 @@ class Model {
     template <typename Visit>
     void for_each_landing_qp(Visit&& visit);
     bool landings_observable_ = true;
+    // The call apply() is applying: a commit's `c` is one of its alternatives, so post() takes
+    // the request's call from here instead of copying it (call_of). Null outside apply().
+    const Call* applying_ = nullptr;
+    Call call_copy_;  // call_of's copy when `c` is not applying_'s (reused: no allocation)
+    template <typename T>
+    const Call& call_of(const T& c) {
+        if (applying_ && std::get_if<T>(applying_) == &c) return *applying_;
+        call_copy_ = c;
+        return call_copy_;
+    }
+    // Check mode: every QP ever created (request_in_flight visits these, not every object).
+    std::vector<ObjectId> qps_;
 };
 
 }  // namespace ndkct::model

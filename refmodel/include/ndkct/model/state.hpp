@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "ndkct/model/calls.hpp"
+#include "ndkct/model/fifo.hpp"
 #include "ndkct/model/small_vector.hpp"
 #include "ndkct/model/verdict.hpp"
 #include "ndkct/ndkpi.h"
@@ -297,10 +298,11 @@ struct QpState {
     // Its CQ or SRQ failed (CQ-STATUS-02/03, SRQ-15): the QP is unusable, and later posts
     // behave as MODEL-CQ-STATUS-01 reads.
     bool unusable = false;
-    std::deque<WorkRequest> initiator;         // posted, not yet executed
-    std::deque<WorkRequest> receive;           // posted receives, not yet consumed
-    std::deque<Completion> initiator_pending;  // executed, completion not yet seen (check mode)
-    std::deque<Completion> receive_pending;
+    std::deque<WorkRequest> initiator;  // posted, not yet executed
+    std::deque<WorkRequest> receive;    // posted receives, not yet consumed
+    // Executed, completion not yet seen (check mode). (Fifo: no heap node per entry.)
+    Fifo<Completion> initiator_pending;
+    Fifo<Completion> receive_pending;
     uint64_t next_sequence = 1;
     // Posted and not yet retrieved from the CQ (the consumer's view of the queue depth,
     // CQP-DEPTH-01/02). A silent success frees its slot once a later entry of its queue is
