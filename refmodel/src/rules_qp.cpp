@@ -621,12 +621,15 @@ void Model::post(ObjectId qp, const Call& call, Context request_context, uint32_
     posting_sequence_ = wr.sequence;
     if (!hold && !q.error && q.initiator.empty()) {
         // Nothing ahead of it and no error: it runs now, as run_queues would run it.
+        const bool behind_others = mode_ == Mode::check && !q.initiator_pending.empty();  // FLS-03
         Completion done;
         if (!execute(qp, wr, call, done)) {  // waiting (a send without a receive at the peer)
             wr.call = call;
             std::get<QpState>(objects_[qp].state).initiator.push_back(std::move(wr));
         } else {
             done.deferred = wr.flags & NDK_OP_FLAG_DEFER;
+            if (behind_others && done.outcome != Completion::Outcome::success)
+                std::get<QpState>(objects_[qp].state).error_timing_open = true;
             deliver(std::move(done));
             // MODEL-CQ-ERR-01: what is behind a failed request is flushed (run_queues).
             if (std::get<QpState>(objects_[qp].state).error) fail_qp(qp, false);
@@ -685,6 +688,11 @@ void Model::run_queues(ObjectId qp) {
         // fails, so does its QP.
         bool late =
             mode_ == Mode::check && !(qp == posting_qp_ && wr.sequence == posting_sequence_);
+        // FLS-03 (check mode) again: a request behind others of its QP that have not completed
+        // yet is reached by the device after them, a moment the consumer cannot know either.
+        // Found across two nodes: qp2's stray-token send behind two reads failed only after the
+        // peer's sends had landed in qp2's receives (and then one of those failed first).
+        late = late || (mode_ == Mode::check && !q.initiator_pending.empty());
         Completion done;
         if (!execute(qp, wr, wr.call, done)) {  // waiting (a send without a receive at the peer)
             std::get<QpState>(objects_[qp].state).initiator.push_front(std::move(wr));
