@@ -621,14 +621,14 @@ void Model::post(ObjectId qp, const Call& call, Context request_context, uint32_
     posting_sequence_ = wr.sequence;
     if (!hold && !q.error && q.initiator.empty()) {
         // Nothing ahead of it and no error: it runs now, as run_queues would run it.
-        const bool behind_others = mode_ == Mode::check && !q.initiator_pending.empty();  // FLS-03
+        const bool late = reached_at_unknown_moment(q, qp, wr);
         Completion done;
         if (!execute(qp, wr, call, done)) {  // waiting (a send without a receive at the peer)
             wr.call = call;
             std::get<QpState>(objects_[qp].state).initiator.push_back(std::move(wr));
         } else {
             done.deferred = wr.flags & NDK_OP_FLAG_DEFER;
-            if (behind_others && done.outcome != Completion::Outcome::success)
+            if (late && done.outcome != Completion::Outcome::success)
                 std::get<QpState>(objects_[qp].state).error_timing_open = true;
             deliver(std::move(done));
             // MODEL-CQ-ERR-01: what is behind a failed request is flushed (run_queues).
@@ -668,6 +668,17 @@ void Model::release_deferred(ObjectId qp) {
     if (any) run_queues(qp);  // DEFER-04: earlier DEFER requests reach the hardware first
 }
 
+bool Model::reached_at_unknown_moment(const QpState& q, ObjectId qp, const WorkRequest& wr) const {
+    if (mode_ != Mode::check) return false;
+    // A request that waited (a send for a receive at the peer, or one behind it) runs when the
+    // device retries.
+    if (!(qp == posting_qp_ && wr.sequence == posting_sequence_)) return true;
+    // One behind others of its QP that have not completed yet is reached after them. Found
+    // across two nodes: qp2's stray-token send behind two reads failed only after the peer's
+    // sends had landed in qp2's receives (and then one of those failed first).
+    return !q.initiator_pending.empty();
+}
+
 void Model::run_queues(ObjectId qp) {
     Object* o = find_mutable(qp);
     if (!o || o->kind != Kind::qp) return;
@@ -683,16 +694,7 @@ void Model::run_queues(ObjectId qp) {
         WorkRequest wr = std::move(q.initiator.front());
         q.initiator.pop_front();
         bool was_error = q.error;
-        // FLS-03 (check mode): a request that waited (a send for a receive at the peer, or one
-        // behind it) runs when the device retries, a moment the consumer cannot know; if it
-        // fails, so does its QP.
-        bool late =
-            mode_ == Mode::check && !(qp == posting_qp_ && wr.sequence == posting_sequence_);
-        // FLS-03 (check mode) again: a request behind others of its QP that have not completed
-        // yet is reached by the device after them, a moment the consumer cannot know either.
-        // Found across two nodes: qp2's stray-token send behind two reads failed only after the
-        // peer's sends had landed in qp2's receives (and then one of those failed first).
-        late = late || (mode_ == Mode::check && !q.initiator_pending.empty());
+        const bool late = reached_at_unknown_moment(q, qp, wr);
         Completion done;
         if (!execute(qp, wr, wr.call, done)) {  // waiting (a send without a receive at the peer)
             std::get<QpState>(objects_[qp].state).initiator.push_front(std::move(wr));

@@ -358,6 +358,9 @@ class Model {
                         std::string why);
     void record_landing(Completion& done, const Extent& target, std::vector<std::byte> bytes);
     void run_queues(ObjectId qp);  // execute what can run, in order
+    // FLS-03 (check mode): whether the consumer cannot know when the device reaches this request
+    // of the QP, so that if it fails, the moment its QP goes to error is open.
+    bool reached_at_unknown_moment(const QpState& q, ObjectId qp, const WorkRequest& wr) const;
     // `call` is the request's call (wr.call when it was queued; the caller's when it runs as it
     // is posted, not copied). False: it must wait.
     bool execute(ObjectId qp, WorkRequest& wr, const Call& call, Completion& done);
