@@ -295,8 +295,11 @@ void split_arm_cq(NDK_CQ* c, ULONG type) {
     bool arm[2] = {false, false};
     {
         std::lock_guard lock(cq->arm_mutex);
+        // CQ-NOT-04: an arm made while the consumer's last one is outstanding leaves one arm of
+        // the stronger type (what notified() judges a part's notification against).
+        if (!cq->consumer_armed || strength(type) > strength(cq->consumer_type))
+            cq->consumer_type = type;
         cq->consumer_armed = true;
-        cq->consumer_type = type;
         ++cq->generation;
         cq->taken_since_arm[0] = cq->taken_since_arm[1] = 0;
         bool parts[2] = {cq->a != nullptr, cq->b.load() != 0};
@@ -973,6 +976,21 @@ void Cq::notified(Node node, NTSTATUS status) {
     }
     if (status == STATUS_SUCCESS) {
         if (!wanted) return;  // the other part answered this arm already
+        // CQ-NOT-05: an ordinary notification never satisfies an NDK_CQ_NOTIFY_ERRORS arm. It
+        // comes from a part still armed for an earlier, stronger arm of the consumer (a part
+        // armed from before is not armed again for a weaker type): that arm is spent now, so
+        // the part is armed for this one, which only the CQ's own error satisfies.
+        if (type == NDK_CQ_NOTIFY_ERRORS) {
+            {
+                std::lock_guard lock(arm_mutex);
+                if (!consumer_armed || consumer_type != NDK_CQ_NOTIFY_ERRORS) return;
+                part_armed[p] = true;
+                part_type[p] = NDK_CQ_NOTIFY_ERRORS;
+                part_generation[p] = generation;
+            }
+            arm_part(this, node, NDK_CQ_NOTIFY_ERRORS);
+            return;
+        }
         // A stale one: the split looks. Entries there are taken into its own list (the next
         // polls return them first) and notified; none: the part is armed for this arm and
         // looked at once more (an entry between the two), else its own notification will come.
