@@ -524,36 +524,45 @@ NTSTATUS split_register_mr(NDK_MR* m, MDL* mdl, SIZE_T length, ULONG flags,
                            NDK_FN_REQUEST_COMPLETION* completion, PVOID context) {
     auto* mr = as<Mr>(m);
     auto* in = inner<NDK_MR>(mr->a);
+    std::vector<uint8_t> chain;
+    std::vector<PFN_NUMBER> pfns;
     if (mdl) {
         Writer w;
         put_mdl_chain(w, mdl);
-        mr->chain = std::move(w.buffer());
-        mr->pfns.clear();
+        chain = std::move(w.buffer());
         for (const MDL* x = mdl; x; x = x->Next) {
             const PFN_NUMBER* p = MmGetMdlPfnArrayConst(x);
-            mr->pfns.insert(mr->pfns.end(), p, p + MmGetMdlPageCount(x));
+            pfns.insert(pfns.end(), p, p + MmGetMdlPageCount(x));
         }
     }
-    mr->length = length;
-    mr->flags = flags;
-    mr->token_node = Node::a;
-    return mr_call(
+    NTSTATUS st = mr_call(
         mr, Mr::State::registered, completion, context,
         [&](NDK_FN_REQUEST_COMPLETION* cb, void* ctx) {
             return in->Dispatch->NdkRegisterMr(in, mdl, length, flags, cb, ctx);
         },
         [&](Join* join) {
             Peer& peer = mr->adapter->need_peer();
-            peer.mirror().add(mr->pfns);
+            peer.mirror().add(pfns);
             Writer w;
             w.u64(mr->b);
-            w.raw(mr->chain.data(), mr->chain.size());
+            w.raw(chain.data(), chain.size());
             w.u64(length);
             w.u32(flags);
             w.u64(ctx_of(join));
             Reader r(peer.call(Op::register_mr, w, join));
             return static_cast<NTSTATUS>(r.i32());
         });
+    // What B's part is registered with when it is made later (materialize_mr): the registration
+    // in force, so a refused call (a second NdkRegisterMr of a registered MR, say) leaves the
+    // one before it. One that pends is taken as made (its failure leaves state unregistered).
+    if (st == STATUS_SUCCESS || st == STATUS_PENDING) {
+        mr->chain = std::move(chain);
+        mr->pfns = std::move(pfns);
+        mr->length = length;
+        mr->flags = flags;
+        mr->token_node = Node::a;
+    }
+    return st;
 }
 
 void refresh_b_tokens(Mr* mr) {
@@ -586,9 +595,7 @@ NTSTATUS split_initialize_fast_register_mr(NDK_MR* m, ULONG pages, BOOLEAN remot
                                            NDK_FN_REQUEST_COMPLETION* completion, PVOID context) {
     auto* mr = as<Mr>(m);
     auto* in = inner<NDK_MR>(mr->a);
-    mr->fr_pages = pages;
-    mr->fr_remote = remote;
-    return mr_call(
+    NTSTATUS st = mr_call(
         mr, Mr::State::initialized, completion, context,
         [&](NDK_FN_REQUEST_COMPLETION* cb, void* ctx) {
             return in->Dispatch->NdkInitializeFastRegisterMr(in, pages, remote, cb, ctx);
@@ -602,6 +609,12 @@ NTSTATUS split_initialize_fast_register_mr(NDK_MR* m, ULONG pages, BOOLEAN remot
             Reader r(mr->adapter->need_peer().call(Op::initialize_fast_register_mr, w, join));
             return static_cast<NTSTATUS>(r.i32());
         });
+    // As for NdkRegisterMr: a refused call leaves what B's part is made with later.
+    if (st == STATUS_SUCCESS || st == STATUS_PENDING) {
+        mr->fr_pages = pages;
+        mr->fr_remote = remote;
+    }
+    return st;
 }
 
 UINT32 mr_token_from(Mr* mr, bool remote) {
