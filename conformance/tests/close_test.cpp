@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "ndkct/conformance/suite.hpp"
+#include "seed_support.hpp"
 
 namespace ndkct::conformance {
 namespace {
@@ -188,6 +189,46 @@ NDKCT_TEST(Close, AdapterCloseWaitsForRunningCallbacks, "ndk.close.adapter.block
         ADD_FAILURE() << "oracle (inner session): " << v.describe();
     }
     inner.reset();
+    expect_clean(session());
+}
+
+// A closed MR's token names nothing: a write through it from the other QP fails (RMR-DEREG-01),
+// and the PD still closes once its successors did (CLOSE-02, GEN-ASYNC-01). Across two nodes the
+// write goes to pair.b's node B, where the split once made a part of the closed MR for the token
+// it kept (found by ndk.property.memory_registration across two guests): nothing closed that
+// part, so the PD's part on B, and the PD's close, waited for it forever.
+NDKCT_TEST(Close, PdClosesAfterAClosedMrsTokenWasUsed, "ndk.close.pd.after_closed_mr_token",
+           "CLOSE-02", "GEN-ASYNC-01", "RMR-DEREG-01") {
+    auto pair = session().loopback_pair();
+    ASSERT_TRUE(pair.connected) << pair.problem;
+    auto source = session().buffer(PAGE_SIZE);
+    seed::fill(source, 0x6d);
+    auto src = session().register_buffer(pair.pd, source, NDK_MR_FLAG_ALLOW_LOCAL_WRITE);
+    ASSERT_STATUS(STATUS_SUCCESS, src.status);
+    auto target = session().buffer(PAGE_SIZE);
+    auto gone = session().register_buffer(pair.pd, target, NDK_MR_FLAG_ALLOW_REMOTE_WRITE);
+    ASSERT_STATUS(STATUS_SUCCESS, gone.status);
+    ASSERT_STATUS(STATUS_SUCCESS, session().deregister_mr(gone.mr).final_status);
+    ASSERT_STATUS(STATUS_SUCCESS, session().close(gone.mr).final_status);
+    static int context;
+    NDK_SGE sge = Session::sge(source, 0, 100, src.local_token);
+    NTSTATUS posted =
+        session().write(pair.a, &context, {&sge, 1}, seed::address_of(target), gone.remote_token);
+    NDKCT_RULE("RMR-DEREG-01");
+    if (posted == STATUS_SUCCESS) {
+        auto results = session().drain(pair.cq, 1);
+        ASSERT_EQ(1u, results.size()) << "the write did not complete";
+        EXPECT_EQ(&context, results[0].RequestContext);
+        EXPECT_TRUE(NT_ERROR(results[0].Status)) << spec::status_name(results[0].Status);
+    } else {
+        EXPECT_TRUE(NT_ERROR(posted)) << spec::status_name(posted);
+    }
+    EXPECT_TRUE(seed::untouched(target, 0, PAGE_SIZE));
+    NDKCT_RULE("CLOSE-02", "GEN-ASYNC-01");  // every close completes, the PD's last
+    for (void* o : std::initializer_list<void*>{pair.active, pair.passive, pair.listener, pair.a,
+                                                pair.b, src.mr, pair.cq})
+        EXPECT_STATUS(STATUS_SUCCESS, session().close(o).final_status);
+    EXPECT_STATUS(STATUS_SUCCESS, session().close(pair.pd).final_status);
     expect_clean(session());
 }
 

@@ -353,6 +353,8 @@ uint64_t create_on_b(Adapter* ad, Op op, Writer& w, Waiter* waiter);
 
 // Tokens (split_adapter.cpp).
 void note_token(Adapter* ad, Obj* object, Node origin, uint8_t kind, UINT32 value);
+// At its close: the object's tokens name it no more (a later use of one passes as it is).
+void forget_tokens(Adapter* ad, Obj* object);
 UINT32 token_on(Adapter* ad, UINT32 value, Node node, uint8_t kind);
 UINT32 canonical_of(Adapter* ad, Node node, UINT32 real);
 // SGEs as node `node` must see them (tokens, logical addresses).

@@ -532,6 +532,20 @@ void note_token(Adapter* ad, Obj* object, Node origin, uint8_t kind, UINT32 valu
     ad->tokens[value].push_back({object, origin, kind});
 }
 
+// A closed object's tokens must not lead token_on to it: its part on A is gone (its tokens
+// would be asked of a destroyed object), and making its part on B then would leave that part
+// open under the PD's part there, whose close would wait for it forever (CLOSE-02; found by
+// ndk.property.memory_registration across two guests: two fast-register MRs had the token 0,
+// the closed one came first, and the PD's close never completed).
+void forget_tokens(Adapter* ad, Obj* object) {
+    std::lock_guard lock(ad->mutex);
+    for (auto it = ad->tokens.begin(); it != ad->tokens.end();) {
+        auto& owners = it->second;
+        std::erase_if(owners, [&](const Adapter::TokenOwner& o) { return o.object == object; });
+        it = owners.empty() ? ad->tokens.erase(it) : std::next(it);
+    }
+}
+
 namespace {
 
 UINT32 mr_token(Adapter* ad, Mr* mr, Node node, bool remote) {

@@ -22,6 +22,7 @@ NTSTATUS split_close(NDK_OBJECT_HEADER* header, NDK_FN_CLOSE_COMPLETION* complet
     auto* o = reinterpret_cast<Obj*>(header);
     Adapter* ad = o->adapter;
     forget_listener(o);
+    forget_tokens(ad, o);
     uint64_t b = o->b.load();
     if (!b) {
         auto* in = static_cast<AnyInner*>(o->a);
