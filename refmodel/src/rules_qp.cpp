@@ -737,6 +737,7 @@ void Model::for_each_landing_qp(Visit&& visit) {
 void Model::record_landing(Completion& done, const Extent& target, std::vector<std::byte> bytes) {
     if (mode_ == Mode::simulate) {
         scatter(memory_, target, bytes.data(), bytes.size());
+        recycle_bytes(std::move(bytes));
         return;
     }
     Completion::Landing landing;
@@ -948,7 +949,7 @@ bool Model::execute(ObjectId qp, WorkRequest& wr, const Call& call, Completion& 
                 left -= n;
             }
             got.bytes_transferred = static_cast<uint32_t>(payload.size());  // CQ-RES-01
-            record_landing(got, used, payload);
+            record_landing(got, used, std::move(payload));                  // (not read after this)
             if (!got.landings.empty())  // FR-PAGE-02: a receive into a fast registration
                 got.landings.back().fast_registered_pages =
                     fast_registered_pages_of(objects_[peer_id].adapter, reached);
@@ -1358,7 +1359,11 @@ bool overlay(const Completion::Landing& l, const Extent& source, std::vector<std
 
 bool Model::gather_expected(ObjectId qp, const Extent& source, bool fenced,
                             std::vector<std::byte>& out) {
-    out = gather(memory_, source);
+    if (out.capacity() == 0 && !spare_bytes_.empty()) {
+        out = std::move(spare_bytes_.back());
+        spare_bytes_.pop_back();
+    }
+    gather(memory_, source, out);
     if (mode_ != Mode::check || landing_pages_.empty()) return true;
     bool touched = std::any_of(source.pages.begin(), source.pages.end(),
                                [&](PFN_NUMBER pfn) { return landing_pages_.contains(pfn); });
@@ -1581,9 +1586,10 @@ bool Model::resolve_remote(ObjectId qp, uint32_t token, uint64_t address, uint64
     if (target) *target = id;
     const char* right = need & kRemoteWrite ? "remote write" : "remote read";
     if (const auto* mr = state_of<MrState>(id)) {
-        RuleIds access_rule = {mr->fast_register
-                                   ? (need & kRemoteWrite ? "FR-FLG-05" : "FR-FLG-04")
-                                   : (need & kRemoteWrite ? "RMR-FLG-04" : "RMR-ACC-01")};
+        // (A literal: a RuleIds is built only on the failure path.)
+        const char* access_rule = mr->fast_register
+                                      ? (need & kRemoteWrite ? "FR-FLG-05" : "FR-FLG-04")
+                                      : (need & kRemoteWrite ? "RMR-FLG-04" : "RMR-ACC-01");
         if (find(id)->parent != pq.pd) {
             why = "the remote token names an MR of another PD than the peer QP's";
             rules = {"AMB-28"};
@@ -1599,7 +1605,7 @@ bool Model::resolve_remote(ObjectId qp, uint32_t token, uint64_t address, uint64
         }
         if (!(mr->region.access & need)) {
             why = std::string("the region does not grant ") + right;
-            rules = access_rule;
+            rules = {access_rule};
             return false;
         }
         map_region(mr->region, address, bytes, out);
@@ -1978,6 +1984,8 @@ Verdict Model::observe_completion(ObjectId cq, const NDK_RESULT_EX& r, bool ex, 
                     }
                 }
             }
+            for (auto& landing : expected.landings)
+                recycle_bytes(std::move(landing.bytes));
             list.erase(it);
             if (forget) forget_closed_qp(qp_id);
             return v;

@@ -426,6 +426,16 @@ class Model {
     }
     // Check mode: every QP ever created (request_in_flight visits these, not every object).
     std::vector<ObjectId> qps_;
+    // The byte buffers of landings already checked (check mode) or placed (simulate), kept for
+    // the next request's bytes (gather_expected) instead of one heap buffer allocated and freed
+    // per request. Bounded: at most kSpareBuffers buffers of at most kSpareBufferBytes each.
+    static constexpr size_t kSpareBuffers = 64, kSpareBufferBytes = size_t{1} << 20;
+    std::vector<std::vector<std::byte>> spare_bytes_;
+    void recycle_bytes(std::vector<std::byte>&& bytes) {
+        if (spare_bytes_.size() < kSpareBuffers && bytes.capacity() != 0 &&
+            bytes.capacity() <= kSpareBufferBytes)
+            spare_bytes_.push_back(std::move(bytes));
+    }
 };
 
 }  // namespace ndkct::model
