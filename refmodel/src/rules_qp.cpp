@@ -1030,8 +1030,6 @@ bool Model::execute(ObjectId qp, WorkRequest& wr, const Call& call, Completion& 
     // a sink only with local write (local_write_and_sink), sink_flag_suffices reads the flag as
     // enough. The reading not chosen is a warning either way.
     bool contested = false;
-    RuleIds contested_rules = rules;
-    std::string contested_why = why;
     if (!resolved && is_read && !sink_ok) {
         Extent lenient;
         std::string lenient_why;
@@ -1057,9 +1055,12 @@ bool Model::execute(ObjectId qp, WorkRequest& wr, const Call& call, Completion& 
         return true;
     }
     if (contested) {  // AMB-37 (sink_flag_suffices): the provider may still refuse the sink
+        // (`rules` and `why` still say why the strict resolution failed: nothing has changed
+        // them since; copied here only, not on every read and write.)
+        RuleIds contested_rules = rules;
         contested_rules.push_back("AMB-37");
         done.other_reading = std::move(contested_rules);
-        done.why = contested_why + " (the read-sink right alone lets it land under the profile)";
+        done.why = why + " (the read-sink right alone lets it land under the profile)";
     }
     Extent remote;
     ObjectId target = 0;
