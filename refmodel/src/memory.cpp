@@ -30,14 +30,15 @@ void Extent::append(const Extent& other) {
         append(other.pages[i], other.offsets[i], other.sizes[i]);
 }
 
-void gather(const HostMemoryView& memory, const Extent& extent, std::vector<std::byte>& out) {
+std::vector<std::byte> gather(const HostMemoryView& memory, const Extent& extent) {
     // Appended piece by piece: no zero-fill of bytes that are about to be overwritten.
-    out.clear();
+    std::vector<std::byte> out;
     out.reserve(extent.bytes());
     for (size_t i = 0; i < extent.pages.size(); ++i) {
         const std::byte* from = memory.page(extent.pages[i]) + extent.offsets[i];
         out.insert(out.end(), from, from + extent.sizes[i]);
     }
+    return out;
 }
 
 namespace {

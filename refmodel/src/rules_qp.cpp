@@ -28,6 +28,35 @@ const T& as(const Call& call) {
     return std::get<T>(call);
 }
 
+// The byte buffers of landings already checked (check mode) or placed (simulate), kept for the
+// next request's bytes (gather_expected) instead of a heap buffer allocated and freed for every
+// request (the oracle's largest malloc/free, refmodel/bench). Per thread, not per Model: the
+// property tests make a new Model for every sequence, which then starts with the last one's
+// buffers. Bounded: at most kSpareBuffers buffers of at most kSpareBufferBytes each (1 MiB a
+// thread); a larger transfer allocates its own, as before.
+constexpr size_t kSpareBuffers = 16, kSpareBufferBytes = size_t{64} << 10;
+thread_local std::vector<std::vector<std::byte>> spare_bytes;
+
+void recycle_bytes(std::vector<std::byte>&& bytes) {
+    if (spare_bytes.size() < kSpareBuffers && bytes.capacity() != 0 &&
+        bytes.capacity() <= kSpareBufferBytes)
+        spare_bytes.push_back(std::move(bytes));
+}
+
+// gather(), into `out` (its storage reused; a spare buffer when it has none).
+void gather_into(const HostMemoryView& memory, const Extent& extent, std::vector<std::byte>& out) {
+    if (out.capacity() == 0 && !spare_bytes.empty()) {
+        out = std::move(spare_bytes.back());
+        spare_bytes.pop_back();
+    }
+    out.clear();
+    out.reserve(extent.bytes());
+    for (size_t i = 0; i < extent.pages.size(); ++i) {
+        const std::byte* from = memory.page(extent.pages[i]) + extent.offsets[i];
+        out.insert(out.end(), from, from + extent.sizes[i]);
+    }
+}
+
 constexpr size_t kRememberedContexts = 64;
 
 void remember(std::deque<Context>& list, Context context) {
@@ -1360,11 +1389,7 @@ bool overlay(const Completion::Landing& l, const Extent& source, std::vector<std
 
 bool Model::gather_expected(ObjectId qp, const Extent& source, bool fenced,
                             std::vector<std::byte>& out) {
-    if (out.capacity() == 0 && !spare_bytes_.empty()) {
-        out = std::move(spare_bytes_.back());
-        spare_bytes_.pop_back();
-    }
-    gather(memory_, source, out);
+    gather_into(memory_, source, out);
     if (mode_ != Mode::check || landing_pages_.empty()) return true;
     bool touched = std::any_of(source.pages.begin(), source.pages.end(),
                                [&](PFN_NUMBER pfn) { return landing_pages_.contains(pfn); });

@@ -426,17 +426,6 @@ class Model {
     }
     // Check mode: every QP ever created (request_in_flight visits these, not every object).
     std::vector<ObjectId> qps_;
-    // The byte buffers of landings already checked (check mode) or placed (simulate), kept for
-    // the next request's bytes (gather_expected) instead of one heap buffer allocated and freed
-    // per request. Bounded: at most kSpareBuffers buffers of at most kSpareBufferBytes each (1 MiB
-    // in all; a larger transfer allocates its own, as before).
-    static constexpr size_t kSpareBuffers = 16, kSpareBufferBytes = size_t{64} << 10;
-    std::vector<std::vector<std::byte>> spare_bytes_;
-    void recycle_bytes(std::vector<std::byte>&& bytes) {
-        if (spare_bytes_.size() < kSpareBuffers && bytes.capacity() != 0 &&
-            bytes.capacity() <= kSpareBufferBytes)
-            spare_bytes_.push_back(std::move(bytes));
-    }
 };
 
 }  // namespace ndkct::model
