@@ -249,6 +249,7 @@ struct _NDKCAP {
         max_bytes; /* bytes one DATA block carries (NDKCAP_SOURCE/LANDED_BYTES): a quarter block */
     volatile uint64_t* reserved; /* per block: (block seq << 32) | sealed << 31 | offset */
     uint32_t defer_blocks;       /* digests are deferred while fewer blocks wait for the drain */
+    uint32_t defer_bytes;        /* ... for DATA blocks of at most this many bytes */
     uint8_t* header;
     uint32_t header_bytes, header_written;
     /* written only when records are lost or untracked; read by every call */
@@ -621,6 +622,9 @@ NTSTATUS NdkCaptureOpen(const NDKCAP_HOST* Host, const NDKCAP_OPTIONS* Options,
     c->block_mask = blocks - 1;
     c->block_bytes = block_bytes;
     c->max_bytes = block_bytes / 4;
+    /* A record of NdkGetCqResults carries up to CAP_PLAN landings: deferred ones add at most a
+     * quarter block to it. */
+    c->defer_bytes = CAP_MIN(NDKCAP_DEFER_BYTES, block_bytes / 64u);
     /* Below the drain's pressure mark (half the ring: calls in flight expire) with room to spare.
      */
     c->defer_blocks =
@@ -1454,7 +1458,7 @@ static uint32_t plan_data(NDKCAP* c, struct cap_plan* pl, int with_bytes) {
     pl->length = p.length;
     pl->with_bytes = pl->ok && with_bytes && p.length <= c->max_bytes;
     /* A small block is copied now and digested by the drain, unless the ring is filling. */
-    pl->deferred = pl->ok && !pl->with_bytes && p.length <= NDKCAP_DEFER_BYTES &&
+    pl->deferred = pl->ok && !pl->with_bytes && p.length <= c->defer_bytes &&
                    ld64(&c->current) - ld64(&c->drain_seq) < c->defer_blocks;
     if (!pl->ok) return 16;
     return 16u + pl->count * 16u +

@@ -70,7 +70,7 @@ typedef struct _NDKCAP_HOST {
  * same bytes, taken at the same moment: the copy is); when 3/8 of the ring waits for the drain the
  * call digests it itself, so that deferring never costs records. */
 #define NDKCAP_DIGEST_IN_CALL 0x10u
-#define NDKCAP_DEFER_BYTES 4096u
+#define NDKCAP_DEFER_BYTES 4096u /* (or a 64th of BlockBytes, if less) */
 
 /* Sizes (0: the default) and what goes into the trace header. Strings may be NULL. */
 typedef struct _NDKCAP_OPTIONS {

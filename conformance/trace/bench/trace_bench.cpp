@@ -13,6 +13,7 @@
 //
 //   trace_bench [--provider SPEC] [--iterations N] [--rounds R] [--latency] [--traces DIR]
 //               [--keep FILE] [--only plain|captured|bare]   (the last two: for profiling)
+//               [--digest-in-call]  (every digest taken during the call: NDKCAP_DIGEST_IN_CALL)
 #include <time.h>
 
 #include <algorithm>
@@ -45,8 +46,9 @@ struct Args {
     int rounds = 7;
     bool latency = false;
     std::string traces;
-    std::string keep;  // where to copy the loop's trace (for profiling the checker)
-    std::string only;  // --only plain|captured|bare: that loop alone (for profiling)
+    std::string keep;             // where to copy the loop's trace (for profiling the checker)
+    std::string only;             // --only plain|captured|bare: that loop alone (for profiling)
+    bool digest_in_call = false;  // NDKCAP_DIGEST_IN_CALL: no digest deferred to the drain
 };
 
 double seconds_since(Clock::time_point t0) {
@@ -216,7 +218,7 @@ int run(const Args& a) {
     // The capture as ndkct runs it (data digests: the data-path rules judged offline), and the
     // capture without digests (NDKCAP_NO_DIGESTS: the calls and callbacks alone), each writing
     // its trace to a file in the temporary folder.
-    conformance::CaptureSettings to_file{dir, 0, 0};
+    conformance::CaptureSettings to_file{dir, a.digest_in_call ? NDKCAP_DIGEST_IN_CALL : 0u, 0};
     conformance::CaptureSettings without_digests{dir + "-nodigests", NDKCAP_NO_DIGESTS, 0};
     ULONG payload = a.latency ? 64 : 512;
     if (!a.only.empty()) {
@@ -397,6 +399,8 @@ int main(int argc, char** argv) {
             a.keep = argv[++i];
         else if (s == "--only" && i + 1 < argc)
             a.only = argv[++i];
+        else if (s == "--digest-in-call")
+            a.digest_in_call = true;
         else {
             std::fprintf(stderr,
                          "usage: trace_bench [--provider SPEC] [--iterations N] [--rounds R] "
