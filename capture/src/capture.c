@@ -943,6 +943,8 @@ static int stage(NDKCAP* c, const uint8_t* record, uint32_t size, uint8_t extra_
             cap_copy(&length, data + 4, 4);
             cap_copy(&next, data + 8, 4);
             uint32_t head = 16u + (uint32_t)pieces * 16u;
+            /* Written by write_data within the record, after the last one: never otherwise. */
+            if (deferred < from || deferred + head + CAP_ALIGN8(length) > size) break;
             cap_copy(to + put, record + from, deferred + head - from);
             put += deferred + head - from;
             uint64_t digest = NdkCaptureDigest(data + head, length);
