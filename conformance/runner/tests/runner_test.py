@@ -433,6 +433,36 @@ def case_verbs_device(opts):
     print(f"verbs_device: {len(result['tests'])} tests in {elapsed:.1f} s: {result['counts']}")
 
 
+def case_ctest_failures(opts):
+    """`./ndkct test` repeats each failed test's last lines after ctest: a real ctest run of a
+    small project with a passing test, a failing one that prints 100 lines and one that hangs."""
+    project = out_dir(opts, "ctest_failures")
+    with open(os.path.join(project, "CMakeLists.txt"), "w", encoding="utf-8") as f:
+        f.write("cmake_minimum_required(VERSION 3.20)\nproject(p NONE)\nenable_testing()\n"
+                "add_test(NAME quiet COMMAND sh -c \"echo fine\")\n"
+                "add_test(NAME noisy COMMAND sh -c \"seq 1 100; echo 'verdict: soak FAILED'; "
+                "exit 1\")\n"
+                "add_test(NAME stuck COMMAND sh -c \"echo waiting; sleep 30\")\n"
+                "set_tests_properties(stuck PROPERTIES TIMEOUT 2)\n")
+    build = os.path.join(project, "build")
+    subprocess.run(["cmake", "-S", project, "-B", build], check=True, capture_output=True)
+    done = subprocess.run(["ctest", "-j", "3"], cwd=build, capture_output=True, text=True)
+    check(done.returncode != 0, "the small project's ctest passed", done.stdout)
+    tool = os.path.join(ROOT, "conformance", "runner", "ctest-failures")
+    done = subprocess.run([PY, tool, build, "--lines", "5"], capture_output=True, text=True)
+    output = done.stdout + done.stderr
+    print(output)
+    check(done.returncode == 0, f"ctest-failures exited {done.returncode}", output)
+    check("2 failed test(s)" in output, "not two failed tests", output)
+    noisy = output.split("---- noisy:", 1)[-1].split("---- ", 1)[0]
+    check("---- noisy: Test Failed" in output and "verdict: soak FAILED" in noisy
+          and "[... 96 earlier lines" in noisy and "\n96\n" not in noisy,
+          "the failed test's last 5 lines are not what it printed last", output)
+    check("---- stuck:" in output and "waiting" in output.split("---- stuck:", 1)[1],
+          "the test that timed out is not shown with its output", output)
+    check("---- quiet" not in output, "a passing test is shown", output)
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("case")
