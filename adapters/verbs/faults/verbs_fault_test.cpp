@@ -18,6 +18,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <memory>
@@ -371,6 +372,20 @@ int shell(const std::string& command) {
     return std::system(command.c_str());
 }
 
+// Whether libibverbs would list the device: a uverbs node of it in sysfs (ibv_get_device_list
+// reads /sys/class/infiniband_verbs). An `rdma link delete` removes it first, then waits for
+// the device's contexts to close.
+bool verbs_lists(const char* device) {
+    std::error_code error;
+    for (const auto& node :
+         std::filesystem::directory_iterator("/sys/class/infiniband_verbs", error)) {
+        std::ifstream in(node.path() / "ibdev");
+        std::string name;
+        if (in >> name && name == device) return true;
+    }
+    return false;
+}
+
 // After the link comes back: its port ACTIVE and its IPv4 RoCE GID (::ffff:a.b.c.d) back in the
 // table, which the kernel fills again a moment after the link is up (rdma_cm needs it).
 bool device_back(const char* device) {
@@ -443,7 +458,12 @@ TEST(DeviceGone, DISABLED_DeletedLinkWaitsForTheAdapterAndNewOpensFailCleanly) {
         NdkSide side;
         side.open(16);
         if (shell("(rdma link delete rxe0 && touch /tmp/ndkct-link-deleted) &") != 0) return 10;
-        std::this_thread::sleep_for(500ms);
+        // The deletion runs in the background (it waits for this consumer): go on once it has
+        // begun, which a loaded guest may take seconds to reach, not after a fixed pause.
+        auto until = std::chrono::steady_clock::now() + 30s;
+        while (verbs_lists("rxe0") && std::chrono::steady_clock::now() < until)
+            std::this_thread::sleep_for(20ms);
+        if (verbs_lists("rxe0")) return 15;  // the deletion never began
         NDK_SGE s{side.src.buffer.data(), 64, side.src.local};
         if (table(side.a).NdkWrite(side.a, nullptr, &s, 1, side.dst.address(), side.dst.remote,
                                    0) != STATUS_SUCCESS)
@@ -458,8 +478,8 @@ TEST(DeviceGone, DISABLED_DeletedLinkWaitsForTheAdapterAndNewOpensFailCleanly) {
         return 0;
     });
     EXPECT_EQ(consumer, 0) << "10: no delete; 11: the open adapter failed a write; 12: a new open "
-                              "hung; 13: a new open did not say NOT_READY; 14: close hung; -1: "
-                              "the consumer hung";
+                              "hung; 13: a new open did not say NOT_READY; 14: close hung; 15: the "
+                              "deletion did not begin within 30 s; -1: the consumer hung";
     bool deleted = false;
     for (int k = 0; k < 300 && !deleted; ++k) {
         deleted = access("/tmp/ndkct-link-deleted", F_OK) == 0;
