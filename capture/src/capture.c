@@ -986,11 +986,12 @@ static LONG64 drain(NDKCAP* c, int force) {
             uint8_t* rec = block + c->drain_offset;
             uint64_t commit = ld64((volatile uint64_t*)rec);
             uint32_t state = (uint32_t)(commit & 0xFF);
-            uint32_t ring_size = *(volatile uint32_t*)(rec + 8);
             if (state == RING_EMPTY) {
                 stopped = 1;
                 break;
             }
+            /* Read once published: the producer writes it after reserving, before its commit. */
+            uint32_t ring_size = *(volatile uint32_t*)(rec + 8);
             uint8_t extra = 0;
             if (state == RING_ENTERED) {
                 if (!expire ||
