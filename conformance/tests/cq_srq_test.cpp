@@ -761,6 +761,30 @@ NDKCT_TEST(CompletionQueue, ErrorsArmIgnoresOrdinaryEntries, "ndk.cq.notify.erro
     EXPECT_EQ(session().notifications(pair.cq), 0u);
 }
 
+// An NDK_CQ_NOTIFY_ERRORS arm made after an ANY arm was satisfied: the ANY arm is spent, so an
+// ordinary entry of either QP does not notify. Across two nodes the pair's CQ has a part on each
+// (a's entries on A, b's on B); the ANY arm was answered by A's part, and B's part, still armed
+// for it, must not answer the ERRORS arm (found by ndk.property.lifetime across two guests).
+NDKCT_TEST(CompletionQueue, ErrorsArmAfterAnArmWasSatisfied, "ndk.cq.notify.errors_after_any",
+           "CQ-NOT-05", "CQ-NOT-06", "CQ-NOT-09") {
+    auto pair = session().loopback_pair();
+    ASSERT_TRUE(pair.connected) << pair.problem;
+    auto w = write_target(session(), pair.pd);
+    session().arm_cq(pair.cq, NDK_CQ_NOTIFY_ANY);
+    ASSERT_STATUS(STATUS_SUCCESS, write_one(session(), pair.a, w, nullptr));
+    NDKCT_RULE("CQ-NOT-09");
+    ASSERT_EQ(await_notifications(session(), pair.cq, 1), 1u);
+    EXPECT_EQ(session().drain(pair.cq, 1).size(), 1u);
+    NDKCT_RULE("CQ-NOT-05", "CQ-NOT-06");
+    session().arm_cq(pair.cq, NDK_CQ_NOTIFY_ERRORS);
+    ASSERT_STATUS(STATUS_SUCCESS, write_one(session(), pair.b, w, nullptr));
+    ASSERT_STATUS(STATUS_SUCCESS, write_one(session(), pair.a, w, nullptr));
+    EXPECT_EQ(session().drain(pair.cq, 2).size(), 2u);
+    std::this_thread::sleep_for(100ms);
+    EXPECT_EQ(session().notifications(pair.cq), 1u)
+        << "an ordinary entry notified an NDK_CQ_NOTIFY_ERRORS arm";
+}
+
 NDKCT_TEST(CompletionQueue, ReArmWithOnlyOldEntries, "ndk.cq.notify.rearm_old_entries", "CQ-NOT-08",
            "CQ-NOT-09", "CQ-NOT-12") {
     auto pair = session().loopback_pair();

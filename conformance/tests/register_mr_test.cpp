@@ -539,6 +539,44 @@ NDKCT_TEST(RegisterMr, RegisterAgainAfterDeregister, "ndk.mr.register.reregister
     EXPECT_TRUE(seed::untouched(first, 0, PAGE_SIZE));
 }
 
+// A second NdkRegisterMr of a registered MR is the consumer's error (RMR-PRE-01; AMB-16: any
+// failure): it leaves the first registration as it was, which the peer still reads through the
+// MR's local token and which deregisters. Across two nodes pair.b is on B, where the MR is made
+// only at its first use there (found by ndk.property.data_path across two guests: the split
+// made B's part with the refused call's MDL and Length).
+NDKCT_TEST(RegisterMr, RefusedSecondRegistrationKeepsTheFirst,
+           "ndk.mr.register.second_refused_keeps_first", "RMR-PRE-01", "AMB-16", "RMR-TOK-01",
+           "DMR-01") {
+    Rig r = make_rig(session());
+    ASSERT_TRUE(r.problem.empty()) << r.problem;
+    auto first = session().buffer(PAGE_SIZE);
+    auto second = session().buffer(2 * PAGE_SIZE);
+    seed::fill(first, 0x31);
+    seed::fill(second, 0x52);
+    auto target = session().buffer(PAGE_SIZE);
+    auto dst = session().register_buffer(r.pair.pd, target, NDK_MR_FLAG_ALLOW_REMOTE_WRITE);
+    ASSERT_STATUS(STATUS_SUCCESS, dst.status);
+    auto made = session().create_mr(r.pair.pd, false);
+    ASSERT_TRUE(made.object);
+    auto c1 = platform::describe(first, 0, PAGE_SIZE);
+    ASSERT_STATUS(STATUS_SUCCESS,
+                  session().register_mr(made.object, c1.head(), PAGE_SIZE, 0).final_status);
+    UINT32 local = session().local_token(made.object);
+    auto c2 = platform::describe(second, 0, 2 * PAGE_SIZE);
+    NDKCT_RULE("RMR-PRE-01", "AMB-16");
+    NTSTATUS again = session().register_mr(made.object, c2.head(), 2 * PAGE_SIZE, 0).final_status;
+    EXPECT_TRUE(NT_ERROR(again)) << spec::status_name(again);
+    NDKCT_RULE("RMR-TOK-01");  // the first registration still reaches its bytes
+    static int context;
+    NDK_SGE sge = Session::sge(first, 100, 200, local);
+    ASSERT_STATUS(STATUS_SUCCESS, session().write(r.pair.b, &context, {&sge, 1}, address_of(target),
+                                                  dst.remote_token));
+    EXPECT_STATUS(STATUS_SUCCESS, r.wait(&context));
+    EXPECT_TRUE(same(target, 0, first, 100, 200));
+    NDKCT_RULE("DMR-01");
+    EXPECT_STATUS(STATUS_SUCCESS, session().deregister_mr(made.object).final_status);
+}
+
 NDKCT_TEST(RegisterMr, ManyRegistrationsInlineOrPendingAreEachUsable, "ndk.mr.register.many",
            "RMR-ST-01", "RMR-ST-02", "RMR-CTX-01", "RMR-TOK-01", "RMR-TOK-02", "DMR-01") {
     Rig r = make_rig(session());

@@ -1951,8 +1951,11 @@ Verdict Model::observe_completion(ObjectId cq, const NDK_RESULT_EX& r, bool ex, 
                        true});
             if (ex && expected.outcome != Out::any) {
                 NDK_OPERATION_TYPE want = expected.type;
-                if (r.Type != want && !(r.Status == STATUS_CANCELLED))  // CQ-RES-03, FR-RES-01
-                    v.add({{"CQ-RES-03"},
+                // CQ-RES-03; FR-RES-01 first for a fast registration: NdkFastRegister's page
+                // names the Type its completion must carry.
+                if (r.Type != want && !(r.Status == STATUS_CANCELLED))
+                    v.add({want == NdkOperationTypeFastRegister ? RuleIds{"FR-RES-01", "CQ-RES-03"}
+                                                                : RuleIds{"CQ-RES-03"},
                            what() + " has Type " + num(r.Type) + ", expected " + num(want)});
                 if (want == NdkOperationTypeReceiveAndInvalidate &&
                     static_cast<uint32_t>(r.TypeSpecificCompletionOutput) !=
@@ -2067,14 +2070,15 @@ Verdict Model::observe_completion(ObjectId cq, const NDK_RESULT_EX& r, bool ex, 
             return v;
         }
     }
-    // CQ-RES-02: the right request with another QPContext than its QP was created with.
+    // CQP-CTX-01, CQ-RES-02: the right request with another QPContext than its QP was created
+    // with (NdkCreateQp's page says every completion of the QP's requests echoes it).
     if (cq_state)
         for (ObjectId qp_id : cq_state->qps) {
             auto& q = std::get<QpState>(objects_[qp_id].state);
             for (auto* list : {&q.initiator_pending, &q.receive_pending})
                 for (auto it = list->begin(); it != list->end(); ++it)
                     if (it->request_context == request && it->cq == cq) {
-                        v.add({{"CQ-RES-02"},
+                        v.add({{"CQP-CTX-01", "CQ-RES-02"},
                                what() + " carries QPContext " + num(qp_context) +
                                    "; its QP was created with " + num(q.qp_context)});
                         Completion taken = std::move(*it);

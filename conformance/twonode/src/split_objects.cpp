@@ -295,8 +295,11 @@ void split_arm_cq(NDK_CQ* c, ULONG type) {
     bool arm[2] = {false, false};
     {
         std::lock_guard lock(cq->arm_mutex);
+        // CQ-NOT-04: an arm made while the consumer's last one is outstanding leaves one arm of
+        // the stronger type (what notified() judges a part's notification against).
+        if (!cq->consumer_armed || strength(type) > strength(cq->consumer_type))
+            cq->consumer_type = type;
         cq->consumer_armed = true;
-        cq->consumer_type = type;
         ++cq->generation;
         cq->taken_since_arm[0] = cq->taken_since_arm[1] = 0;
         bool parts[2] = {cq->a != nullptr, cq->b.load() != 0};
@@ -521,36 +524,45 @@ NTSTATUS split_register_mr(NDK_MR* m, MDL* mdl, SIZE_T length, ULONG flags,
                            NDK_FN_REQUEST_COMPLETION* completion, PVOID context) {
     auto* mr = as<Mr>(m);
     auto* in = inner<NDK_MR>(mr->a);
+    std::vector<uint8_t> chain;
+    std::vector<PFN_NUMBER> pfns;
     if (mdl) {
         Writer w;
         put_mdl_chain(w, mdl);
-        mr->chain = std::move(w.buffer());
-        mr->pfns.clear();
+        chain = std::move(w.buffer());
         for (const MDL* x = mdl; x; x = x->Next) {
             const PFN_NUMBER* p = MmGetMdlPfnArrayConst(x);
-            mr->pfns.insert(mr->pfns.end(), p, p + MmGetMdlPageCount(x));
+            pfns.insert(pfns.end(), p, p + MmGetMdlPageCount(x));
         }
     }
-    mr->length = length;
-    mr->flags = flags;
-    mr->token_node = Node::a;
-    return mr_call(
+    NTSTATUS st = mr_call(
         mr, Mr::State::registered, completion, context,
         [&](NDK_FN_REQUEST_COMPLETION* cb, void* ctx) {
             return in->Dispatch->NdkRegisterMr(in, mdl, length, flags, cb, ctx);
         },
         [&](Join* join) {
             Peer& peer = mr->adapter->need_peer();
-            peer.mirror().add(mr->pfns);
+            peer.mirror().add(pfns);
             Writer w;
             w.u64(mr->b);
-            w.raw(mr->chain.data(), mr->chain.size());
+            w.raw(chain.data(), chain.size());
             w.u64(length);
             w.u32(flags);
             w.u64(ctx_of(join));
             Reader r(peer.call(Op::register_mr, w, join));
             return static_cast<NTSTATUS>(r.i32());
         });
+    // What B's part is registered with when it is made later (materialize_mr): the registration
+    // in force, so a refused call (a second NdkRegisterMr of a registered MR, say) leaves the
+    // one before it. One that pends is taken as made (its failure leaves state unregistered).
+    if (st == STATUS_SUCCESS || st == STATUS_PENDING) {
+        mr->chain = std::move(chain);
+        mr->pfns = std::move(pfns);
+        mr->length = length;
+        mr->flags = flags;
+        mr->token_node = Node::a;
+    }
+    return st;
 }
 
 void refresh_b_tokens(Mr* mr) {
@@ -583,9 +595,7 @@ NTSTATUS split_initialize_fast_register_mr(NDK_MR* m, ULONG pages, BOOLEAN remot
                                            NDK_FN_REQUEST_COMPLETION* completion, PVOID context) {
     auto* mr = as<Mr>(m);
     auto* in = inner<NDK_MR>(mr->a);
-    mr->fr_pages = pages;
-    mr->fr_remote = remote;
-    return mr_call(
+    NTSTATUS st = mr_call(
         mr, Mr::State::initialized, completion, context,
         [&](NDK_FN_REQUEST_COMPLETION* cb, void* ctx) {
             return in->Dispatch->NdkInitializeFastRegisterMr(in, pages, remote, cb, ctx);
@@ -599,6 +609,12 @@ NTSTATUS split_initialize_fast_register_mr(NDK_MR* m, ULONG pages, BOOLEAN remot
             Reader r(mr->adapter->need_peer().call(Op::initialize_fast_register_mr, w, join));
             return static_cast<NTSTATUS>(r.i32());
         });
+    // As for NdkRegisterMr: a refused call leaves what B's part is made with later.
+    if (st == STATUS_SUCCESS || st == STATUS_PENDING) {
+        mr->fr_pages = pages;
+        mr->fr_remote = remote;
+    }
+    return st;
 }
 
 UINT32 mr_token_from(Mr* mr, bool remote) {
@@ -973,6 +989,21 @@ void Cq::notified(Node node, NTSTATUS status) {
     }
     if (status == STATUS_SUCCESS) {
         if (!wanted) return;  // the other part answered this arm already
+        // CQ-NOT-05: an ordinary notification never satisfies an NDK_CQ_NOTIFY_ERRORS arm. It
+        // comes from a part still armed for an earlier, stronger arm of the consumer (a part
+        // armed from before is not armed again for a weaker type): that arm is spent now, so
+        // the part is armed for this one, which only the CQ's own error satisfies.
+        if (type == NDK_CQ_NOTIFY_ERRORS) {
+            {
+                std::lock_guard lock(arm_mutex);
+                if (!consumer_armed || consumer_type != NDK_CQ_NOTIFY_ERRORS) return;
+                part_armed[p] = true;
+                part_type[p] = NDK_CQ_NOTIFY_ERRORS;
+                part_generation[p] = generation;
+            }
+            arm_part(this, node, NDK_CQ_NOTIFY_ERRORS);
+            return;
+        }
         // A stale one: the split looks. Entries there are taken into its own list (the next
         // polls return them first) and notified; none: the part is armed for this arm and
         // looked at once more (an entry between the two), else its own notification will come.
