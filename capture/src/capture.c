@@ -106,7 +106,13 @@ CAP_INLINE int cas64(volatile uint64_t* p, uint64_t expect, uint64_t want) {
 #define CAP_MAX_PIECES 4096 /* pages one DATA block lists */
 #define CAP_SILENT_SCAN 64  /* entries before a completion searched for its request */
 #define CAP_MDL_LIMIT 4096  /* MDLs of one chain recorded */
-#define CAP_RING_PREFIX 16u /* ring-only words before each record: commit, size */
+#define CAP_RING_PREFIX 16u /* ring-only words before each record: commit, size, deferred */
+/* DATA.flags, in the ring only: the digest is deferred to the drain. The block's bytes follow
+ * its pieces (its length, padded to 8), and its digest field holds the offset from the record
+ * header of the next deferred block of the record (0: the last); the ring prefix's third word
+ * holds the first's (0: none). The drain digests the bytes, writes the digest and leaves the
+ * bytes out: the file has the block as if digested in the call. */
+#define CAP_DATA_DEFERRED 0x80u
 
 /* A ring record's commit word: (seq << 8) | state. */
 enum { RING_EMPTY = 0, RING_ENTERED = 1, RING_COMPLETE = 2, RING_EXPIRED = 3, RING_PAD = 4 };
@@ -242,16 +248,26 @@ struct _NDKCAP {
     uint32_t
         max_bytes; /* bytes one DATA block carries (NDKCAP_SOURCE/LANDED_BYTES): a quarter block */
     volatile uint64_t* reserved; /* per block: (block seq << 32) | sealed << 31 | offset */
-    volatile uint64_t current;   /* the block seq producers fill */
-    uint64_t drain_seq;
+    uint32_t defer_blocks;       /* digests are deferred while fewer blocks wait for the drain */
+    uint32_t defer_bytes;        /* ... for DATA blocks of at most this many bytes */
+    uint8_t* header;
+    uint32_t header_bytes, header_written;
+    /* written only when records are lost or untracked; read by every call */
+    volatile uint64_t lost_records, lost_bytes, pending_lost_records, pending_lost_bytes;
+    volatile uint64_t untracked;
+    /* Written by the calls (every call) and by the drain (every record), each group on cache
+     * lines of its own: sharing a line with the drain's counters made every call fetch it back
+     * from the drain's core. */
+    uint8_t calls_apart[64];
+    volatile uint64_t clock;   /* the event count: two increments a call */
+    volatile uint64_t current; /* the block seq producers fill */
+    uint8_t drain_apart[64];
+    volatile uint64_t drain_seq; /* written by the drain; read by producers (deferral) */
     uint32_t drain_offset;
     uint8_t* staging; /* one frame being built */
     uint32_t staging_used, staging_records;
-    uint8_t* header;
-    uint32_t header_bytes, header_written;
-    volatile uint64_t clock;
-    volatile uint64_t lost_records, lost_bytes, pending_lost_records, pending_lost_bytes;
-    volatile uint64_t records, untracked, bytes_written, write_errors;
+    volatile uint64_t records, bytes_written, write_errors;
+    uint8_t tables_apart[64];
     /* tables */
     struct cap_object* objects;
     uint32_t max_objects;
@@ -606,6 +622,13 @@ NTSTATUS NdkCaptureOpen(const NDKCAP_HOST* Host, const NDKCAP_OPTIONS* Options,
     c->block_mask = blocks - 1;
     c->block_bytes = block_bytes;
     c->max_bytes = block_bytes / 4;
+    /* A record of NdkGetCqResults carries up to CAP_PLAN landings: deferred ones add at most a
+     * quarter block to it. */
+    c->defer_bytes = CAP_MIN(NDKCAP_DEFER_BYTES, block_bytes / 64u);
+    /* Below the drain's pressure mark (half the ring: calls in flight expire) with room to spare.
+     */
+    c->defer_blocks =
+        (o.Flags & NDKCAP_DIGEST_IN_CALL) ? 0u : (blocks * 3 / 8 ? blocks * 3 / 8 : 1u);
     c->reserved = (volatile uint64_t*)carve(&at, (SIZE_T)blocks * sizeof(uint64_t));
     c->staging = (uint8_t*)carve(&at, (SIZE_T)block_bytes + NDKT_FRAME_HEADER_BYTES);
     c->header = (uint8_t*)carve(&at, header_room);
@@ -759,6 +782,7 @@ struct cap_record {
     uint8_t* body;
     uint32_t size; /* header + body */
     uint64_t seq, time;
+    uint8_t* defer_link; /* where the next deferred DATA block's offset goes */
 };
 
 /* Reserves a record of `body` bytes (a multiple of 8); writes a LOSS record first when records
@@ -788,11 +812,14 @@ static int record_reserve(NDKCAP* c, struct cap_record* r, uint32_t body) {
         put64(&o, n);
         put64(&o, b);
         *(uint32_t*)(at + 8) = loss_size;
+        *(uint32_t*)(at + 12) = 0;
         ring_commit(at, 0, n ? RING_COMPLETE : RING_PAD);
         at += loss_size;
     }
     *(uint32_t*)(at + 8) = need;
+    *(uint32_t*)(at + 12) = 0;
     r->ring = at;
+    r->defer_link = at + 12;
     r->head = at + CAP_RING_PREFIX;
     r->body = r->head + NDKT_RECORD_HEADER_BYTES;
     r->size = size;
@@ -897,11 +924,40 @@ static int flush_staging(NDKCAP* c) {
     return failed ? -1 : 0;
 }
 
-static int stage(NDKCAP* c, const uint8_t* record, uint32_t size, uint8_t extra_flags) {
+/* Copies a record into the frame; `deferred`: the offset of its first deferred DATA block (see
+ * CAP_DATA_DEFERRED), whose digests are taken here and whose bytes stay behind. */
+static int stage(NDKCAP* c, const uint8_t* record, uint32_t size, uint8_t extra_flags,
+                 uint32_t deferred) {
     if (c->staging_used + size > c->block_bytes + NDKT_FRAME_HEADER_BYTES)
         if (flush_staging(c) < 0) return -1;
     uint8_t* to = c->staging + c->staging_used;
-    cap_copy(to, record, size);
+    if (!deferred) {
+        cap_copy(to, record, size);
+    } else {
+        uint32_t from = 0, put = 0;
+        while (deferred) {
+            const uint8_t* data = record + deferred;
+            uint16_t pieces;
+            uint32_t length, next;
+            cap_copy(&pieces, data + 2, 2);
+            cap_copy(&length, data + 4, 4);
+            cap_copy(&next, data + 8, 4);
+            uint32_t head = 16u + (uint32_t)pieces * 16u;
+            /* Written by write_data within the record, after the last one: never otherwise. */
+            if (deferred < from || deferred + head + CAP_ALIGN8(length) > size) break;
+            cap_copy(to + put, record + from, deferred + head - from);
+            put += deferred + head - from;
+            uint64_t digest = NdkCaptureDigest(data + head, length);
+            uint8_t* block = to + put - head;
+            block[1] = (uint8_t)(block[1] & ~CAP_DATA_DEFERRED);
+            cap_copy(block + 8, &digest, 8);
+            from = deferred + head + (uint32_t)CAP_ALIGN8(length);
+            deferred = next;
+        }
+        cap_copy(to + put, record + from, size - from);
+        size = put + size - from;
+        cap_copy(to + 4, &size, 4);
+    }
     to[2] |= extra_flags;
     c->staging_used += size;
     ++c->staging_records;
@@ -917,7 +973,7 @@ static LONG64 drain(NDKCAP* c, int force) {
     uint64_t before = ld64(&c->bytes_written);
     if (!c->staging_used) c->staging_used = NDKT_FRAME_HEADER_BYTES;
     for (;;) {
-        uint64_t s = c->drain_seq;
+        uint64_t s = ld64(&c->drain_seq);
         uint32_t b = (uint32_t)(s & c->block_mask);
         uint64_t r = ld64(&c->reserved[b]);
         if (RES_GEN(r) != (uint32_t)s) break;
@@ -930,11 +986,12 @@ static LONG64 drain(NDKCAP* c, int force) {
             uint8_t* rec = block + c->drain_offset;
             uint64_t commit = ld64((volatile uint64_t*)rec);
             uint32_t state = (uint32_t)(commit & 0xFF);
-            uint32_t ring_size = *(volatile uint32_t*)(rec + 8);
             if (state == RING_EMPTY) {
                 stopped = 1;
                 break;
             }
+            /* Read once published: the producer writes it after reserving, before its commit. */
+            uint32_t ring_size = *(volatile uint32_t*)(rec + 8);
             uint8_t extra = 0;
             if (state == RING_ENTERED) {
                 if (!expire ||
@@ -946,7 +1003,8 @@ static LONG64 drain(NDKCAP* c, int force) {
             }
             if (state == RING_EXPIRED) extra = NDKT_FLAG_EXPIRED;
             if (state != RING_PAD)
-                if (stage(c, rec + CAP_RING_PREFIX, ring_size - CAP_RING_PREFIX, extra) < 0) {
+                if (stage(c, rec + CAP_RING_PREFIX, ring_size - CAP_RING_PREFIX, extra,
+                          *(volatile uint32_t*)(rec + 12)) < 0) {
                     stopped = 1;
                     break;
                 }
@@ -959,7 +1017,7 @@ static LONG64 drain(NDKCAP* c, int force) {
         cap_fill(block, 0, c->drain_offset);
         c->drain_offset = 0;
         st64(&c->reserved[b], (s + c->blocks) << 32);
-        c->drain_seq = s + 1;
+        st64(&c->drain_seq, s + 1);
     }
     if (flush_staging(c) < 0) return -1;
     return (LONG64)(ld64(&c->bytes_written) - before);
@@ -1391,7 +1449,7 @@ static int span_resolve(NDKCAP* c, const struct cap_span* s, struct cap_pieces* 
 #define CAP_PLAN_PIECES 1
 struct cap_plan {
     struct cap_span span;
-    uint32_t ok, with_bytes, count;
+    uint32_t ok, with_bytes, deferred, count;
     uint64_t length;
     struct cap_piece pieces[CAP_PLAN_PIECES];
 };
@@ -1402,12 +1460,17 @@ static uint32_t plan_data(NDKCAP* c, struct cap_plan* pl, int with_bytes) {
     pl->count = p.count;
     pl->length = p.length;
     pl->with_bytes = pl->ok && with_bytes && p.length <= c->max_bytes;
+    /* A small block is copied now and digested by the drain, unless the ring is filling. */
+    pl->deferred = pl->ok && !pl->with_bytes && p.length <= c->defer_bytes &&
+                   ld64(&c->current) - ld64(&c->drain_seq) < c->defer_blocks;
     if (!pl->ok) return 16;
-    return 16u + pl->count * 16u + (uint32_t)(pl->with_bytes ? CAP_ALIGN8(pl->length) : 0);
+    return 16u + pl->count * 16u +
+           (uint32_t)(pl->with_bytes || pl->deferred ? CAP_ALIGN8(pl->length) : 0);
 }
 
-/* Writes the planned DATA block (exactly the size plan_data gave). */
-static void write_data(NDKCAP* c, struct cap_out* o, uint8_t role, const struct cap_plan* pl) {
+/* Writes the planned DATA block (exactly the size plan_data gave) into record r. */
+static void write_data(NDKCAP* c, struct cap_out* o, uint8_t role, const struct cap_plan* pl,
+                       struct cap_record* r) {
     uint8_t* start = o->p;
     if (!pl->ok) {
         put8(o, role);
@@ -1417,7 +1480,8 @@ static void write_data(NDKCAP* c, struct cap_out* o, uint8_t role, const struct 
         put64(o, 0);
         return;
     }
-    uint32_t room = 16u + pl->count * 16u + (uint32_t)(pl->with_bytes ? CAP_ALIGN8(pl->length) : 0);
+    int copied = pl->with_bytes || pl->deferred;
+    uint32_t room = 16u + pl->count * 16u + (uint32_t)(copied ? CAP_ALIGN8(pl->length) : 0);
     struct cap_pieces p = {
         (struct cap_piece*)(void*)(start + 16), pl->count, 0, pl->count, 0, 0, 0, 0};
     int ok;
@@ -1437,21 +1501,28 @@ static void write_data(NDKCAP* c, struct cap_out* o, uint8_t role, const struct 
             ok = 0;
             break;
         }
-        digest_bytes(&d, page + p.at[i].offset, p.at[i].size);
-        if (pl->with_bytes) {
+        if (!pl->deferred) digest_bytes(&d, page + p.at[i].offset, p.at[i].size);
+        if (copied) {
             cap_copy(copy, page + p.at[i].offset, p.at[i].size);
             copy += p.at[i].size;
         }
     }
     o->p = start;
     put8(o, role);
-    put8(o, (uint8_t)((pl->with_bytes ? NDKT_DATA_BYTES : 0u) | (ok ? 0u : NDKT_DATA_UNRESOLVED)));
+    put8(o, (uint8_t)((pl->with_bytes ? NDKT_DATA_BYTES : 0u) | (ok ? 0u : NDKT_DATA_UNRESOLVED) |
+                      (ok && pl->deferred ? CAP_DATA_DEFERRED : 0u)));
     put16(o, (uint16_t)pl->count);
     put32(o, (uint32_t)pl->length);
-    put64(o, ok ? digest_end(&d) : 0);
+    put64(o, ok && !pl->deferred ? digest_end(&d) : 0);
+    if (ok && pl->deferred) {
+        /* Linked for the drain: the previous deferred block (or the ring prefix) names this one. */
+        uint32_t at = (uint32_t)(start - r->head);
+        cap_copy(r->defer_link, &at, 4);
+        r->defer_link = start + 8;
+    }
     if (!ok)
         cap_fill(start + 16, 0, room - 16);
-    else if (pl->with_bytes && room > 16u + pl->count * 16u + pl->length)
+    else if (copied && room > 16u + pl->count * 16u + pl->length)
         cap_fill(copy, 0, room - 16u - pl->count * 16u - (uint32_t)pl->length);
     o->p = start + room;
 }
@@ -2459,7 +2530,7 @@ static ULONG get_results(NDK_CQ* cq, void* results, ULONG n, int ex) {
         for (uint32_t i = 0; i < planned; ++i) {
             put32(&o, plan[i].result);
             put32(&o, 0);
-            write_data(c, &o, NDKT_DATA_LANDING, &plan[i].plan);
+            write_data(c, &o, NDKT_DATA_LANDING, &plan[i].plan, &k.r);
         }
         call_commit(&k);
     }
@@ -2911,7 +2982,7 @@ static NTSTATUS send_like(struct cap_call* k, NDK_QP* qp, PVOID ctx, const NDK_S
         put_inline(&o, sgl, n, flags, inline_bytes);
         put32(&o, with_source ? 1u : 0u);
         put32(&o, 0);
-        if (with_source) write_data(c, &o, NDKT_DATA_SOURCE, &source);
+        if (with_source) write_data(c, &o, NDKT_DATA_SOURCE, &source, &k->r);
         call_publish(k);
     }
     NTSTATUS status;
@@ -2995,7 +3066,7 @@ static NTSTATUS cap_read(NDK_QP* qp, PVOID ctx, const NDK_SGE* sgl, ULONG n, UIN
         put_sgl(&o, sgl, kept);
         put32(&o, with_source ? 1u : 0u);
         put32(&o, 0);
-        if (with_source) write_data(c, &o, NDKT_DATA_SOURCE, &source);
+        if (with_source) write_data(c, &o, NDKT_DATA_SOURCE, &source, &k.r);
         call_publish(&k);
     }
     NTSTATUS status = ORIGINAL(k, NDK_QP_DISPATCH)->NdkRead(qp, ctx, sgl, n, address, token, flags);
@@ -4300,7 +4371,7 @@ NTSTATUS NdkCaptureClose(NDKCAP* c) {
             o.p = loss + NDKT_RECORD_HEADER_BYTES;
             put64(&o, lost);
             put64(&o, ld64(&c->pending_lost_bytes));
-            stage(c, loss, sizeof loss, 0);
+            stage(c, loss, sizeof loss, 0, 0);
         }
         cap_fill(end, 0, sizeof end);
         struct cap_out o = {end};
@@ -4316,7 +4387,7 @@ NTSTATUS NdkCaptureClose(NDKCAP* c) {
         put64(&o, ld64(&c->lost_bytes));
         put64(&o, ld64(&c->untracked));
         if (!c->staging_used) c->staging_used = NDKT_FRAME_HEADER_BYTES;
-        if (stage(c, end, sizeof end, 0) < 0 || flush_staging(c) < 0)
+        if (stage(c, end, sizeof end, 0, 0) < 0 || flush_staging(c) < 0)
             status = CAP_STATUS_UNSUCCESSFUL;
     }
     cas64((volatile uint64_t*)&g_captures[c->registry_index], (uint64_t)(ULONG_PTR)c, 0);

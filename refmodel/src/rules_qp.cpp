@@ -28,6 +28,35 @@ const T& as(const Call& call) {
     return std::get<T>(call);
 }
 
+// The byte buffers of landings already checked (check mode) or placed (simulate), kept for the
+// next request's bytes (gather_expected) instead of a heap buffer allocated and freed for every
+// request (the oracle's largest malloc/free, refmodel/bench). Per thread, not per Model: the
+// property tests make a new Model for every sequence, which then starts with the last one's
+// buffers. Bounded: at most kSpareBuffers buffers of at most kSpareBufferBytes each (1 MiB a
+// thread); a larger transfer allocates its own, as before.
+constexpr size_t kSpareBuffers = 16, kSpareBufferBytes = size_t{64} << 10;
+thread_local std::vector<std::vector<std::byte>> spare_bytes;
+
+void recycle_bytes(std::vector<std::byte>&& bytes) {
+    if (spare_bytes.size() < kSpareBuffers && bytes.capacity() != 0 &&
+        bytes.capacity() <= kSpareBufferBytes)
+        spare_bytes.push_back(std::move(bytes));
+}
+
+// gather(), into `out` (its storage reused; a spare buffer when it has none).
+void gather_into(const HostMemoryView& memory, const Extent& extent, std::vector<std::byte>& out) {
+    if (out.capacity() == 0 && !spare_bytes.empty()) {
+        out = std::move(spare_bytes.back());
+        spare_bytes.pop_back();
+    }
+    out.clear();
+    out.reserve(extent.bytes());
+    for (size_t i = 0; i < extent.pages.size(); ++i) {
+        const std::byte* from = memory.page(extent.pages[i]) + extent.offsets[i];
+        out.insert(out.end(), from, from + extent.sizes[i]);
+    }
+}
+
 constexpr size_t kRememberedContexts = 64;
 
 void remember(std::deque<Context>& list, Context context) {
@@ -737,6 +766,7 @@ void Model::for_each_landing_qp(Visit&& visit) {
 void Model::record_landing(Completion& done, const Extent& target, std::vector<std::byte> bytes) {
     if (mode_ == Mode::simulate) {
         scatter(memory_, target, bytes.data(), bytes.size());
+        recycle_bytes(std::move(bytes));
         return;
     }
     Completion::Landing landing;
@@ -948,7 +978,7 @@ bool Model::execute(ObjectId qp, WorkRequest& wr, const Call& call, Completion& 
                 left -= n;
             }
             got.bytes_transferred = static_cast<uint32_t>(payload.size());  // CQ-RES-01
-            record_landing(got, used, payload);
+            record_landing(got, used, std::move(payload));                  // (not read after this)
             if (!got.landings.empty())  // FR-PAGE-02: a receive into a fast registration
                 got.landings.back().fast_registered_pages =
                     fast_registered_pages_of(objects_[peer_id].adapter, reached);
@@ -1029,8 +1059,6 @@ bool Model::execute(ObjectId qp, WorkRequest& wr, const Call& call, Completion& 
     // a sink only with local write (local_write_and_sink), sink_flag_suffices reads the flag as
     // enough. The reading not chosen is a warning either way.
     bool contested = false;
-    RuleIds contested_rules = rules;
-    std::string contested_why = why;
     if (!resolved && is_read && !sink_ok) {
         Extent lenient;
         std::string lenient_why;
@@ -1056,9 +1084,12 @@ bool Model::execute(ObjectId qp, WorkRequest& wr, const Call& call, Completion& 
         return true;
     }
     if (contested) {  // AMB-37 (sink_flag_suffices): the provider may still refuse the sink
+        // (`rules` and `why` still say why the strict resolution failed: nothing has changed
+        // them since; copied here only, not on every read and write.)
+        RuleIds contested_rules = rules;
         contested_rules.push_back("AMB-37");
         done.other_reading = std::move(contested_rules);
-        done.why = contested_why + " (the read-sink right alone lets it land under the profile)";
+        done.why = why + " (the read-sink right alone lets it land under the profile)";
     }
     Extent remote;
     ObjectId target = 0;
@@ -1358,7 +1389,7 @@ bool overlay(const Completion::Landing& l, const Extent& source, std::vector<std
 
 bool Model::gather_expected(ObjectId qp, const Extent& source, bool fenced,
                             std::vector<std::byte>& out) {
-    out = gather(memory_, source);
+    gather_into(memory_, source, out);
     if (mode_ != Mode::check || landing_pages_.empty()) return true;
     bool touched = std::any_of(source.pages.begin(), source.pages.end(),
                                [&](PFN_NUMBER pfn) { return landing_pages_.contains(pfn); });
@@ -1581,9 +1612,10 @@ bool Model::resolve_remote(ObjectId qp, uint32_t token, uint64_t address, uint64
     if (target) *target = id;
     const char* right = need & kRemoteWrite ? "remote write" : "remote read";
     if (const auto* mr = state_of<MrState>(id)) {
-        RuleIds access_rule = {mr->fast_register
-                                   ? (need & kRemoteWrite ? "FR-FLG-05" : "FR-FLG-04")
-                                   : (need & kRemoteWrite ? "RMR-FLG-04" : "RMR-ACC-01")};
+        // (A literal: a RuleIds is built only on the failure path.)
+        const char* access_rule = mr->fast_register
+                                      ? (need & kRemoteWrite ? "FR-FLG-05" : "FR-FLG-04")
+                                      : (need & kRemoteWrite ? "RMR-FLG-04" : "RMR-ACC-01");
         if (find(id)->parent != pq.pd) {
             why = "the remote token names an MR of another PD than the peer QP's";
             rules = {"AMB-28"};
@@ -1599,7 +1631,7 @@ bool Model::resolve_remote(ObjectId qp, uint32_t token, uint64_t address, uint64
         }
         if (!(mr->region.access & need)) {
             why = std::string("the region does not grant ") + right;
-            rules = access_rule;
+            rules = {access_rule};
             return false;
         }
         map_region(mr->region, address, bytes, out);
@@ -1981,6 +2013,8 @@ Verdict Model::observe_completion(ObjectId cq, const NDK_RESULT_EX& r, bool ex, 
                     }
                 }
             }
+            for (auto& landing : expected.landings)
+                recycle_bytes(std::move(landing.bytes));
             list.erase(it);
             if (forget) forget_closed_qp(qp_id);
             return v;

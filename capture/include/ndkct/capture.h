@@ -65,6 +65,12 @@ typedef struct _NDKCAP_HOST {
  * outside callbacks take no timestamps (trace flag NDKT_CAPTURE_DATA_PATH_UNTIMED): no rule
  * judges their times, and two clock reads a call were the larger part of the capture's cost. */
 #define NDKCAP_ALL_TIMES 0x08u
+/* Digest every DATA block during the call. By default a block of up to NDKCAP_DEFER_BYTES is
+ * copied into the ring during the call and digested by NdkCaptureDrain (the same digest of the
+ * same bytes, taken at the same moment: the copy is); when 3/8 of the ring waits for the drain the
+ * call digests it itself, so that deferring never costs records. */
+#define NDKCAP_DIGEST_IN_CALL 0x10u
+#define NDKCAP_DEFER_BYTES 4096u /* (or a 64th of BlockBytes, if less) */
 
 /* Sizes (0: the default) and what goes into the trace header. Strings may be NULL. */
 typedef struct _NDKCAP_OPTIONS {

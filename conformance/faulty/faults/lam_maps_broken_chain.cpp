@@ -1,18 +1,10 @@
 // NdkBuildLam accepts an MDL chain whose first Length bytes are not virtually contiguous (a
 // hole, a misaligned joint) and reports success with an empty mapping, where it must fail with
 // STATUS_INVALID_PARAMETER and return no mapping (LAM-MDL-01).
-#include "faulty.hpp"
-#include "ndkct/platform/mdl.hpp"
+#include "broken_chain.hpp"
 
 namespace ndkct::faulty {
 namespace {
-
-bool broken_chain(const MDL* mdl, SIZE_T length) {
-    SIZE_T bytes = 0;
-    for (const MDL* m = mdl; m; m = m->Next)
-        bytes += MmGetMdlByteCount(m);
-    return mdl && length <= bytes && !platform::chain_pages(mdl, length).contiguous;
-}
 
 NTSTATUS build_lam(NDK_ADAPTER* adapter, MDL* mdl, SIZE_T length,
                    NDK_FN_REQUEST_COMPLETION* completion, PVOID context,

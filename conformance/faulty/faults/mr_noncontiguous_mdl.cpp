@@ -1,18 +1,10 @@
 // NdkRegisterMr accepts an MDL chain whose first Length bytes are not virtually contiguous
 // (a hole, a misaligned joint) and reports success, where it must fail with
 // STATUS_INVALID_PARAMETER (RMR-MDL-01).
-#include "faulty.hpp"
-#include "ndkct/platform/mdl.hpp"
+#include "broken_chain.hpp"
 
 namespace ndkct::faulty {
 namespace {
-
-bool broken_chain(const MDL* mdl, SIZE_T length) {
-    SIZE_T bytes = 0;
-    for (const MDL* m = mdl; m; m = m->Next)
-        bytes += MmGetMdlByteCount(m);
-    return mdl && length <= bytes && !platform::chain_pages(mdl, length).contiguous;
-}
 
 NTSTATUS register_mr(NDK_MR* mr, MDL* mdl, SIZE_T length, ULONG flags,
                      NDK_FN_REQUEST_COMPLETION* completion, PVOID context) {

@@ -4,11 +4,14 @@
 // untouched; the reader takes bytes as they come.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
+#include <deque>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <random>
+#include <regex>
 
 #include "ndkct/capture.h"
 #include "ndkct/conformance/capture_host.hpp"
@@ -66,14 +69,25 @@ std::vector<uint8_t> capture_session(const std::string& name, uint32_t flags = 0
     return files.empty() ? std::vector<uint8_t>{} : read_all(files[0]);
 }
 
-std::vector<Record> records_of(const std::vector<uint8_t>& bytes) {
+// The records of a trace. A record's body lives in its Reader, gone on return: `bodies`, when
+// given, keeps a copy of each, and the records point at those.
+std::vector<Record> records_of(const std::vector<uint8_t>& bytes,
+                               std::deque<std::vector<uint8_t>>* bodies = nullptr) {
     Reader reader;
     reader.feed(bytes.data(), bytes.size());
     reader.finish();
     std::vector<Record> out;
     Record r;
-    while (reader.next(r) == Reader::Next::record)
+    while (reader.next(r) == Reader::Next::record) {
+        if (bodies) {
+            bodies->emplace_back(r.body, r.body + r.body_size);
+            r.body = bodies->back().data();
+        } else {
+            r.body = nullptr;
+            r.body_size = 0;
+        }
         out.push_back(r);
+    }
     return out;
 }
 
@@ -256,7 +270,8 @@ TEST(Trace, AFullRingIsCountedAndWrittenIntoTheTrace) {
     ASSERT_EQ(STATUS_SUCCESS, NdkCaptureClose(capture));
     bool loss = false;
     int queries_after = 0;  // once drained, the ring keeps records again (it once lost them all)
-    for (const Record& r : records_of(file)) {
+    std::deque<std::vector<uint8_t>> bodies;
+    for (const Record& r : records_of(file, &bodies)) {
         if (r.head.kind == NDKT_META_LOSS) {
             Body b(r);
             EXPECT_GT(b.u64(), 100u);
@@ -315,6 +330,48 @@ TEST(Trace, TheDigestIsTheOneThePageDefines) {
     EXPECT_EQ(0xCF8D231C474B4747ull, NdkCaptureDigest(nullptr, 0));
     EXPECT_EQ(0xD473A888D0C3157Full, NdkCaptureDigest(digits.data(), digits.size()));
     EXPECT_EQ(0xA9E415F7B86EDB69ull, NdkCaptureDigest(hundred.data(), hundred.size()));
+}
+
+// Small DATA blocks are copied into the ring during the call and digested by the drain; the
+// trace must be the one the in-call digest writes (NDKCAP_DIGEST_IN_CALL): the same digests of
+// the same bytes, and the sources' digests those of the bytes posted.
+TEST(Trace, DigestsTheDrainTakesAreTheOnesTheCallWouldTake) {
+    auto digests_of = [](const std::vector<uint8_t>& bytes) {
+        std::vector<std::string> out;
+        static const std::regex data("digest 0x[0-9a-fA-F]+, [0-9]+ bytes");
+        // A record's body lives in its reader: dumped while the reader is there.
+        Reader reader;
+        reader.feed(bytes.data(), bytes.size());
+        reader.finish();
+        Record r;
+        while (reader.next(r) == Reader::Next::record) {
+            std::string text = dump_record(r);
+            for (std::sregex_iterator i(text.begin(), text.end(), data), end; i != end; ++i)
+                out.push_back(i->str());
+        }
+        return out;
+    };
+    auto deferred = capture_session("deferred");
+    auto in_call = capture_session("in-call", NDKCAP_DIGEST_IN_CALL);
+    ASSERT_FALSE(deferred.empty());
+    ASSERT_FALSE(in_call.empty());
+    auto a = digests_of(deferred), b = digests_of(in_call);
+    EXPECT_EQ(a, b);
+    ASSERT_GE(a.size(), 16u);  // 8 sources and 8 landings of 1000 bytes
+    // The first write's source: bytes i * 7 at offset 0 of the source buffer, 1000 of them.
+    std::vector<uint8_t> first(1000);
+    for (size_t i = 0; i < first.size(); ++i)
+        first[i] = static_cast<uint8_t>(i * 7);
+    char want[64];
+    std::snprintf(want, sizeof want, "digest 0x%llx, 1000 bytes",
+                  static_cast<unsigned long long>(NdkCaptureDigest(first.data(), first.size())));
+    bool found = std::find(a.begin(), a.end(), std::string(want)) != a.end();
+    EXPECT_TRUE(found) << want;
+    for (const auto& bytes : {deferred, in_call}) {
+        Verdicts v = check(bytes);
+        EXPECT_TRUE(v.stopped.empty()) << v.stopped;
+        EXPECT_TRUE(v.findings.empty()) << v.findings[0].violation.describe();
+    }
 }
 
 TEST(Trace, TheCrcIsCrc32cWhateverTheLength) {
