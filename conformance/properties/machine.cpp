@@ -192,10 +192,14 @@ void* Sut::next_context() {
 }
 
 uint16_t Sut::next_port() {
+    // 40000..49151: apart from the Session's own (20000..39999) and below the ephemeral ports
+    // providers pick (49152.., CONN-25), which a listen here would rightly be refused.
     if (port_ == 0)
         port_ = static_cast<uint16_t>(
-            40000 + (getpid() * 97 + reinterpret_cast<uintptr_t>(this) / 64) % 20000);
-    return port_++;
+            40000 + (getpid() * 97 + reinterpret_cast<uintptr_t>(this) / 64) % 9152);
+    uint16_t port = port_;
+    port_ = port_ == 49151 ? 40000 : static_cast<uint16_t>(port_ + 1);
+    return port;
 }
 
 platform::MdlChain& Sut::chain(const Region& r) {

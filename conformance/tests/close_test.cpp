@@ -96,7 +96,7 @@ NDKCT_TEST(Close, CloseFromInsideTheObjectsCompletionCallback, "ndk.close.from_c
     ASSERT_TRUE(a.object && b.object && listener.object && active.object);
     sockaddr_in address{};
     address.sin_family = AF_INET;
-    address.sin_port = htons(static_cast<uint16_t>(46000 + (getpid() % 1000) * 4));
+    address.sin_port = htons(seed::test_port(0));
     address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     const auto* sa = reinterpret_cast<const sockaddr*>(&address);
     ASSERT_TRUE(session().listen(listener.object, sa, sizeof address).ok());

@@ -24,13 +24,9 @@ NDKCT_SUITE(Connection);
 NDKCT_SUITE(Lifetime);
 NDKCT_SUITE(QpOperations);
 
-// Ports of their own, away from the Session's 20000..39999 range.
-uint16_t test_port(unsigned k) {
-    return static_cast<uint16_t>(45000 + (getpid() % 1000) * 16 + k);
-}
-
 using seed::as_sockaddr;
 using seed::loopback4;
+using seed::test_port;
 
 void fill(platform::LockedBuffer& b, uint8_t seed) {
     for (size_t i = 0; i < b.size(); ++i)

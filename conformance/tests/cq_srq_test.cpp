@@ -48,12 +48,11 @@ size_t await_notifications(Session& s, void* object, size_t want,
 
 // Connects `active` to `passive` (QPs of one adapter) through a listener on 127.0.0.1.
 bool connect_qps(Session& s, NDK_QP* active, NDK_QP* passive, std::string& problem) {
-    static uint16_t port = static_cast<uint16_t>(41000 + (getpid() * 7) % 9000);
     auto* listener = s.create_listener().object;
     if (!listener) return problem = "NdkCreateListener failed", false;
     sockaddr_in address{};
     address.sin_family = AF_INET;
-    address.sin_port = htons(port++);
+    address.sin_port = htons(s.next_port());  // below the providers' ephemeral 49152..
     address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     auto* where = reinterpret_cast<sockaddr*>(&address);
     if (!s.listen(listener, where, sizeof address).ok()) return problem = "NdkListen failed", false;

@@ -26,12 +26,6 @@ struct Connection {
     std::string problem;
 };
 
-uint16_t next_port() {
-    static uint16_t port = static_cast<uint16_t>(40000 + (getpid() * 37) % 20000);
-    if (++port < 40000) port = 40000;
-    return port;
-}
-
 Connection connect(Session& s, NDK_QP* a, NDK_QP* b) {
     Connection c;
     c.listener = s.create_listener().object;
@@ -39,7 +33,7 @@ Connection connect(Session& s, NDK_QP* a, NDK_QP* b) {
     sockaddr_in address{};
     address.sin_family = AF_INET;
     address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    address.sin_port = htons(next_port());
+    address.sin_port = htons(s.next_port());  // below the providers' ephemeral 49152..
     Done listening = s.listen(c.listener, reinterpret_cast<sockaddr*>(&address), sizeof address);
     if (!listening.ok())
         return c.problem = "NdkListen failed: " + spec::status_name(listening.final_status), c;

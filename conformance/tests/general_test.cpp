@@ -20,10 +20,6 @@ NDKCT_SUITE(General);
 
 using namespace std::chrono_literals;
 
-uint16_t port_for(unsigned k) {
-    return static_cast<uint16_t>(47000 + (getpid() % 1000) * 8 + k);
-}
-
 using seed::loopback4;
 
 // A GUID no extension has.
@@ -110,7 +106,7 @@ NDKCT_TEST(General, EventCallbacksReceiveTheirOwnContext, "ndk.general.event_con
     auto connector = session().create_connector();
     auto qp = session().create_qp(pair.pd, pair.cq, pair.cq, nullptr, QpShape{});
     ASSERT_TRUE(first.object && second.object && connector.object && qp.object);
-    sockaddr_in one = loopback4(port_for(0)), two = loopback4(port_for(1));
+    sockaddr_in one = loopback4(seed::test_port(0)), two = loopback4(seed::test_port(1));
     ASSERT_TRUE(
         session().listen(first.object, reinterpret_cast<const sockaddr*>(&one), sizeof one).ok());
     ASSERT_TRUE(

@@ -26,12 +26,6 @@ struct PairSpec {
     ULONG ird = 4, ord = 4;
 };
 
-// Ports apart from the session's own (20000..39999).
-inline uint16_t next_port() {
-    static std::atomic<int> counter{0};
-    return static_cast<uint16_t>(40000 + (getpid() * 37 + counter++) % 20000);
-}
-
 // Connects a fresh QP a (active side) to a fresh QP b (passive side) as `spec` says.
 inline LoopbackPair connect(Session& s, PairSpec spec) {
     LoopbackPair pair;
@@ -65,7 +59,7 @@ inline LoopbackPair connect(Session& s, PairSpec spec) {
     address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     Done listening{};
     for (int attempt = 0; attempt < 8; ++attempt) {
-        address.sin_port = htons(next_port());
+        address.sin_port = htons(s.next_port());
         listening = s.listen(pair.listener, reinterpret_cast<sockaddr*>(&address), sizeof address);
         if (listening.ok()) break;
     }

@@ -33,6 +33,15 @@ inline sockaddr_in loopback4(uint16_t port) {
     return a;
 }
 
+// A fixed port for a test's own listener or connect target (k < 16: which one in the test), one
+// set per process (test processes run in parallel and share a real device's port space). Below
+// 49152: providers pick their ephemeral ports from 49152..65535 (CONN-25), and a fixed port that
+// happens to be a connector's picked one is rightly refused (CONN-LST-01) while the oracle, which
+// does not learn picked ports, expects success. Above the Session's own 20000..39999.
+inline uint16_t test_port(unsigned k) {
+    return static_cast<uint16_t>(40000 + (getpid() % 572) * 16 + k % 16);
+}
+
 inline const sockaddr* as_sockaddr(const sockaddr_in& a) {
     return reinterpret_cast<const sockaddr*>(&a);
 }

@@ -263,7 +263,7 @@ NDKCT_TEST(TwoNodes, ConnectToAnAddressNobodyListensOn, "ndk.two_node.connect_no
     auto connector = session().create_connector();
     ASSERT_TRUE(qp.object && connector.object);
     // Node B is there, but nobody listens on the port: refused (CONN-08).
-    sockaddr_in nobody = loopback4(pairs::next_port());
+    sockaddr_in nobody = loopback4(session().next_port());
     Done d = session().connect(connector.object, qp.object, as_sockaddr(nobody), sizeof nobody);
     EXPECT_STATUS(STATUS_CONNECTION_REFUSED, d.final_status);
     EXPECT_TRUE(twonode::crossed_nodes(session().adapter())) << "the connect went to node B";
@@ -272,7 +272,7 @@ NDKCT_TEST(TwoNodes, ConnectToAnAddressNobodyListensOn, "ndk.two_node.connect_no
     if (!two_guests_control().empty()) {
         auto other = session().create_connector();
         ASSERT_TRUE(other.object);
-        sockaddr_in nowhere = loopback4(pairs::next_port());
+        sockaddr_in nowhere = loopback4(session().next_port());
         nowhere.sin_addr.s_addr = htonl(0x0A4E0063);  // 10.78.0.99
         Done n = session().connect(other.object, qp.object, as_sockaddr(nowhere), sizeof nowhere);
         EXPECT_TRUE(n.final_status == STATUS_HOST_UNREACHABLE ||
@@ -293,7 +293,7 @@ NDKCT_TEST(TwoNodes, PeerRejectsWithPrivateData, "ndk.two_node.peer_rejects", "C
     auto listener = session().create_listener();
     auto connector = session().create_connector();
     ASSERT_TRUE(qp.object && listener.object && connector.object);
-    sockaddr_in address = loopback4(pairs::next_port());
+    sockaddr_in address = loopback4(session().next_port());
     ASSERT_TRUE(session().listen(listener.object, as_sockaddr(address), sizeof address).ok());
     const std::array<uint8_t, 6> hello{'h', 'e', 'l', 'l', 'o', 0};
     NTSTATUS s = session().connect_async(connector.object, qp.object, as_sockaddr(address),

@@ -1843,10 +1843,14 @@ size_t Session::disconnect_events(NDK_CONNECTOR* connector) {
 }
 
 uint16_t Session::next_port() {
+    // 20000..39999, starting where the process and session say: below the tests' fixed ports
+    // (40000..49151, seed::test_port) and the ephemeral ports providers pick (49152.., CONN-25).
     if (port_ == 0)
         port_ = static_cast<uint16_t>(
             20000 + (getpid() * 131 + reinterpret_cast<uintptr_t>(this) / 64) % 20000);
-    return port_++;
+    uint16_t port = port_;
+    port_ = port_ == 39999 ? 20000 : static_cast<uint16_t>(port_ + 1);
+    return port;
 }
 
 LoopbackPair Session::loopback_pair(const QpShape& shape, ULONG cq_depth) {

@@ -374,6 +374,9 @@ class Session {
     // Waits until an event callback has queued an event not yet handed to the oracle (by
     // verdict() or any call), or until the time; returns whether one is queued.
     bool wait_for_event(std::chrono::steady_clock::time_point until);
+    // A port for a listener of this session's, 20000..39999 and never the same twice in a row
+    // of 20,000: below the tests' fixed ports and the ephemeral ports providers pick (49152..).
+    uint16_t next_port();
 
   private:
     struct InFlight;  // one provider call: its record (in_flight.hpp), rules and outcome
@@ -421,7 +424,6 @@ class Session {
                          std::unordered_map<const void*, PendingAsync>& pending, const void* key);
     Done wait_for(std::unordered_map<const void*, PendingAsync>& table, const void* key);
     void adopt(void* object, model::ObjectId id);  // caller holds oracle_mutex_
-    uint16_t next_port();
 
     ProviderSpec spec_;
     SessionOptions options_;
