@@ -73,6 +73,42 @@ static std::string endpoint_holder(const std::vector<Object>& objects, const Soc
     return {};
 }
 
+// CONN-07, CONN-25, CONN-LST-02: in check mode the model does not learn the port a provider
+// picks for a port-0 endpoint (a connector's own, a port-0 listener or shared endpoint): it holds
+// port 0 here. A request for a port of the ephemeral range may therefore name one of them, and a
+// refusal with STATUS_SHARING_VIOLATION is then right. Empty when no such endpoint could be it.
+static std::string unlearnt_holder(const std::vector<Object>& objects, const SocketAddress& address,
+                                   ObjectId except) {
+    if (address.port < kEphemeralFirst) return {};
+    auto could_be = [&](const SocketAddress& held) {
+        return held.present && held.port == 0 && held.family == address.family;
+    };
+    for (const Object& o : objects) {
+        if (o.id == except || o.life == Life::closed) continue;
+        if (const auto* l = std::get_if<ListenerState>(&o.state)) {
+            if (l->listening && l->ephemeral && could_be(l->address))
+                return "listener " + num(o.id);
+        } else if (const auto* s = std::get_if<SharedEndpointState>(&o.state)) {
+            if (s->ephemeral && could_be(s->address)) return "shared endpoint " + num(o.id);
+        } else if (const auto* c = std::get_if<ConnectorState>(&o.state)) {
+            using P = ConnectorState::Phase;
+            if (c->phase != P::idle && c->phase != P::failed && c->phase != P::rejected &&
+                c->ephemeral_local && could_be(c->local))
+                return "connector " + num(o.id);
+        }
+    }
+    return {};
+}
+
+// The refusal above, as an outcome the docs allow for an otherwise valid request.
+static void may_be_held_unlearnt(Expectation& e, const std::vector<Object>& objects,
+                                 const SocketAddress& address, ObjectId except, RuleIds rules) {
+    if (std::string holder = unlearnt_holder(objects, address, except); !holder.empty())
+        e.also_allowed.push_back({STATUS_SHARING_VIOLATION, rules, Strength::documented,
+                                  address.describe() + " may be the ephemeral port " +
+                                      "the provider picked for " + holder});
+}
+
 // ---- Creation ----
 
 Expectation Model::expect_call(const calls::CreateConnector& c) const {
@@ -119,6 +155,8 @@ Expectation Model::expect_call(const calls::CreateSharedEndpoint& c) const {
     if (std::string holder = endpoint_holder(objects_, c.address, 0); !holder.empty())
         e.fail(STATUS_SHARING_VIOLATION, {"CONN-06", "CONN-LST-04"}, Strength::documented,
                c.address.describe() + " is held by " + holder);
+    else if (mode_ == Mode::check)
+        may_be_held_unlearnt(e, objects_, c.address, 0, {"CONN-06", "CONN-LST-04"});
     return e;
 }
 
@@ -158,6 +196,8 @@ Expectation Model::expect_call(const calls::Listen& c) const {
     if (std::string holder = endpoint_holder(objects_, c.address, c.listener); !holder.empty())
         e.fail(STATUS_SHARING_VIOLATION, {"CONN-04", "CONN-LST-01"}, Strength::model_choice,
                c.address.describe() + " is held by " + holder);
+    else if (mode_ == Mode::check)
+        may_be_held_unlearnt(e, objects_, c.address, c.listener, {"CONN-04", "CONN-LST-01"});
     return e;
 }
 
@@ -273,6 +313,8 @@ Expectation Model::expect_call(const calls::Connect& c) const {
         if (std::string holder = endpoint_holder(objects_, c.source, c.connector); !holder.empty())
             e.fail(STATUS_SHARING_VIOLATION, {"CONN-09", "CONN-LST-01"}, Strength::documented,
                    c.source.describe() + " is held by " + holder);
+        else if (mode_ == Mode::check)
+            may_be_held_unlearnt(e, objects_, c.source, c.connector, {"CONN-09", "CONN-LST-01"});
     }
     check_connect(readings_, e, co, qp, c.private_data_length, c.source, c.destination, objects_,
                   adapter_info(c.connector));

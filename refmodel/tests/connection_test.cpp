@@ -162,6 +162,33 @@ TEST_F(Connection, EndpointsInUse) {
         << describe(dup);
 }
 
+// CONN-07, CONN-25, CONN-LST-01/02 (found by CI: ndk.general.event_contexts): in check mode the
+// oracle does not learn the port a provider picked for a connector's own endpoint. A later
+// listen or shared endpoint on a port of the ephemeral range may be that port: a refusal there is
+// right. Below the range, and once the connector is closed, the request must succeed.
+TEST_F(ConnectCheck, APortTheProviderMayHavePickedMayBeRefused) {
+    listen(7020);
+    h.accept(calls::Connect{active, qp_a, {}, ipv4(7020), 4, 4, 0}, status(STATUS_SUCCESS));
+    ObjectId second = h.create(calls::CreateListener{h.adapter});
+    Expectation picked = h.model.expect(calls::Listen{second, ipv4(49160)});
+    EXPECT_FALSE(picked.must_fail()) << describe(picked);
+    EXPECT_TRUE(judge_inline(picked, STATUS_SHARING_VIOLATION, "NdkListen").clean())
+        << describe(picked);
+    EXPECT_TRUE(judge_inline(picked, STATUS_SUCCESS, "NdkListen").clean());
+    Expectation shared = h.model.expect(calls::CreateSharedEndpoint{h.adapter, ipv4(49160)});
+    EXPECT_TRUE(judge_inline(shared, STATUS_SHARING_VIOLATION, "NdkCreateSharedEndpoint").clean())
+        << describe(shared);
+    // Below the ephemeral range no port was picked: the refusal is a violation.
+    Expectation fixed = h.model.expect(calls::Listen{second, ipv4(40000)});
+    EXPECT_FALSE(judge_inline(fixed, STATUS_SHARING_VIOLATION, "NdkListen").ok())
+        << describe(fixed);
+    // With the connector closed its endpoint is released (CONN-LST-02).
+    h.accept(calls::CloseObject{active});
+    Expectation released = h.model.expect(calls::Listen{second, ipv4(49160)});
+    EXPECT_FALSE(judge_inline(released, STATUS_SHARING_VIOLATION, "NdkListen").ok())
+        << describe(released);
+}
+
 // CONN-07, CONN-25, CONN-26, CONN-ADDR-03: ports the provider picks.
 TEST_F(Connection, EphemeralPortsAreReportedAndChecked) {
     h.accept(calls::Listen{listener, ipv4(0)});
