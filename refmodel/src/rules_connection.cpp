@@ -52,23 +52,38 @@ uint16_t ephemeral_port(ObjectId id) {
 
 // CONN-LST-01/02/04: an endpoint stays taken while a listener listens on it, a shared endpoint
 // holds it, or an open connector uses it as its local address (accepted connectors hold their
-// listener's). Returns a phrase naming the holder, or empty. A port the provider picked and the
+// listener's). The endpoint an open object holds, with whether the provider picked its port
+// (CONN-07, CONN-11, CONN-25), and a phrase naming the holder; none for other objects.
+struct HeldEndpoint {
+    const SocketAddress* address = nullptr;
+    bool picked = false;
+    const char* holder = "";
+};
+
+static HeldEndpoint held_endpoint(const Object& o) {
+    if (o.life == Life::closed) return {};
+    if (const auto* l = std::get_if<ListenerState>(&o.state)) {
+        if (l->listening) return {&l->address, l->ephemeral, "listener "};
+    } else if (const auto* s = std::get_if<SharedEndpointState>(&o.state)) {
+        return {&s->address, s->ephemeral, "shared endpoint "};
+    } else if (const auto* c = std::get_if<ConnectorState>(&o.state)) {
+        using P = ConnectorState::Phase;
+        if (c->phase != P::idle && c->phase != P::failed && c->phase != P::rejected &&
+            c->local.present)
+            return {&c->local, c->ephemeral_local, "connector "};
+    }
+    return {};
+}
+
+// The holder of `address` other than `except`, or empty. A port the provider picked and the
 // model has not learnt (check mode) is taken by nobody the model knows of.
 static std::string endpoint_holder(const std::vector<Object>& objects, const SocketAddress& address,
                                    ObjectId except) {
     if (address.port == 0) return {};
     for (const Object& o : objects) {
-        if (o.id == except || o.life == Life::closed) continue;
-        if (const auto* l = std::get_if<ListenerState>(&o.state)) {
-            if (l->listening && same_endpoint(l->address, address)) return "listener " + num(o.id);
-        } else if (const auto* s = std::get_if<SharedEndpointState>(&o.state)) {
-            if (same_endpoint(s->address, address)) return "shared endpoint " + num(o.id);
-        } else if (const auto* c = std::get_if<ConnectorState>(&o.state)) {
-            using P = ConnectorState::Phase;
-            if (c->phase != P::idle && c->phase != P::failed && c->phase != P::rejected &&
-                c->local.present && same_endpoint(c->local, address))
-                return "connector " + num(o.id);
-        }
+        HeldEndpoint held = held_endpoint(o);
+        if (o.id != except && held.address && same_endpoint(*held.address, address))
+            return held.holder + num(o.id);
     }
     return {};
 }
@@ -80,22 +95,11 @@ static std::string endpoint_holder(const std::vector<Object>& objects, const Soc
 static std::string unlearnt_holder(const std::vector<Object>& objects, const SocketAddress& address,
                                    ObjectId except) {
     if (address.port < kEphemeralFirst) return {};
-    auto could_be = [&](const SocketAddress& held) {
-        return held.present && held.port == 0 && held.family == address.family;
-    };
     for (const Object& o : objects) {
-        if (o.id == except || o.life == Life::closed) continue;
-        if (const auto* l = std::get_if<ListenerState>(&o.state)) {
-            if (l->listening && l->ephemeral && could_be(l->address))
-                return "listener " + num(o.id);
-        } else if (const auto* s = std::get_if<SharedEndpointState>(&o.state)) {
-            if (s->ephemeral && could_be(s->address)) return "shared endpoint " + num(o.id);
-        } else if (const auto* c = std::get_if<ConnectorState>(&o.state)) {
-            using P = ConnectorState::Phase;
-            if (c->phase != P::idle && c->phase != P::failed && c->phase != P::rejected &&
-                c->ephemeral_local && could_be(c->local))
-                return "connector " + num(o.id);
-        }
+        HeldEndpoint held = held_endpoint(o);
+        if (o.id != except && held.address && held.picked && held.address->present &&
+            held.address->port == 0 && held.address->family == address.family)
+            return held.holder + num(o.id);
     }
     return {};
 }
