@@ -30,15 +30,14 @@ void Extent::append(const Extent& other) {
         append(other.pages[i], other.offsets[i], other.sizes[i]);
 }
 
-std::vector<std::byte> gather(const HostMemoryView& memory, const Extent& extent) {
+void gather(const HostMemoryView& memory, const Extent& extent, std::vector<std::byte>& out) {
     // Appended piece by piece: no zero-fill of bytes that are about to be overwritten.
-    std::vector<std::byte> out;
+    out.clear();
     out.reserve(extent.bytes());
     for (size_t i = 0; i < extent.pages.size(); ++i) {
         const std::byte* from = memory.page(extent.pages[i]) + extent.offsets[i];
         out.insert(out.end(), from, from + extent.sizes[i]);
     }
-    return out;
 }
 
 namespace {

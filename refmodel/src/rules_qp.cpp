@@ -43,18 +43,13 @@ void recycle_bytes(std::vector<std::byte>&& bytes) {
         spare_bytes.push_back(std::move(bytes));
 }
 
-// gather(), into `out` (its storage reused; a spare buffer when it has none).
+// gather() into `out`, taking a spare buffer when `out` has no storage of its own.
 void gather_into(const HostMemoryView& memory, const Extent& extent, std::vector<std::byte>& out) {
     if (out.capacity() == 0 && !spare_bytes.empty()) {
         out = std::move(spare_bytes.back());
         spare_bytes.pop_back();
     }
-    out.clear();
-    out.reserve(extent.bytes());
-    for (size_t i = 0; i < extent.pages.size(); ++i) {
-        const std::byte* from = memory.page(extent.pages[i]) + extent.offsets[i];
-        out.insert(out.end(), from, from + extent.sizes[i]);
-    }
+    gather(memory, extent, out);
 }
 
 constexpr size_t kRememberedContexts = 64;

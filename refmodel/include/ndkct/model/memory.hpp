@@ -36,9 +36,10 @@ struct Extent {
     void append(const Extent& other);
 };
 
-// Reads an extent into a contiguous buffer; writes a contiguous buffer into an extent, in
-// increasing address order (AI-FLAG-01: the reference provider's DMA is in order).
-std::vector<std::byte> gather(const HostMemoryView& memory, const Extent& extent);
+// Reads an extent into a contiguous buffer (`out`'s contents replaced, its storage reused);
+// writes a contiguous buffer into an extent, in increasing address order (AI-FLAG-01: the
+// reference provider's DMA is in order).
+void gather(const HostMemoryView& memory, const Extent& extent, std::vector<std::byte>& out);
 void scatter(const HostMemoryView& memory, const Extent& extent, const std::byte* bytes,
              uint64_t count);
 
