@@ -72,3 +72,6 @@ ndkct_property_bites(qp_context_from_request        CQP-CTX-01      DataPath)
 ndkct_property_bites(lam_too_small_wrong_status     LAM-SIZE-01     MemoryRegistration)
 ndkct_property_bites(lam_required_size_short        LAM-SIZE-02     MemoryRegistration)
 ndkct_property_bites(lam_maps_broken_chain          LAM-MDL-01      MemoryRegistration)
+# s10mem (issue 13): NdkRegisterMr, NdkBuildLam's data side and the MR tokens.
+ndkct_property_bites(mr_region_whole_pages          RMR-ACC-03      MemoryBounds)
+ndkct_property_bites(fr_region_whole_pages          FR-LEN-03       MemoryBounds)

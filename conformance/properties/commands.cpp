@@ -406,6 +406,7 @@ void RegisterMr::registered(Sut& sut) const {
     sut.mrs[mr].registered = true;
     sut.mrs[mr].base =
         reinterpret_cast<uint64_t>(sut.buffers[region.buffer].data()) + region.offset;
+    sut.mrs[mr].length = length;
     learn_tokens(sut, mr);
 }
 
@@ -527,6 +528,7 @@ void FastRegister::run(const World&, Sut& sut) const {
     if (s == STATUS_SUCCESS) {  // FR-TOK-01: in effect once posted, its tokens readable
         sut.mrs[mr].registered = true;
         sut.mrs[mr].base = base;
+        sut.mrs[mr].length = length;
         learn_tokens(sut, mr);
     }
     finish(sut, *this,

@@ -178,6 +178,7 @@ std::ostream& operator<<(std::ostream& os, const SgePlan& sge);
 struct MrRecord {
     bool registered = false;
     uint64_t base = 0;
+    uint64_t length = 0;  // the Length it asked for (AccessAcrossTheEnd reaches past it)
     uint32_t local_token = 0;
     uint32_t remote_token = 0;
 };

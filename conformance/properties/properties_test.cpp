@@ -10,6 +10,7 @@
 #include <iostream>
 
 #include "commands.hpp"
+#include "commands_memory_bounds.hpp"
 #include "ndkct/conformance/suite.hpp"
 #include "property.hpp"
 
@@ -95,6 +96,20 @@ NDKCT_PROPERTY(MemoryRegistration, "ndk.property.memory_registration", "RMR-MDL-
                 InitializeFastRegisterMr, InitializeFastRegisterMr, BuildLam, BuildLam, ReleaseLam,
                 FastRegister, FastRegister, FastRegister, FastRegistration, FastRegistration,
                 Invalidate, Write, Read, DeferredChain, GetCqResults, GetCqResults, CloseObject>());
+}
+
+// A region's bounds (issue 13; a property of its own, so that the others' sequences stay as they
+// were): regions registered and fast-registered with their ends inside a page, then reached by
+// accesses that start a few bytes before the end and run a few bytes past it (they must fail
+// and touch nothing, RMR-ACC-03, FR-LEN-03), among ordinary transfers, deregistrations and
+// invalidations (commands_memory_bounds.hpp).
+NDKCT_PROPERTY(MemoryBounds, "ndk.property.memory_bounds", "RMR-ACC-03", "FR-LEN-03", "RMR-VA-01",
+               "FR-MAP-01") {
+    check("ndk.property.memory_bounds",
+          machine<CreateMr, RegisterMr, DeregisterMr, InitializeFastRegisterMr, BuildLam,
+                  FastRegister, FastRegistration, Invalidate, Write, Read, GetCqResults,
+                  AccessAcrossTheEnd, AccessAcrossTheEnd, RegionEndAccess, RegionEndAccess,
+                  FastRegionEndAccess, FastRegionEndAccess>());
 }
 
 // The data path over the connected pair: Read, Write, Send and Receive through registered

@@ -1716,7 +1716,23 @@ Verdict Model::expect_nothing_outstanding(ObjectId qp) {
                                num(done.request_context) + " on QP " + num(qp) +
                                ", posted with NDK_OP_FLAG_DEFER before a request the provider "
                                "refused inline (the refusal had to hand it to the hardware)"});
-                else if (done.deferred)  // DEFER-03: DEFER leaves the duty unchanged
+                else if (done.silent && !done.rules.empty() &&
+                         (done.outcome == Completion::Outcome::error ||
+                          done.outcome == Completion::Outcome::any_error)) {
+                    // A silent request that must fail and made no entry was taken as a
+                    // success (a silent success makes none): the rule its failure comes from is
+                    // the one broken (RMR-ACC-03 for an access past a region's end), beside
+                    // WR-10's missing entry.
+                    RuleIds rules = done.rules;
+                    for (const char* r : {"WR-10", "FLS-03"})
+                        if (std::find(rules.begin(), rules.end(), r) == rules.end())
+                            rules.push_back(r);
+                    v.add(
+                        {rules, "no completion appeared for the request with RequestContext " +
+                                    num(done.request_context) + " on QP " + num(qp) +
+                                    ", posted with NDK_OP_FLAG_SILENT_SUCCESS, which must fail (" +
+                                    done.why + "): it was taken as a silent success"});
+                } else if (done.deferred)  // DEFER-03: DEFER leaves the duty unchanged
                     v.add({{"WR-10", "DEFER-03", "FLS-03"},
                            "no completion appeared for the request with RequestContext " +
                                num(done.request_context) + " on QP " + num(qp) +

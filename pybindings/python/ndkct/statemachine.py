@@ -47,9 +47,12 @@ from .machine.connections import ConnectionRules
 from .machine.data import DataRules
 from .machine.memory import MemoryRules
 from .machine.objects import ObjectRules
+# s10mem (issue 13): accesses across a region's end (RMR-ACC-03, FR-LEN-03).
+from .machine.bounds import BoundsRules
 
 
-class NdkMachine(MemoryRules, DataRules, ObjectRules, ConnectionRules, MachineBase):
+class NdkMachine(MemoryRules, DataRules, ObjectRules, ConnectionRules, BoundsRules,
+                 MachineBase):
     """Random NDK sequences against ``provider``, judged by the oracle at every step."""
 
     buffers = MachineBase.buffers
