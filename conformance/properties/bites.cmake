@@ -75,3 +75,4 @@ ndkct_property_bites(lam_maps_broken_chain          LAM-MDL-01      MemoryRegist
 # s10mem (issue 13): NdkRegisterMr, NdkBuildLam's data side and the MR tokens.
 ndkct_property_bites(mr_region_whole_pages          RMR-ACC-03      MemoryBounds)
 ndkct_property_bites(fr_region_whole_pages          FR-LEN-03       MemoryBounds)
+ndkct_property_bites(lam_size_check_one_page_more   LAM-SIZE-05     MemoryRegistration)

@@ -596,6 +596,9 @@ Expectation Model::expect_call(const calls::BuildLam& c) const {
         e.fail(
             STATUS_BUFFER_TOO_SMALL, {"LAM-SIZE-01"}, Strength::documented,
             "*pLAMSize " + num(c.buffer_size) + " is below the " + num(required) + " bytes needed");
+    } else {  // LAM-SIZE-05: a buffer of the required size (the one reported) is never too small
+        e.refused_with = STATUS_BUFFER_TOO_SMALL;
+        e.refused_with_rules = {"LAM-SIZE-05"};
     }
     return e;
 }
@@ -969,8 +972,8 @@ void Model::commit(const calls::FastRegister& c, const Observed&, Applied&, Stag
         }
     }
     // FR-SILENT-01, FR-SILENT-02: silent only if it succeeds. FR-QP-01: on the initiator queue.
-    done.silent =
-        (c.flags & NDK_OP_FLAG_SILENT_SUCCESS) && done.outcome == Completion::Outcome::success;
+    done.silent_flag = c.flags & NDK_OP_FLAG_SILENT_SUCCESS;
+    done.silent = done.silent_flag && done.outcome == Completion::Outcome::success;
     post(c.qp, call_of(c), c.request_context, c.flags, false, std::move(done),
          std::move(undo_info));
 }
@@ -1121,8 +1124,8 @@ void Model::commit(const calls::Bind& c, const Observed&, Applied&, Stage stage)
         u->bound_mr = c.mr;
         undo_info = std::move(u);
     }
-    done.silent =
-        (c.flags & NDK_OP_FLAG_SILENT_SUCCESS) && done.outcome == Completion::Outcome::success;
+    done.silent_flag = c.flags & NDK_OP_FLAG_SILENT_SUCCESS;
+    done.silent = done.silent_flag && done.outcome == Completion::Outcome::success;
     post(c.qp, call_of(c), c.request_context, c.flags, false, std::move(done),
          std::move(undo_info));
 }
@@ -1225,8 +1228,8 @@ void Model::commit(const calls::Invalidate& c, const Observed&, Applied&, Stage 
         if (mode_ == Mode::check && request_in_flight(c.target, NdkOperationTypeBind))
             done.outcome = Completion::Outcome::any;
     }
-    done.silent =
-        (c.flags & NDK_OP_FLAG_SILENT_SUCCESS) && done.outcome == Completion::Outcome::success;
+    done.silent_flag = c.flags & NDK_OP_FLAG_SILENT_SUCCESS;
+    done.silent = done.silent_flag && done.outcome == Completion::Outcome::success;
     post(c.qp, call_of(c), c.request_context, c.flags, false, std::move(done),
          std::move(undo_info));
 }

@@ -1031,6 +1031,7 @@ bool Model::execute(ObjectId qp, WorkRequest& wr, const Call& call, Completion& 
         }
         if (solicited) notify_cq(peer->receive_cq, false, true);
         if (done.outcome == Completion::Outcome::error) q.error = true;
+        done.silent_flag = silent_flag;
         done.silent = silent_flag && done.outcome == Completion::Outcome::success;
         return true;
     }
@@ -1148,7 +1149,7 @@ bool Model::execute(ObjectId qp, WorkRequest& wr, const Call& call, Completion& 
                 done.landings.back().unchecked |= overlay(done.landings.back(), local, nullptr);
         }
     }
-    done.silent = silent_flag;
+    done.silent = done.silent_flag = silent_flag;
     return true;
 }
 
@@ -1716,7 +1717,7 @@ Verdict Model::expect_nothing_outstanding(ObjectId qp) {
                                num(done.request_context) + " on QP " + num(qp) +
                                ", posted with NDK_OP_FLAG_DEFER before a request the provider "
                                "refused inline (the refusal had to hand it to the hardware)"});
-                else if (done.silent && !done.rules.empty() &&
+                else if (done.silent_flag && !done.rules.empty() &&
                          (done.outcome == Completion::Outcome::error ||
                           done.outcome == Completion::Outcome::any_error)) {
                     // A silent request that must fail and made no entry was taken as a

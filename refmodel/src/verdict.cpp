@@ -173,8 +173,11 @@ Verdict judge_strict(const Expectation& e, NTSTATUS observed, const std::string&
         return v;
     }
     if (observed == STATUS_SUCCESS || resources) return v;
+    RuleIds rules = e.success_rules;
+    if (e.refused_with != 0 && observed == e.refused_with)
+        rules.insert(rules.begin(), e.refused_with_rules.begin(), e.refused_with_rules.end());
     v.add(
-        {e.success_rules,
+        {rules,
          call + ": a valid call must succeed" +
              std::string(e.may_lack_resources ? " (or report STATUS_INSUFFICIENT_RESOURCES)" : "") +
              ", got " + got + how});

@@ -52,6 +52,10 @@ struct Expectation {
     bool may_lack_resources = false;  // STATUS_INSUFFICIENT_RESOURCES, inline or via callback
     bool returns_void = false;        // the function has no status (VOID / ULONG / UINT32)
     RuleList success_rules;           // the rules that say a valid call succeeds
+    // A valid call refused with this status breaks these rules too, named first (NdkBuildLam's
+    // STATUS_BUFFER_TOO_SMALL for a buffer of the required size: LAM-SIZE-05). 0: none.
+    NTSTATUS refused_with = 0;
+    RuleList refused_with_rules;
     RuleList no_pending_rules{"GEN-ASYNC-01"};  // the rules broken by an unallowed STATUS_PENDING
 
     // Outcomes of a valid call that the docs also allow (e.g. STATUS_IMPLEMENTATION_LIMIT above

@@ -187,6 +187,7 @@ struct Completion {
     };
     SmallVector<Landing, 1> landings;  // (one, or a few with the silent ones before it)
     bool silent = false;               // success makes no entry (SILENT_SUCCESS)
+    bool silent_flag = false;          // posted with SILENT_SUCCESS (whatever its outcome)
     ObjectId target = 0;               // the MR or MW a FastRegister, Invalidate or Bind acts on
     bool deferred = false;  // posted with NDK_OP_FLAG_DEFER (a lost one breaks DEFER-03 too)
     // The rule a failure of this expected success breaks before the data-path rule: the remote
