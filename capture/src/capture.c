@@ -1763,7 +1763,11 @@ static void call_finish(struct cap_call* k, const void* outcome) {
     uint64_t t = k->back_time;
     frame_leave(&k->f);
     if (!k->r.ring) return;
-    if (k->outcome_bytes) cap_copy(k->r.body + k->outcome_at, outcome, k->outcome_bytes);
+    /* Most outcomes are a status and a reserved word: copied without a call to memcpy. */
+    if (k->outcome_bytes == 8)
+        cap_copy(k->r.body + k->outcome_at, outcome, 8);
+    else if (k->outcome_bytes)
+        cap_copy(k->r.body + k->outcome_at, outcome, k->outcome_bytes);
     record_returned(c, &k->r, back, t);
     uint64_t entered = (k->r.seq << 8) | RING_ENTERED;
     if (cas64((volatile uint64_t*)k->r.ring, entered, (k->r.seq << 8) | RING_COMPLETE)) return;
