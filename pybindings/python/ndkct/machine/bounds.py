@@ -39,20 +39,9 @@ class BoundsRules:
             self.transfer(pair, pair.link.a, write, [(start, count, local_token)],
                           pair.tgt.address, pair.tgt.remote_token, 0)
 
-    @rule(target=regions, fast=st.sampled_from([None, 0, 0, 1]), buffer=buffers,
-          offset=st.integers(0, PAGE_SIZE - 1), cut=_CUT, chain_ends=st.booleans(),
-          remote=st.booleans(), write=st.booleans(), inside=_INSIDE, past=_PAST)
-    def access_across_end(self, fast, buffer, offset, cut, chain_ends, remote, write, inside,
-                          past):
-        """A region with its end inside a page, reached across that end: registered
-        (``fast`` None) or the pair's fast-register MR ``fast`` fast-registered. (One rule for
-        both: each rule added shifts the examples the machine draws for every provider.)"""
-        if fast is not None:
-            self.fast_register_and_access_across_end(fast, cut, remote, write, inside, past)
-            return multiple()
-        return self.register_and_access_across_end(buffer, offset, cut, chain_ends, remote,
-                                                   write, inside, past)
-
+    @rule(target=regions, buffer=buffers, offset=st.integers(0, PAGE_SIZE - 1), cut=_CUT,
+          chain_ends=st.booleans(), remote=st.booleans(), write=st.booleans(), inside=_INSIDE,
+          past=_PAST)
     def register_and_access_across_end(self, buffer, offset, cut, chain_ends, remote, write,
                                        inside, past):
         """NdkRegisterMr with every right of a Length short of the buffer's rest (the chain
@@ -81,6 +70,8 @@ class BoundsRules:
                             write, inside, past)
         return region
 
+    @rule(which=st.sampled_from([0, 0, 1]), cut=_CUT, remote=st.booleans(),
+          write=st.booleans(), inside=_INSIDE, past=_PAST)
     def fast_register_and_access_across_end(self, which, cut, remote, write, inside, past):
         """NdkFastRegister of one of the pair's MRs over the pair's source pages with every
         right it may grant and a Length short of what the pages hold, then an access across
