@@ -10,6 +10,7 @@
 #include <iostream>
 
 #include "commands.hpp"
+#include "commands_fast_register.hpp"
 #include "ndkct/conformance/suite.hpp"
 #include "property.hpp"
 
@@ -144,10 +145,11 @@ NDKCT_PROPERTY(AllCalls, "ndk.property.all_calls", "GEN-ASYNC-01", "WR-05", "WR-
     check("ndk.property.all_calls",
           machine<QueryAdapterInfo, CreatePd, CreateCq, CreateQp, CreateMr, CreateMw, RegisterMr,
                   RegisterMr, DeregisterMr, InitializeFastRegisterMr, BuildLam, ReleaseLam,
-                  FastRegister, FastRegister, FastRegistration, Invalidate, Bind, Read, Write,
-                  Write, Send, Receive, SendToReceive, DeferredChain, Flush, GetCqResults,
-                  GetCqResults, ArmCq, CallFromNotification, NotifiedCq, Connect, StartConnect,
-                  Accept, CompleteConnect, GetConnectionData, Disconnect, CloseObject>());
+                  FastRegister, FastRegister, FencedFastRegister, FastRegistration, Invalidate,
+                  Bind, Read, Write, Write, Send, Receive, SendToReceive, DeferredChain, Flush,
+                  GetCqResults, GetCqResults, ArmCq, CallFromNotification, NotifiedCq, Connect,
+                  StartConnect, Accept, CompleteConnect, GetConnectionData, Disconnect,
+                  CloseObject>());
 }
 
 }  // namespace

@@ -1,0 +1,24 @@
+// NdkFastRegister refuses NDK_OP_FLAG_READ_FENCE with STATUS_INVALID_PARAMETER (the vendor's
+// fast-register work-queue entry has no fence bit, and its flag check lists only the access
+// rights, SILENT_SUCCESS and DEFER), though any OR of the page's documented flags is a valid
+// Flags value (FR-FLG-01).
+#include "faulty.hpp"
+
+namespace ndkct::faulty {
+namespace {
+
+NTSTATUS fast_register(NDK_QP* qp, PVOID context, NDK_MR* mr, ULONG count,
+                       const NDK_LOGICAL_ADDRESS* pages, ULONG fbo, SIZE_T length, PVOID base_va,
+                       ULONG flags) {
+    if (flags & NDK_OP_FLAG_READ_FENCE) return STATUS_INVALID_PARAMETER;  // the fault
+    return base().qp.NdkFastRegister(qp, context, mr, count, pages, fbo, length, base_va, flags);
+}
+
+void install(Tables& t) {
+    t.qp.NdkFastRegister = fast_register;
+}
+
+}  // namespace
+}  // namespace ndkct::faulty
+
+NDKCT_DEFINE_FAULT("NdkFastRegister refuses NDK_OP_FLAG_READ_FENCE", ndkct::faulty::install);
