@@ -74,5 +74,6 @@ ndkct_property_bites(lam_required_size_short        LAM-SIZE-02     MemoryRegist
 ndkct_property_bites(lam_maps_broken_chain          LAM-MDL-01      MemoryRegistration)
 # s10fr (issue 13): NdkFastRegister's page.
 ndkct_property_bites(fr_refuses_initialized_page_count FR-APC-03    MemoryRegistration)
-ndkct_property_bites(fr_refuses_read_fence          FR-FLG-01       AllCalls)
+ndkct_property_bites(fr_refuses_read_fence          FR-FLG-01       FastRegisterAddressing 3)
 ndkct_property_bites(fr_remote_token_is_local       FR-TOK-01       MemoryRegistration)
+ndkct_property_bites(fr_zero_based_offsets          FR-ZBVA-01      FastRegisterAddressing)

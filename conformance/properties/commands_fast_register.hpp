@@ -14,3 +14,16 @@ struct FencedFastRegister : FastRegister {
 };
 
 }  // namespace ndkct::properties
+
+namespace ndkct::properties {
+
+// NdkWrite to a fast-registered region naming the bare offset (RemoteAddress = offset, not
+// BaseVirtualAddress + offset) with the region's remote token: it must not reach the region
+// (FR-ZBVA-01: no zero-based addresses). Write's arguments, aimed at a fast-register MR.
+struct BareOffsetWrite : Write {
+    explicit BareOffsetWrite(const World& w);
+    void run(const World& w, Sut& sut) const override;
+    void show(std::ostream& os) const override;
+};
+
+}  // namespace ndkct::properties

@@ -140,16 +140,26 @@ NDKCT_PROPERTY(Connection, "ndk.property.connection", "CONN-PD-03", "CONN-PD-04"
                   GetConnectionData, Connect, Disconnect, CloseObject, Send, Receive>());
 }
 
+// NdkFastRegister's arguments and addressing (issue 13): fast registrations with every flag
+// (FR-FLG-01) and peer writes naming a region's bare offset (FR-ZBVA-01), with what makes and
+// uses fast-register MRs, in a machine small enough that they meet within a few calls.
+NDKCT_PROPERTY(FastRegisterAddressing, "ndk.property.fast_register_addressing", "FR-FLG-01",
+               "FR-ZBVA-01", "FR-APC-03") {
+    check("ndk.property.fast_register_addressing",
+          machine<CreateMr, InitializeFastRegisterMr, BuildLam, FastRegister, FencedFastRegister,
+                  FastRegistration, FastRegistration, BareOffsetWrite, BareOffsetWrite, Write,
+                  Invalidate, GetCqResults>());
+}
+
 // Every command at once: the one big machine.
 NDKCT_PROPERTY(AllCalls, "ndk.property.all_calls", "GEN-ASYNC-01", "WR-05", "WR-10") {
     check("ndk.property.all_calls",
           machine<QueryAdapterInfo, CreatePd, CreateCq, CreateQp, CreateMr, CreateMw, RegisterMr,
                   RegisterMr, DeregisterMr, InitializeFastRegisterMr, BuildLam, ReleaseLam,
-                  FastRegister, FastRegister, FencedFastRegister, FastRegistration, Invalidate,
-                  Bind, Read, Write, Write, Send, Receive, SendToReceive, DeferredChain, Flush,
-                  GetCqResults, GetCqResults, ArmCq, CallFromNotification, NotifiedCq, Connect,
-                  StartConnect, Accept, CompleteConnect, GetConnectionData, Disconnect,
-                  CloseObject>());
+                  FastRegister, FastRegister, FastRegistration, Invalidate, Bind, Read, Write,
+                  Write, Send, Receive, SendToReceive, DeferredChain, Flush, GetCqResults,
+                  GetCqResults, ArmCq, CallFromNotification, NotifiedCq, Connect, StartConnect,
+                  Accept, CompleteConnect, GetConnectionData, Disconnect, CloseObject>());
 }
 
 }  // namespace
