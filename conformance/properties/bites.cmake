@@ -77,3 +77,4 @@ ndkct_property_bites(fr_refuses_initialized_page_count FR-APC-03    MemoryRegist
 ndkct_property_bites(fr_refuses_read_fence          FR-FLG-01       FastRegisterAddressing 3)
 ndkct_property_bites(fr_remote_token_is_local       FR-TOK-01       MemoryRegistration)
 ndkct_property_bites(fr_zero_based_offsets          FR-ZBVA-01      FastRegisterAddressing)
+ndkct_property_bites(fr_refuses_high_fbo            FR-FBO-01       MemoryRegistration 2)

@@ -810,6 +810,10 @@ Expectation Model::expect_call(const calls::FastRegister& c) const {
         // request carrying them breaks the flag table first (the rights have FR-ACC-02/03).
         if (c.flags & (NDK_OP_FLAG_SILENT_SUCCESS | NDK_OP_FLAG_READ_FENCE | NDK_OP_FLAG_DEFER))
             rules.push_back("FR-FLG-01");
+        // FR-FBO-01: every offset inside the first page is valid; a refusal of a request with a
+        // non-zero FBO breaks it before the Length and count boundaries (which a refused FBO
+        // shrinks towards).
+        if (c.fbo != 0 && c.fbo < PAGE_SIZE) rules.push_back("FR-FBO-01");
         // FR-LEN-01 names its largest Length (the region ends exactly at the last page's end):
         // a refusal of exactly that Length breaks FR-LEN-01 before the general rules.
         if (!c.adapter_pages.empty() && c.fbo < c.adapter_pages.size() * PAGE_SIZE &&
