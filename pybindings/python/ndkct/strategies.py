@@ -174,10 +174,6 @@ lengths = st.sampled_from([64, 1, 8, 4096, 4097] * (3 * PAGE_SIZE // 5) +
 #: (the last pages of a long registration), plus an offset.
 region_ends = st.sampled_from(["start", "start", "end"])
 
-# s10fr (issue 13): a peer's access to a fast-registered region may also name the bare offset
-# (RemoteAddress = offset, not BaseVirtualAddress + offset), which must not reach it (FR-ZBVA-01).
-peer_region_ends = st.sampled_from(["start", "start", "end", "bare"])
-
 #: What closes a chain of DEFER requests (DEFER-*, FR-DEFER-02): a request without DEFER, or a
 #: fast registration refused inline (remote rights on a local-only MR: the deferred requests
 #: before it must still complete).
