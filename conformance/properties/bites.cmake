@@ -72,6 +72,12 @@ ndkct_property_bites(qp_context_from_request        CQP-CTX-01      DataPath)
 ndkct_property_bites(lam_too_small_wrong_status     LAM-SIZE-01     MemoryRegistration)
 ndkct_property_bites(lam_required_size_short        LAM-SIZE-02     MemoryRegistration)
 ndkct_property_bites(lam_maps_broken_chain          LAM-MDL-01      MemoryRegistration)
+# s10fr (issue 13): NdkFastRegister's page.
+ndkct_property_bites(fr_refuses_initialized_page_count FR-APC-03    MemoryRegistration)
+ndkct_property_bites(fr_refuses_read_fence          FR-FLG-01       FastRegisterAddressing 3)
+ndkct_property_bites(fr_remote_token_is_local       FR-TOK-01       MemoryRegistration)
+ndkct_property_bites(fr_zero_based_offsets          FR-ZBVA-01      FastRegisterAddressing)
+ndkct_property_bites(fr_refuses_high_fbo            FR-FBO-01       MemoryRegistration 2)
 # s10mem (issue 13): NdkRegisterMr, NdkBuildLam's data side and the MR tokens.
 ndkct_property_bites(mr_region_whole_pages          RMR-ACC-03      MemoryBounds)
 ndkct_property_bites(fr_region_whole_pages          FR-LEN-03       MemoryBounds)
