@@ -2,6 +2,7 @@
 #include "ndkct/conformance/session.hpp"
 
 #include "ndkct/conformance/observation.hpp"
+#include "ndkct/model/page_rules.hpp"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -42,9 +43,10 @@ struct Session::Callback {
     std::atomic<bool> came{false};  // calls > 0, read without the mutex (Session::wait's spin)
     NTSTATUS status = STATUS_PENDING;
     NDK_OBJECT_HEADER* object = nullptr;
-    bool inline_result = false;         // the call returned a final status: no callback may follow
-    bool pended = false;                // the call returned STATUS_PENDING
-    std::atomic<bool> finished{false};  // the trampoline has returned to the provider
+    bool inline_result = false;          // the call returned a final status: no callback may follow
+    NTSTATUS returned = STATUS_PENDING;  // what the call returned
+    bool pended = false;                 // the call returned STATUS_PENDING
+    std::atomic<bool> finished{false};   // the trampoline has returned to the provider
     std::atomic<bool> target_closed{false};  // the target's close has completed (CLOSE-04)
     std::function<void()> hook;              // runs inside the callback (hook_next_callback)
     HookAt hook_at = HookAt::before_arrival;
@@ -218,9 +220,11 @@ static void arrive(Session::Callback* cb, NTSTATUS status, NDK_OBJECT_HEADER* ob
     if (at == HookAt::before_arrival) run_hook(session, hook);
     int calls;
     bool inline_result;
+    NTSTATUS returned;
     {
         std::lock_guard lock(cb->mutex);
         calls = ++cb->calls;
+        returned = cb->returned;
         cb->status = status;
         cb->object = object;
         inline_result = cb->inline_result;
@@ -232,7 +236,7 @@ static void arrive(Session::Callback* cb, NTSTATUS status, NDK_OBJECT_HEADER* ob
     --session->running_callbacks_;
     model::Verdict v;
     if (calls > 1) v.add(second_callback(cb->name));
-    if (inline_result) v.add(callback_after_final_status(cb->name));
+    if (inline_result) v.add(callback_after_final_status(cb->name, returned));
     if (!v.clean()) cb->session->report(std::move(v));
 }
 
@@ -869,6 +873,7 @@ void Session::returned(Callback* cb, NTSTATUS status) {
     {
         std::lock_guard lock(cb->mutex);
         cb->inline_result = status != STATUS_PENDING;
+        cb->returned = status;
         cb->pended = status == STATUS_PENDING;
         early = cb->inline_result && cb->calls > 0;
     }
@@ -906,8 +911,10 @@ NTSTATUS Session::wait(Callback* cb) {
         }
         model::Verdict v;
         // The close requested makes CLOSE-08 the rule judged (its cancellation was owed).
-        v.add(violation(close_requested ? model::RuleIds{"CLOSE-08", "GEN-ASYNC-01"}
-                                        : model::RuleIds{"GEN-ASYNC-01"},
+        v.add(violation(close_requested
+                            ? model::RuleIds{"CLOSE-08", "GEN-ASYNC-01"}
+                            : model::with_page_rule(cb->name, model::Contract::callback_not_once,
+                                                    {"GEN-ASYNC-01"}),
                         std::string(cb->name) + of +
                             " returned STATUS_PENDING but its completion callback did not come "
                             "within " +
