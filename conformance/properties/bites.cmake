@@ -80,3 +80,7 @@ ndkct_property_bites(lam_callback_after_success     LAM-ST-01       MemoryRegist
 ndkct_property_bites(lam_callback_after_refusal     LAM-ST-04       MemoryRegistration)
 ndkct_property_bites(qp_create_callback_after_success CQP-ST-01     Lifetime)
 ndkct_property_bites(qp_create_callback_after_refusal CQP-ST-04     Lifetime)
+ndkct_property_bites(ifr_waits_for_callback         IFR-IRQL-01     DataPath 5)
+ndkct_property_bites(mr_callback_wrong_context      RMR-CTX-01      MemoryRegistration)
+ndkct_property_bites(ifr_callback_wrong_context     IFR-CTX-01      MemoryRegistration)
+ndkct_property_bites(lam_callback_wrong_context     LAM-CTX-01      MemoryRegistration)

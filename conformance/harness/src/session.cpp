@@ -244,14 +244,16 @@ static void on_request(void* context, NTSTATUS status) {
     if (auto* cb = live<Session::Callback>(context))
         arrive(cb, status, nullptr);
     else
-        Session::report_stray("NdkRequestCompletion came with a Context that no request had");
+        Session::report_stray("NdkRequestCompletion came with a Context that no request had",
+                              kRequest);
 }
 
 static void on_create(void* context, NTSTATUS status, NDK_OBJECT_HEADER* object) {
     if (auto* cb = live<Session::Callback>(context))
         arrive(cb, status, object);
     else
-        Session::report_stray("NdkCreateCompletion came with a Context that no request had");
+        Session::report_stray("NdkCreateCompletion came with a Context that no request had",
+                              kCreate);
 }
 
 static void on_close(void* context) {
@@ -673,11 +675,33 @@ void Session::report(model::Verdict v) {
     verdict_.merge(std::move(v));
 }
 
-void Session::report_stray(const std::string& what) {
+void Session::report_stray(const std::string& what, int kind) {
     std::lock_guard lock(g_live_mutex);
     for (Session* s : g_sessions) {
+        // *-CTX-01: while every request of this kind still owed its callback is of one function,
+        // the wrong Context came for one of them: that function's page rule is named first.
+        std::string owed;  // the one function, or "" (none, or several)
+        bool several = false;
+        if (kind >= 0) {
+            std::lock_guard callbacks(s->callbacks_mutex_);
+            for (auto& cb : s->callbacks_) {
+                if (cb->kind != kind) continue;
+                std::lock_guard one(cb->mutex);
+                if (cb->calls > 0 || cb->inline_result) continue;
+                if (owed.empty())
+                    owed = cb->name;
+                else if (owed != cb->name)
+                    several = true;
+            }
+        }
+        model::Violation stray = stray_callback(what);
+        if (!several && !owed.empty())
+            if (const char* rule = model::page_rule(owed, model::Contract::callback_context)) {
+                stray.rules.insert(stray.rules.begin(), rule);
+                stray.message += " (the requests still owed a callback were all " + owed + "'s)";
+            }
         model::Verdict v;
-        v.add(stray_callback(what));
+        v.add(std::move(stray));
         s->report(std::move(v));
     }
 }
