@@ -10,6 +10,7 @@
 #include <iostream>
 
 #include "commands.hpp"
+#include "commands_fast_register.hpp"
 #include "ndkct/conformance/suite.hpp"
 #include "property.hpp"
 
@@ -137,6 +138,17 @@ NDKCT_PROPERTY(Connection, "ndk.property.connection", "CONN-PD-03", "CONN-PD-04"
           machine<CreateCq, CreateQp, CreateQp, CreateQp, StartConnect, StartConnect, Accept,
                   Accept, Accept, CompleteConnect, GetConnectionData, GetConnectionData,
                   GetConnectionData, Connect, Disconnect, CloseObject, Send, Receive>());
+}
+
+// NdkFastRegister's arguments and addressing (issue 13): fast registrations with every flag
+// (FR-FLG-01) and peer writes naming a region's bare offset (FR-ZBVA-01), with what makes and
+// uses fast-register MRs, in a machine small enough that they meet within a few calls.
+NDKCT_PROPERTY(FastRegisterAddressing, "ndk.property.fast_register_addressing", "FR-FLG-01",
+               "FR-ZBVA-01", "FR-APC-03") {
+    check("ndk.property.fast_register_addressing",
+          machine<CreateMr, InitializeFastRegisterMr, BuildLam, FastRegister, FencedFastRegister,
+                  FastRegistration, FastRegistration, BareOffsetWrite, BareOffsetWrite, Write,
+                  Invalidate, GetCqResults>());
 }
 
 // Every command at once: the one big machine.
