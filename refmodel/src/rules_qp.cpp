@@ -1124,6 +1124,17 @@ bool Model::execute(ObjectId qp, WorkRequest& wr, const Call& call, Completion& 
             // FR-PAGE-02: a read into a fast registration
             done.landings.back().fast_registered_pages =
                 fast_registered_pages_of(objects_[qp].adapter, sgl);
+            // ...and a read from one (the peer's region, reached through its remote token)
+            if (const auto* mr = state_of<MrState>(target);
+                mr && mr->fast_register && !remote.pages.empty()) {
+                done.landings.back().source_fast_registered_pages =
+                    std::make_shared<const std::vector<PFN_NUMBER>>(mr->region.pages.begin(),
+                                                                    mr->region.pages.end());
+                done.landings.back().source_first_offset = remote.offsets[0];
+                auto first =
+                    std::find(mr->region.pages.begin(), mr->region.pages.end(), remote.pages[0]);
+                done.landings.back().source_first_page = uint32_t(first - mr->region.pages.begin());
+            }
             done.landings.back().unchecked |= !determined;
             // RD-01: a remote source overlapping the local target (a loopback onto itself) may
             // have been written by the transfer itself before it is read here.
@@ -1764,6 +1775,23 @@ Verdict Model::expect_nothing_outstanding(ObjectId qp) {
     return v;
 }
 
+// FR-PAGE-02 for a read's source: `landed` (the sink's bytes from byte `at` of the landing on)
+// equals the bytes at the same in-page offset of a page of the source fast registration other
+// than the one the expected bytes came from, and differs from the expected bytes there.
+bool Model::read_from_another_source_page(const Completion::Landing& landing, size_t at,
+                                          const std::byte* landed, uint32_t size) const {
+    const auto& pages = *landing.source_fast_registered_pages;
+    uint64_t from = uint64_t(landing.source_first_offset) + at;
+    size_t expected_page = landing.source_first_page + size_t(from / PAGE_SIZE);
+    uint32_t in_page = uint32_t(from % PAGE_SIZE);
+    uint32_t n = std::min<uint32_t>(size, uint32_t(PAGE_SIZE - in_page));
+    if (n == 0 || std::memcmp(landed, landing.bytes.data() + at, n) == 0) return false;
+    for (size_t j = 0; j < pages.size(); ++j)
+        if (j != expected_page && std::memcmp(memory_.page(pages[j]) + in_page, landed, n) == 0)
+            return true;
+    return false;
+}
+
 namespace {
 
 // True when the landing sends piece `index` (its bytes from `offset` in the data) to `page` too,
@@ -2022,6 +2050,12 @@ Verdict Model::observe_completion(ObjectId cq, const NDK_RESULT_EX& r, bool ex, 
                                                     landing.sizes[i]) == 0 &&
                                         !same_bytes_sent_to(landing, other, i, at))
                                         elsewhere = true;
+                            // A read from a fast registration whose pages were taken out of
+                            // order: the landed bytes are another source page's, at the offset
+                            // the expected ones have in theirs.
+                            if (!elsewhere && landing.source_fast_registered_pages)
+                                elsewhere =
+                                    read_from_another_source_page(landing, at, p, landing.sizes[i]);
                             if (elsewhere)
                                 v.add({{"FR-PAGE-02", "FR-MAP-01", rule},
                                        what() + " succeeded, but its bytes landed on another page "

@@ -376,6 +376,8 @@ class Model {
     void retrieved(const Completion& done);
     // Check mode: the bytes a request reads from local memory, as far as the requests before it
     // fix them (WR-FENCE-01): false when they depend on an order the docs leave open.
+    bool read_from_another_source_page(const Completion::Landing& landing, size_t at,
+                                       const std::byte* landed, uint32_t size) const;
     bool gather_expected(ObjectId qp, const Extent& source, bool fenced,
                          std::vector<std::byte>& out);
     void remove_edge(ObjectId successor, ObjectId antecedent);  // LIFE-TREE-*: an edge undone

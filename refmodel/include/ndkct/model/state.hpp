@@ -184,6 +184,12 @@ struct Completion {
         // The pages of the fast registration the bytes land in, in AdapterPageArray order: bytes
         // found on another of its pages show the mapping's order broken (FR-PAGE-02).
         std::shared_ptr<const std::vector<PFN_NUMBER>> fast_registered_pages;
+        // A read's source when it is a fast registration: its pages in AdapterPageArray order and
+        // the in-page offset of the first byte read; landed bytes found at the same offset of
+        // another of its pages show the source's mapping order broken (FR-PAGE-02).
+        std::shared_ptr<const std::vector<PFN_NUMBER>> source_fast_registered_pages;
+        uint32_t source_first_offset = 0;
+        uint32_t source_first_page = 0;  // the index of the page it starts on
     };
     SmallVector<Landing, 1> landings;  // (one, or a few with the silent ones before it)
     bool silent = false;               // success makes no entry (SILENT_SUCCESS)
