@@ -34,7 +34,8 @@ class ObjectRules:
         if pair is None:  # the first pair was refused (resources)
             return
         shape = {"receive_depth": receive_depth, "initiator_depth": initiator_depth}
-        if field:
+        if field:  # the depths within any limit: the one value at its limit is what is judged
+            shape = {k: min(v, 64) for k, v in shape.items()}
             shape[field] = self.limit(field, kind)
         made = []
         try:
