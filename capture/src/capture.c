@@ -259,7 +259,7 @@ struct _NDKCAP {
      * lines of its own: sharing a line with the drain's counters made every call fetch it back
      * from the drain's core. */
     uint8_t calls_apart[64];
-    volatile uint64_t clock;   /* the event count: two increments a call */
+    volatile uint64_t clock;   /* the event count: one increment a call (tick, tick_back) */
     volatile uint64_t current; /* the block seq producers fill */
     uint8_t drain_apart[64];
     volatile uint64_t drain_seq; /* written by the drain; read by producers (deferral) */
@@ -320,6 +320,20 @@ static uint32_t text_length(const char* s, uint32_t limit) {
     while (n < limit && s[n])
         ++n;
     return n;
+}
+
+/* ---- The event count ----
+ * A record's seq is twice the count of its event: entries, callback starts and meta records
+ * take a count (one atomic increment); a return takes seq + 1 when nothing took a count since
+ * its entry (a plain load tells), else a count of its own. So a return is still ordered
+ * after everything before it and before everything after it, with one atomic increment a call
+ * instead of two (spec/TRACE.md: counts increase, with gaps, since 1.2). */
+CAP_INLINE uint64_t tick(NDKCAP* c) {
+    return add64(&c->clock, 1) * 2u;
+}
+CAP_INLINE uint64_t tick_back(NDKCAP* c, uint64_t seq) {
+    if (ld64(&c->clock) == seq / 2u + 1u) return seq + 1u;
+    return tick(c);
 }
 
 CAP_INLINE uint64_t now(NDKCAP* c) {
@@ -687,7 +701,7 @@ NTSTATUS NdkCaptureOpen(const NDKCAP_HOST* Host, const NDKCAP_OPTIONS* Options,
     put16(&out, NDKT_VERSION_MAJOR);
     put16(&out, NDKT_VERSION_MINOR);
     put32(&out, 0); /* header_bytes, at attach */
-    tlv_text(&out, NDKT_TAG_WRITER, "ndkct-capture 1.1");
+    tlv_text(&out, NDKT_TAG_WRITER, "ndkct-capture 1.2");
     tlv_text(&out, NDKT_TAG_PROVIDER_NAME, o.ProviderName);
     tlv_text(&out, NDKT_TAG_PROVIDER_VERSION, o.ProviderVersion);
     tlv_text(&out, NDKT_TAG_PROVIDER_DESCRIPTION, o.ProviderDescription);
@@ -1374,6 +1388,12 @@ static int region_pieces(NDKCAP* c, struct cap_object* mr, uint64_t offset, uint
     if (ld32(&mr->mr_kind) == MR_NONE || !mr->pfn_capacity) return 0;
     if (offset > mr->length || bytes > mr->length - offset) return 0;
     uint64_t at = (uint64_t)mr->fbo + offset;
+    uint32_t first = (uint32_t)(at & (PAGE_SIZE - 1));
+    if (bytes && first + bytes <= PAGE_SIZE) { /* within one page: most requests */
+        uint64_t page = at >> PAGE_SHIFT;
+        return page < mr->pfn_count &&
+               pieces_add(out, c->pfns[mr->pfn_at + page], first, (uint32_t)bytes);
+    }
     while (bytes) {
         uint64_t page = at >> PAGE_SHIFT;
         if (page >= mr->pfn_count) return 0;
@@ -1468,62 +1488,69 @@ static uint32_t plan_data(NDKCAP* c, struct cap_plan* pl, int with_bytes) {
            (uint32_t)(pl->with_bytes || pl->deferred ? CAP_ALIGN8(pl->length) : 0);
 }
 
+/* A DATA block's 16-byte head, stored directly (no byte writer: its stores through a uint8_t
+ * pointer make the compiler reload the writer's position after each one). */
+CAP_INLINE void data_head(uint8_t* at, uint8_t role, uint8_t flags, uint16_t pieces,
+                          uint32_t length, uint64_t digest) {
+    at[0] = role;
+    at[1] = flags;
+    cap_copy(at + 2, &pieces, 2);
+    cap_copy(at + 4, &length, 4);
+    cap_copy(at + 8, &digest, 8);
+}
+
 /* Writes the planned DATA block (exactly the size plan_data gave) into record r. */
 static void write_data(NDKCAP* c, struct cap_out* o, uint8_t role, const struct cap_plan* pl,
                        struct cap_record* r) {
     uint8_t* start = o->p;
     if (!pl->ok) {
-        put8(o, role);
-        put8(o, NDKT_DATA_UNRESOLVED);
-        put16(o, 0);
-        put32(o, 0);
-        put64(o, 0);
+        data_head(start, role, NDKT_DATA_UNRESOLVED, 0, 0, 0);
+        o->p = start + 16;
         return;
     }
     int copied = pl->with_bytes || pl->deferred;
-    uint32_t room = 16u + pl->count * 16u + (uint32_t)(copied ? CAP_ALIGN8(pl->length) : 0);
-    struct cap_pieces p = {
-        (struct cap_piece*)(void*)(start + 16), pl->count, 0, pl->count, 0, 0, 0, 0};
-    int ok;
-    if (pl->count <= CAP_PLAN_PIECES) {
-        cap_copy(p.at, pl->pieces, pl->count * sizeof(struct cap_piece));
-        p.count = pl->count;
-        ok = 1;
+    uint32_t count = pl->count;
+    uint32_t length = (uint32_t)pl->length;
+    uint32_t room = 16u + count * 16u + (uint32_t)(copied ? CAP_ALIGN8(length) : 0);
+    struct cap_piece* at = (struct cap_piece*)(void*)(start + 16);
+    int ok = 1;
+    if (count <= CAP_PLAN_PIECES) {
+        cap_copy(at, pl->pieces, count * sizeof(struct cap_piece));
     } else {
-        ok = span_resolve(c, &pl->span, &p) && p.count == pl->count && p.length == pl->length;
+        struct cap_pieces p = {at, count, 0, count, 0, 0, 0, 0};
+        ok = span_resolve(c, &pl->span, &p) && p.count == count && p.length == pl->length;
     }
+    /* Deferred: the bytes are copied now and digested by the drain (no digest state here). */
+    int digesting = ok && !pl->deferred;
     struct cap_digest d;
-    digest_begin(&d, pl->length);
-    uint8_t* copy = start + 16 + (SIZE_T)pl->count * 16;
-    for (uint32_t i = 0; ok && i < p.count; ++i) {
-        const uint8_t* page = (const uint8_t*)c->host.MapPage(c->host.Context, p.at[i].pfn);
+    if (digesting) digest_begin(&d, length);
+    uint8_t* copy = start + 16 + (SIZE_T)count * 16;
+    for (uint32_t i = 0; ok && i < count; ++i) {
+        const uint8_t* page = (const uint8_t*)c->host.MapPage(c->host.Context, at[i].pfn);
         if (!page) {
             ok = 0;
             break;
         }
-        if (!pl->deferred) digest_bytes(&d, page + p.at[i].offset, p.at[i].size);
+        if (digesting) digest_bytes(&d, page + at[i].offset, at[i].size);
         if (copied) {
-            cap_copy(copy, page + p.at[i].offset, p.at[i].size);
-            copy += p.at[i].size;
+            cap_copy(copy, page + at[i].offset, at[i].size);
+            copy += at[i].size;
         }
     }
-    o->p = start;
-    put8(o, role);
-    put8(o, (uint8_t)((pl->with_bytes ? NDKT_DATA_BYTES : 0u) | (ok ? 0u : NDKT_DATA_UNRESOLVED) |
-                      (ok && pl->deferred ? CAP_DATA_DEFERRED : 0u)));
-    put16(o, (uint16_t)pl->count);
-    put32(o, (uint32_t)pl->length);
-    put64(o, ok && !pl->deferred ? digest_end(&d) : 0);
+    data_head(start, role,
+              (uint8_t)((pl->with_bytes ? NDKT_DATA_BYTES : 0u) | (ok ? 0u : NDKT_DATA_UNRESOLVED) |
+                        (ok && pl->deferred ? CAP_DATA_DEFERRED : 0u)),
+              (uint16_t)count, length, ok && digesting ? digest_end(&d) : 0);
     if (ok && pl->deferred) {
         /* Linked for the drain: the previous deferred block (or the ring prefix) names this one. */
-        uint32_t at = (uint32_t)(start - r->head);
-        cap_copy(r->defer_link, &at, 4);
+        uint32_t offset = (uint32_t)(start - r->head);
+        cap_copy(r->defer_link, &offset, 4);
         r->defer_link = start + 8;
     }
     if (!ok)
         cap_fill(start + 16, 0, room - 16);
-    else if (copied && room > 16u + pl->count * 16u + pl->length)
-        cap_fill(copy, 0, room - 16u - pl->count * 16u - (uint32_t)pl->length);
+    else if (copied && room > 16u + count * 16u + length)
+        cap_fill(copy, 0, room - 16u - count * 16u - length);
     o->p = start + room;
 }
 
@@ -1684,7 +1711,7 @@ struct cap_call {
  * so that a callback that sees it has a later count (ndkct orders by the count). */
 static void call_back(struct cap_call* k) {
     if (k->has_back) return;
-    k->back = add64(&k->c->clock, 1);
+    k->back = tick_back(k->c, k->r.seq);
     k->back_time = k->timed ? now(k->c) : 0;
     k->has_back = 1;
 }
@@ -1707,7 +1734,7 @@ static int call_begin(struct cap_call* k, const void* handle, uint16_t function)
     frame_enter(k->c, &k->f, k->kind, 0);
     /* A data-path call outside callbacks goes untimed (NDKCAP_ALL_TIMES: every call timed). */
     k->timed = !((k->c->untimed_functions >> function) & 1u) || k->f.flags != 0;
-    k->r.seq = add64(&k->c->clock, 1);
+    k->r.seq = tick(k->c);
     k->r.time = k->timed ? now(k->c) : 0;
     return 1;
 }
@@ -1736,7 +1763,11 @@ static void call_finish(struct cap_call* k, const void* outcome) {
     uint64_t t = k->back_time;
     frame_leave(&k->f);
     if (!k->r.ring) return;
-    if (k->outcome_bytes) cap_copy(k->r.body + k->outcome_at, outcome, k->outcome_bytes);
+    /* Most outcomes are a status and a reserved word: copied without a call to memcpy. */
+    if (k->outcome_bytes == 8)
+        cap_copy(k->r.body + k->outcome_at, outcome, 8);
+    else if (k->outcome_bytes)
+        cap_copy(k->r.body + k->outcome_at, outcome, k->outcome_bytes);
     record_returned(c, &k->r, back, t);
     uint64_t entered = (k->r.seq << 8) | RING_ENTERED;
     if (cas64((volatile uint64_t*)k->r.ring, entered, (k->r.seq << 8) | RING_COMPLETE)) return;
@@ -3841,7 +3872,7 @@ static int callback_begin(NDKCAP* c, struct cap_call* k, uint16_t callback, uint
     k->has_back = 0;
     k->timed = 1;
     frame_enter(c, &k->f, k->kind, 1);
-    k->r.seq = add64(&c->clock, 1);
+    k->r.seq = tick(c);
     k->r.time = now(c);
     k->outcome_at = body;
     k->outcome_bytes = 0;
@@ -4304,7 +4335,7 @@ NTSTATUS NdkCaptureAttach(NDKCAP* c, NDK_ADAPTER* adapter) {
 
 static void meta_record(NDKCAP* c, uint16_t kind, const void* body, uint32_t bytes) {
     struct cap_record r;
-    r.seq = add64(&c->clock, 1);
+    r.seq = tick(c);
     r.time = now(c);
     if (!record_reserve(c, &r, (uint32_t)CAP_ALIGN8(bytes))) return;
     struct cap_frame f;
@@ -4379,7 +4410,7 @@ NTSTATUS NdkCaptureClose(NDKCAP* c) {
         put16(&o, 0);
         put32(&o, sizeof end);
         o.p = end + 16;
-        put64(&o, add64(&c->clock, 1));
+        put64(&o, tick(c));
         put64(&o, now(c));
         o.p = end + NDKT_RECORD_HEADER_BYTES;
         put64(&o, ld64(&c->records));

@@ -1,5 +1,5 @@
 /*
- * ndkct/trace_format.h: the numbers of the ndkct trace format (version 1.1).
+ * ndkct/trace_format.h: the numbers of the ndkct trace format (version 1.2).
  *
  * A trace records the NDK calls and callbacks at the consumer/provider boundary so that ndkct
  * can judge them offline. spec/TRACE.md describes the format for writers; spec/trace/
@@ -24,7 +24,7 @@
 
 #define NDKT_MAGIC "NDKTRACE"
 #define NDKT_VERSION_MAJOR 1 /* a reader refuses a file of another major version */
-#define NDKT_VERSION_MINOR 1 /* minor versions only add: tags, record kinds, trailing fields */
+#define NDKT_VERSION_MINOR 2 /* minor versions only add: tags, record kinds, trailing fields */
 #define NDKT_FRAME_MAGIC 0x464B444Eu /* "NDKF" as little-endian bytes */
 #define NDKT_HEADER_FIXED_BYTES 16u
 #define NDKT_FRAME_HEADER_BYTES 16u
