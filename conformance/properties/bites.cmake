@@ -88,3 +88,9 @@ ndkct_property_bites(qp_initiator_sge_unchecked     CQP-LIM-04,CQP-LIM-06 Lifeti
 ndkct_property_bites(qp_inline_size_unchecked       CQP-LIM-05,CQP-LIM-06 Lifetime)
 ndkct_property_bites(post_on_new_qp                 CQP-STATE-01    Lifetime)
 ndkct_property_bites(fr_on_unconnected_qp           FR-ST-02,CQP-STATE-01 AllCalls)
+# s10fr (issue 13): NdkFastRegister's page.
+ndkct_property_bites(fr_refuses_initialized_page_count FR-APC-03    MemoryRegistration)
+ndkct_property_bites(fr_refuses_read_fence          FR-FLG-01       FastRegisterAddressing 3)
+ndkct_property_bites(fr_remote_token_is_local       FR-TOK-01       MemoryRegistration)
+ndkct_property_bites(fr_zero_based_offsets          FR-ZBVA-01      FastRegisterAddressing)
+ndkct_property_bites(fr_refuses_high_fbo            FR-FBO-01       MemoryRegistration 2)

@@ -10,6 +10,7 @@
 #include <iostream>
 
 #include "commands.hpp"
+#include "commands_fast_register.hpp"
 #include "commands_qp_limits.hpp"
 #include "ndkct/conformance/suite.hpp"
 #include "property.hpp"
@@ -150,6 +151,17 @@ NDKCT_PROPERTY(QpLimits, "ndk.property.qp_limits", "CQP-DEPTH-01", "CQP-DEPTH-02
           machine<CreateCq, CreateQp, CreateQp, Connect, PostAtTheQpLimits, PostAtTheQpLimits,
                   PostAtTheQpLimits, GetCqResults, GetCqResults, Send, Receive, Flush,
                   CloseObject>());
+}
+
+// NdkFastRegister's arguments and addressing (issue 13): fast registrations with every flag
+// (FR-FLG-01) and peer writes naming a region's bare offset (FR-ZBVA-01), with what makes and
+// uses fast-register MRs, in a machine small enough that they meet within a few calls.
+NDKCT_PROPERTY(FastRegisterAddressing, "ndk.property.fast_register_addressing", "FR-FLG-01",
+               "FR-ZBVA-01", "FR-APC-03") {
+    check("ndk.property.fast_register_addressing",
+          machine<CreateMr, InitializeFastRegisterMr, BuildLam, FastRegister, FencedFastRegister,
+                  FastRegistration, FastRegistration, BareOffsetWrite, BareOffsetWrite, Write,
+                  Invalidate, GetCqResults>());
 }
 
 // Every command at once: the one big machine.

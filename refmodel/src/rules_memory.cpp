@@ -805,11 +805,23 @@ Expectation Model::expect_call(const calls::FastRegister& c) const {
                                     NDK_ADAPTER_FLAG_RDMA_READ_SINK_NOT_REQUIRED
                                 ? "FR-SINK-02"
                                 : "FR-SINK-03");
+        // FR-FLG-01: any OR of the page's documented flags is valid; SILENT_SUCCESS, READ_FENCE
+        // and DEFER change how the request completes, not what it may do, so a refusal of a
+        // request carrying them breaks the flag table first (the rights have FR-ACC-02/03).
+        if (c.flags & (NDK_OP_FLAG_SILENT_SUCCESS | NDK_OP_FLAG_READ_FENCE | NDK_OP_FLAG_DEFER))
+            rules.push_back("FR-FLG-01");
+        // FR-FBO-01: every offset inside the first page is valid; a refusal of a request with a
+        // non-zero FBO breaks it before the Length and count boundaries (which a refused FBO
+        // shrinks towards).
+        if (c.fbo != 0 && c.fbo < PAGE_SIZE) rules.push_back("FR-FBO-01");
         // FR-LEN-01 names its largest Length (the region ends exactly at the last page's end):
         // a refusal of exactly that Length breaks FR-LEN-01 before the general rules.
         if (!c.adapter_pages.empty() && c.fbo < c.adapter_pages.size() * PAGE_SIZE &&
             c.length == c.adapter_pages.size() * PAGE_SIZE - c.fbo)
             rules.push_back("FR-LEN-01");
+        // FR-APC-03 names its largest count (every page the MR was initialized for): a refusal
+        // of exactly that count breaks it before the general rules.
+        if (c.adapter_pages.size() == mr.max_pages) rules.push_back("FR-APC-03");
         for (const char* rule : e.success_rules)
             if (std::find(rules.begin(), rules.end(), std::string_view(rule)) == rules.end())
                 rules.push_back(rule);

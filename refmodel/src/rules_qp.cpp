@@ -1001,6 +1001,13 @@ bool Model::execute(ObjectId qp, WorkRequest& wr, const Call& call, Completion& 
                 // CQ-RES-06: the sender's own entry stays a Send (initiator_completion above).
                 uint32_t token = as<calls::SendAndInvalidate>(call).remote_token;
                 ObjectId victim = object_of_token(objects_[peer_id].adapter, token, true);
+                // RMR-TOK-02, FR-TOK-01: a token to invalidate that is the MR's local token came
+                // from a remote token getter that returned the local one; if the peer then
+                // refuses it, that getter broke its rule (named first, as for reads and writes).
+                if (const auto* mr = state_of<MrState>(victim);
+                    mr && mr->local_token && *mr->local_token == token)
+                    got.token_rule = done.token_rule =
+                        mr->fast_register ? "FR-TOK-01" : "RMR-TOK-02";
                 if (victim) {
                     // CQ-RI-01, CQ-RI-02: retrieved with NdkGetCqResults too, the entry is an
                     // ordinary receive, and the token is invalidated all the same.
@@ -1635,6 +1642,11 @@ bool Model::resolve_remote(ObjectId qp, uint32_t token, uint64_t address, uint64
             why =
                 "the access [" + num(address) + ", +" + num(bytes) + ") reaches beyond the region";
             rules = {mr->fast_register ? "FR-LEN-03" : "RMR-ACC-03"};
+            // FR-ZBVA-01: an address below the region's start that is an offset inside it is
+            // the zero-based form the page rules out, judged first.
+            if (mr->fast_register && mr->region.base != 0 && address < mr->region.base &&
+                bytes <= mr->region.length && address <= mr->region.length - bytes)
+                rules = {"FR-ZBVA-01", "FR-LEN-03"};
             return false;
         }
         if (!(mr->region.access & need)) {

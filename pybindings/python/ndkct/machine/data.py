@@ -125,16 +125,20 @@ class DataRules:
     def peer_access_fast_registered(self, which, write, end, offset, length, token):
         """The peer reads or writes a fast-registered region through its remote token, from its
         start or up to its end (FR-ACC-*, FR-FLG-*, FR-MAP-01: which page each byte is in, the
-        region's span, FR-LEN-03)."""
+        region's span, FR-LEN-03). An access from the start whose drawn offset is 3 mod 4
+        names the bare offset (RemoteAddress = offset, not BaseVirtualAddress + offset), which
+        must not reach the region (FR-ZBVA-01): derived from the draws, not drawn, so that the
+        stream every other fault is found with stays as it was."""
         pair = self.pair
         if pair is None:  # the first pair was refused (resources)
             return
         fmr = self.registered_fmr(pair, which)
         if fmr is None:
             return
+        bare = end == "start" and offset % 4 == 3  # s10fr: FR-ZBVA-01
         offset, length = self.where(end, offset, length, fmr.length)
         local = (pair.src if write else pair.snk).sge(0, length)
-        self.transfer(pair, pair.link.b, write, local, fmr.base + offset,
+        self.transfer(pair, pair.link.b, write, local, offset if bare else fmr.base + offset,
                       self.remote_token(token, fmr.mr, pair), 0)
 
     @rule(which=nst.which_fmr, use=st.sampled_from(["source", "sink", "receive"]),
