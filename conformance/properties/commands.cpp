@@ -439,12 +439,19 @@ InitializeFastRegisterMr::InitializeFastRegisterMr(const World& w) {
 void InitializeFastRegisterMr::run(const World&, Sut& sut) const {
     auto* m = sut.object<NDK_MR>(mr);
     if (!m) return skipped(sut, *this, "the MR was never created");
-    Done d = sut.session.initialize_fast_register_mr(m, adapter_page_count, remote_access);
-    if (d.ok()) {
-        sut.mrs[mr].registered = false;
-        learn_tokens(sut, mr);
-    }
-    finish(sut, *this, answer(d));
+    finish(sut, *this, call(sut));
+}
+
+std::string InitializeFastRegisterMr::call(Sut& sut) const {
+    Done d = sut.session.initialize_fast_register_mr(sut.object<NDK_MR>(mr), adapter_page_count,
+                                                     remote_access);
+    if (d.ok()) initialized(sut);
+    return answer(d);
+}
+
+void InitializeFastRegisterMr::initialized(Sut& sut) const {
+    sut.mrs[mr].registered = false;
+    learn_tokens(sut, mr);
 }
 
 // ================= QP requests =================
@@ -1387,7 +1394,11 @@ CallFromNotification::CallFromNotification(const World& w, int only_cq) {
     RC_PRE(mr || !closable.empty());
     if (mr && (closable.empty() || *gen::arbitrary<bool>())) {
         cq = only_cq >= 0 ? only_cq : w.pick(Kind::cq);
-        register_mr = std::make_shared<RegisterMr>(w);
+        // s10async: 1 in 3 an initialization instead (IFR-IRQL-01), of a fast-register MR.
+        if (!w.open_of(Kind::mr, [](const Slot& s) { return s.fast; }).empty() && one_in(3))
+            initialize = std::make_shared<InitializeFastRegisterMr>(w);
+        else
+            register_mr = std::make_shared<RegisterMr>(w);
         return;
     }
     cq = *gen::elementOf(closable);
@@ -1406,6 +1417,7 @@ CallFromNotification::CallFromNotification(const World& w, int only_cq) {
 void CallFromNotification::checkPreconditions(const World& w) const {
     RC_PRE(w.is(cq, Kind::cq));
     if (register_mr) register_mr->checkPreconditions(w);
+    if (initialize) initialize->checkPreconditions(w);
     World after = w;  // each close in turn (the CQ's once its QPs are closed)
     for (const auto& c : closes) {
         c->checkPreconditions(after);
@@ -1415,6 +1427,7 @@ void CallFromNotification::checkPreconditions(const World& w) const {
 
 void CallFromNotification::apply(World& w) const {
     if (register_mr) register_mr->apply(w);
+    if (initialize) initialize->apply(w);
     for (const auto& c : closes)
         c->apply(w);
 }
@@ -1423,6 +1436,7 @@ void CallFromNotification::show(std::ostream& os) const {
     os << "NdkArmCq(" << slot_name(Kind::cq, cq) << ", TriggerType=" << type
        << "), from its notification callback: ";
     if (register_mr) register_mr->show(os);
+    if (initialize) initialize->show(os);
     for (size_t i = 0; i < closes.size(); ++i) {
         if (i) os << ", ";
         closes[i]->show(os);
@@ -1432,10 +1446,12 @@ void CallFromNotification::show(std::ostream& os) const {
 void CallFromNotification::run(const World&, Sut& sut) const {
     auto* c = sut.object<NDK_CQ>(cq);
     if (!c) return skipped(sut, *this, "the CQ was never created");
-    if (register_mr && !sut.object<NDK_MR>(register_mr->mr))
+    if ((register_mr && !sut.object<NDK_MR>(register_mr->mr)) ||
+        (initialize && !sut.object<NDK_MR>(initialize->mr)))
         return skipped(sut, *this, "the MR was never created");
     auto make_call = [this, &sut] {
         if (register_mr) return register_mr->call(sut);
+        if (initialize) return initialize->call(sut);
         std::string a;
         for (const auto& close : closes)  // a QP never created is not closed
             if (sut.object<void>(close->slot)) a += (a.empty() ? "" : ", ") + close->call(sut);
@@ -1489,6 +1505,9 @@ void CallFromNotification::run(const World&, Sut& sut) const {
         if (register_mr && d.name == "NdkRegisterMr" && NT_SUCCESS(d.final_status) &&
             d.final_status != STATUS_PENDING)
             register_mr->registered(sut);
+        if (initialize && d.name == "NdkInitializeFastRegisterMr" && NT_SUCCESS(d.final_status) &&
+            d.final_status != STATUS_PENDING)
+            initialize->initialized(sut);
     }
     finish(sut, *this, a);
 }

@@ -213,6 +213,10 @@ struct InitializeFastRegisterMr : Command {
     void checkPreconditions(const World& w) const override { RC_PRE(w.is(mr, Kind::mr)); }
     void apply(World& w) const override { w.slots[mr].pages = adapter_page_count; }
     void run(const World& w, Sut& sut) const override;
+    // The call itself (on a created MR), from run() or from inside a provider callback
+    // (CallFromNotification); returns the answer.
+    std::string call(Sut& sut) const;
+    void initialized(Sut& sut) const;  // what the Sut learns of an initialization that completed
     void show(std::ostream& os) const override {
         os << "NdkInitializeFastRegisterMr(" << slot_name(Kind::mr, mr)
            << ", AdapterPageCount=" << adapter_page_count
@@ -611,17 +615,18 @@ struct CloseObject : Command {
 // ---- Calls from inside a provider callback ----
 
 // NdkArmCq, and NDK calls made from inside the notification callback that follows: NdkRegisterMr,
-// or the close of the CQ (after its QPs'). A kernel consumer runs there at DISPATCH_LEVEL and
-// may call the provider again: no call may block there (GEN-IRQL-01; the harness times them),
-// and a CQ closed from there completes only after the callback has returned (CLOSE-07). The
-// command waits for the notification while the oracle says the arm fires at once (entries that
-// satisfy it wait in the CQ, CQ-NOT-02); when none came, the calls are made after it on the
-// consumer's thread, so that their intent holds either way.
+// NdkInitializeFastRegisterMr, or the close of the CQ (after its QPs'). A kernel consumer runs
+// there at DISPATCH_LEVEL and may call the provider again: no call may block there (GEN-IRQL-01;
+// the harness times them), and a CQ closed from there completes only after the callback has
+// returned (CLOSE-07). The command waits for the notification while the oracle says the arm fires
+// at once (entries that satisfy it wait in the CQ, CQ-NOT-02); when none came, the calls are made
+// after it on the consumer's thread, so that their intent holds either way.
 struct CallFromNotification : Command {
     int cq;
     uint32_t type;
-    std::shared_ptr<const RegisterMr> register_mr;           // the call: this one,
-    std::vector<std::shared_ptr<const CloseObject>> closes;  // or these (the QPs, then cq)
+    std::shared_ptr<const RegisterMr> register_mr;               // the call: this one,
+    std::shared_ptr<const InitializeFastRegisterMr> initialize;  // or this one (IFR-IRQL-01),
+    std::vector<std::shared_ptr<const CloseObject>> closes;      // or these (the QPs, then cq)
     explicit CallFromNotification(const World& w, int only_cq = -1);
     void checkPreconditions(const World& w) const override;
     void apply(World& w) const override;

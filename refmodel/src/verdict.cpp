@@ -1,6 +1,7 @@
 #include <algorithm>
 
 #include "ndkct/model/expectation.hpp"
+#include "ndkct/model/page_rules.hpp"
 #include "ndkct/model/verdict.hpp"
 #include "ndkct/spec/status.hpp"
 
@@ -122,7 +123,8 @@ Verdict judge_strict(const Expectation& e, NTSTATUS observed, const std::string&
     std::string how = async ? " through its completion callback" : "";
     if (observed == STATUS_PENDING) {
         if (async) {
-            v.add({{"GEN-ASYNC-01"}, call + ": a completion callback reported STATUS_PENDING"});
+            v.add({with_page_rule(call, Contract::callback_not_once, {"GEN-ASYNC-01"}),
+                   call + ": a completion callback reported STATUS_PENDING"});
         } else if (!e.may_pend) {
             v.add({e.no_pending_rules, call + " may not return STATUS_PENDING here, but did"});
         }

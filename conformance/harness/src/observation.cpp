@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstddef>
 
+#include "ndkct/model/page_rules.hpp"
 #include "ndkct/spec/status.hpp"
 
 namespace ndkct::conformance {
@@ -64,17 +65,32 @@ model::Verdict check_handed_out(const HandedOut& o, uint32_t expected_type, NDK_
     return v;
 }
 
+// The seed pages restate the generic contract per function (model/page_rules.hpp): their rule
+// comes first, the generic one beside it.
 model::Violation second_callback(const std::string& call) {
-    return violation({"GEN-ASYNC-01"}, call + ": a second completion callback");
+    return violation(
+        model::with_page_rule(call, model::Contract::callback_not_once, {"GEN-ASYNC-01"}),
+        call + ": a second completion callback");
 }
 
-model::Violation callback_after_final_status(const std::string& call) {
-    return violation({"GEN-ASYNC-03", "GEN-ASYNC-01"},
-                     call + ": a completion callback after the call returned a final status");
+namespace {
+model::RuleIds inline_result_rules(const std::string& call, NTSTATUS returned) {
+    return model::with_page_rule(call,
+                                 returned == STATUS_SUCCESS
+                                     ? model::Contract::callback_after_success
+                                     : model::Contract::callback_after_failure,
+                                 {"GEN-ASYNC-03", "GEN-ASYNC-01"});
+}
+}  // namespace
+
+model::Violation callback_after_final_status(const std::string& call, NTSTATUS returned) {
+    return violation(inline_result_rules(call, returned),
+                     call + ": a completion callback after the call returned " +
+                         spec::status_name(returned) + " (a final status)");
 }
 
 model::Violation callback_before_final_status(const std::string& call, NTSTATUS status) {
-    return violation({"GEN-ASYNC-03", "GEN-ASYNC-01"},
+    return violation(inline_result_rules(call, status),
                      call + " called its completion callback and then returned " +
                          spec::status_name(status) + " instead of STATUS_PENDING");
 }
@@ -85,10 +101,11 @@ model::Violation stray_callback(const std::string& what) {
 
 model::Violation blocked_in_callback(const std::string& call, long long took_ms,
                                      long long watchdog_ms) {
-    return violation({"GEN-IRQL-01"}, call + " took " + std::to_string(took_ms) +
-                                          " ms inside a provider callback (it may not block "
-                                          "there; the watchdog is " +
-                                          std::to_string(watchdog_ms) + " ms)");
+    return violation(model::with_page_rule(call, model::Contract::irql, {"GEN-IRQL-01"}),
+                     call + " took " + std::to_string(took_ms) +
+                         " ms inside a provider callback (it may not block "
+                         "there; the watchdog is " +
+                         std::to_string(watchdog_ms) + " ms)");
 }
 
 model::Violation late_callback(const std::string& what) {

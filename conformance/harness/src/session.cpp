@@ -2,6 +2,7 @@
 #include "ndkct/conformance/session.hpp"
 
 #include "ndkct/conformance/observation.hpp"
+#include "ndkct/model/page_rules.hpp"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -42,9 +43,10 @@ struct Session::Callback {
     std::atomic<bool> came{false};  // calls > 0, read without the mutex (Session::wait's spin)
     NTSTATUS status = STATUS_PENDING;
     NDK_OBJECT_HEADER* object = nullptr;
-    bool inline_result = false;         // the call returned a final status: no callback may follow
-    bool pended = false;                // the call returned STATUS_PENDING
-    std::atomic<bool> finished{false};  // the trampoline has returned to the provider
+    bool inline_result = false;          // the call returned a final status: no callback may follow
+    NTSTATUS returned = STATUS_PENDING;  // what the call returned
+    bool pended = false;                 // the call returned STATUS_PENDING
+    std::atomic<bool> finished{false};   // the trampoline has returned to the provider
     std::atomic<bool> target_closed{false};  // the target's close has completed (CLOSE-04)
     std::function<void()> hook;              // runs inside the callback (hook_next_callback)
     HookAt hook_at = HookAt::before_arrival;
@@ -218,9 +220,11 @@ static void arrive(Session::Callback* cb, NTSTATUS status, NDK_OBJECT_HEADER* ob
     if (at == HookAt::before_arrival) run_hook(session, hook);
     int calls;
     bool inline_result;
+    NTSTATUS returned;
     {
         std::lock_guard lock(cb->mutex);
         calls = ++cb->calls;
+        returned = cb->returned;
         cb->status = status;
         cb->object = object;
         inline_result = cb->inline_result;
@@ -232,7 +236,7 @@ static void arrive(Session::Callback* cb, NTSTATUS status, NDK_OBJECT_HEADER* ob
     --session->running_callbacks_;
     model::Verdict v;
     if (calls > 1) v.add(second_callback(cb->name));
-    if (inline_result) v.add(callback_after_final_status(cb->name));
+    if (inline_result) v.add(callback_after_final_status(cb->name, returned));
     if (!v.clean()) cb->session->report(std::move(v));
 }
 
@@ -240,14 +244,16 @@ static void on_request(void* context, NTSTATUS status) {
     if (auto* cb = live<Session::Callback>(context))
         arrive(cb, status, nullptr);
     else
-        Session::report_stray("NdkRequestCompletion came with a Context that no request had");
+        Session::report_stray("NdkRequestCompletion came with a Context that no request had",
+                              kRequest);
 }
 
 static void on_create(void* context, NTSTATUS status, NDK_OBJECT_HEADER* object) {
     if (auto* cb = live<Session::Callback>(context))
         arrive(cb, status, object);
     else
-        Session::report_stray("NdkCreateCompletion came with a Context that no request had");
+        Session::report_stray("NdkCreateCompletion came with a Context that no request had",
+                              kCreate);
 }
 
 static void on_close(void* context) {
@@ -669,11 +675,33 @@ void Session::report(model::Verdict v) {
     verdict_.merge(std::move(v));
 }
 
-void Session::report_stray(const std::string& what) {
+void Session::report_stray(const std::string& what, int kind) {
     std::lock_guard lock(g_live_mutex);
     for (Session* s : g_sessions) {
+        // *-CTX-01: while every request of this kind still owed its callback is of one function,
+        // the wrong Context came for one of them: that function's page rule is named first.
+        std::string owed;  // the one function, or "" (none, or several)
+        bool several = false;
+        if (kind >= 0) {
+            std::lock_guard callbacks(s->callbacks_mutex_);
+            for (auto& cb : s->callbacks_) {
+                if (cb->kind != kind) continue;
+                std::lock_guard one(cb->mutex);
+                if (cb->calls > 0 || cb->inline_result) continue;
+                if (owed.empty())
+                    owed = cb->name;
+                else if (owed != cb->name)
+                    several = true;
+            }
+        }
+        model::Violation stray = stray_callback(what);
+        if (!several && !owed.empty())
+            if (const char* rule = model::page_rule(owed, model::Contract::callback_context)) {
+                stray.rules.insert(stray.rules.begin(), rule);
+                stray.message += " (the requests still owed a callback were all " + owed + "'s)";
+            }
         model::Verdict v;
-        v.add(stray_callback(what));
+        v.add(std::move(stray));
         s->report(std::move(v));
     }
 }
@@ -869,6 +897,7 @@ void Session::returned(Callback* cb, NTSTATUS status) {
     {
         std::lock_guard lock(cb->mutex);
         cb->inline_result = status != STATUS_PENDING;
+        cb->returned = status;
         cb->pended = status == STATUS_PENDING;
         early = cb->inline_result && cb->calls > 0;
     }
@@ -906,8 +935,10 @@ NTSTATUS Session::wait(Callback* cb) {
         }
         model::Verdict v;
         // The close requested makes CLOSE-08 the rule judged (its cancellation was owed).
-        v.add(violation(close_requested ? model::RuleIds{"CLOSE-08", "GEN-ASYNC-01"}
-                                        : model::RuleIds{"GEN-ASYNC-01"},
+        v.add(violation(close_requested
+                            ? model::RuleIds{"CLOSE-08", "GEN-ASYNC-01"}
+                            : model::with_page_rule(cb->name, model::Contract::callback_not_once,
+                                                    {"GEN-ASYNC-01"}),
                         std::string(cb->name) + of +
                             " returned STATUS_PENDING but its completion callback did not come "
                             "within " +

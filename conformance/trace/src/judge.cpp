@@ -955,7 +955,7 @@ struct Judge::Impl {
             if (r.head.seq < q.end_seq)  // it came before its call returned
                 report(conformance::callback_before_final_status(name, q.status));
             else
-                report(conformance::callback_after_final_status(name));
+                report(conformance::callback_after_final_status(name, q.status));
         }
         // CLOSE-04: nothing comes for an object after its close completed.
         if (q.function != NDKT_FN_CLOSE && q.target && closed.contains(q.target))

@@ -32,9 +32,10 @@ HandedOut view_handed_out(const void* object, size_t members);
 model::Verdict check_handed_out(const HandedOut& object, uint32_t expected_type,
                                 NDK_VERSION negotiated, const std::string& call);
 
-// The callback contract (GEN-ASYNC-01/03, GEN-CB-03) and GEN-IRQL-01, in one wording.
+// The callback contract (GEN-ASYNC-01/03, GEN-CB-03) and GEN-IRQL-01, in one wording; each names
+// the call's own page rule first where its page restates the contract (model/page_rules.hpp).
 model::Violation second_callback(const std::string& call);
-model::Violation callback_after_final_status(const std::string& call);
+model::Violation callback_after_final_status(const std::string& call, NTSTATUS returned);
 model::Violation callback_before_final_status(const std::string& call, NTSTATUS returned);
 model::Violation stray_callback(const std::string& what);
 model::Violation blocked_in_callback(const std::string& call, long long took_ms,

@@ -366,7 +366,9 @@ class Session {
     struct Callback;     // one request's callback record (its address is the RequestContext)
     struct EventRecord;  // one CQ's, SRQ's, listener's or connector's event record
     void report(model::Verdict v);
-    static void report_stray(const std::string& what);  // GEN-CB-03, to every open session
+    // GEN-CB-03, to every open session; for a request or create callback (`kind`), with the page
+    // rule (*-CTX-01) of the one function whose requests are still owed a callback.
+    static void report_stray(const std::string& what, int kind = -1);
     // Trampolines only queue events; the test thread hands them to the oracle in order, after
     // the call that caused them (a provider may deliver an event before that call returns).
     void enqueue(model::Event event, EventRecord* record, NDK_CONNECTOR* connector = nullptr);
