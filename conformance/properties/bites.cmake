@@ -72,6 +72,22 @@ ndkct_property_bites(qp_context_from_request        CQP-CTX-01      DataPath)
 ndkct_property_bites(lam_too_small_wrong_status     LAM-SIZE-01     MemoryRegistration)
 ndkct_property_bites(lam_required_size_short        LAM-SIZE-02     MemoryRegistration)
 ndkct_property_bites(lam_maps_broken_chain          LAM-MDL-01      MemoryRegistration)
+# s10qp (issue 13): NdkCreateQp's page. The property records each violation's first rule; the
+# oracle names CQP-LIM-06 (refused, never clamped) first for an accepted over-limit value and the
+# limit's own rule after it, and CQP-STATE-01 first for a request on a QP never connected (the
+# call's own rule, FR-ST-02 here, after it): both rules are the fault's own call's.
+ndkct_property_bites(qp_receive_depth_short         CQP-DEPTH-01    QpLimits)
+ndkct_property_bites(qp_initiator_depth_short       CQP-DEPTH-02    QpLimits)
+ndkct_property_bites(qp_receive_sge_short           CQP-SGE-01      QpLimits)
+ndkct_property_bites(qp_initiator_sge_short         CQP-SGE-02      QpLimits)
+ndkct_property_bites(qp_inline_size_halved          CQP-INL-01      QpLimits)
+ndkct_property_bites(qp_receive_depth_unchecked     CQP-LIM-01,CQP-LIM-06 Lifetime)
+ndkct_property_bites(qp_initiator_depth_unchecked   CQP-LIM-02,CQP-LIM-06 Lifetime)
+ndkct_property_bites(qp_receive_sge_unchecked       CQP-LIM-03,CQP-LIM-06 Lifetime)
+ndkct_property_bites(qp_initiator_sge_unchecked     CQP-LIM-04,CQP-LIM-06 Lifetime)
+ndkct_property_bites(qp_inline_size_unchecked       CQP-LIM-05,CQP-LIM-06 Lifetime)
+ndkct_property_bites(post_on_new_qp                 CQP-STATE-01    Lifetime)
+ndkct_property_bites(fr_on_unconnected_qp           FR-ST-02,CQP-STATE-01 AllCalls)
 # s10async (issue 13): the seed pages' completion form, per function.
 ndkct_property_bites(ifr_callback_after_success     IFR-ST-01       MemoryRegistration)
 ndkct_property_bites(ifr_callback_after_refusal     IFR-ST-03       MemoryRegistration)

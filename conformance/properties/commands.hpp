@@ -131,6 +131,7 @@ struct CreateQp : Command {
         Slot s{Kind::qp};
         s.receive_cq = int16_t(receive_cq);
         s.initiator_cq = int16_t(initiator_cq);
+        s.shape = shape;
         w.add(s);
     }
     void run(const World& w, Sut& sut) const override;

@@ -67,6 +67,10 @@ struct Slot {
     int8_t buffer = -1;      // mr: the host buffer its last RegisterMr described,
     uint32_t offset = 0;     // and where in it the region starts
     int16_t receive_cq = -1, initiator_cq = -1;  // qp: its CQ slots
+    // qp: the sizes it was created with (depths, SGE counts, InlineDataSize; the setup pair's are
+    // Session::loopback_pair's, QpShape's defaults), which PostAtTheQpLimits posts up to
+    // (CQP-DEPTH-01/02, CQP-SGE-01/02, CQP-INL-01).
+    conformance::QpShape shape{};
     // cq: its CqDepth, and the completions its QPs can have outstanding at once (the sum of
     // their queue depths). CQ-STATUS-04 is the consumer's duty: CQs are sized for every
     // outstanding request, so a generated QP only goes to CQs with room for its depths.

@@ -12,6 +12,7 @@
 #include "commands.hpp"
 #include "commands_fast_register.hpp"
 #include "commands_memory_bounds.hpp"
+#include "commands_qp_limits.hpp"
 #include "ndkct/conformance/suite.hpp"
 #include "property.hpp"
 
@@ -153,6 +154,18 @@ NDKCT_PROPERTY(Connection, "ndk.property.connection", "CONN-PD-03", "CONN-PD-04"
           machine<CreateCq, CreateQp, CreateQp, CreateQp, StartConnect, StartConnect, Accept,
                   Accept, Accept, CompleteConnect, GetConnectionData, GetConnectionData,
                   GetConnectionData, Connect, Disconnect, CloseObject, Send, Receive>());
+}
+
+// QPs held to the sizes they were created with: receives and initiator requests posted exactly
+// at a QP's own depths, SGE counts and InlineDataSize (commands_qp_limits.hpp), on the setup pair
+// and on QPs of any shape connected to each other, with polling, sends, receives and flushes
+// between.
+NDKCT_PROPERTY(QpLimits, "ndk.property.qp_limits", "CQP-DEPTH-01", "CQP-DEPTH-02", "CQP-SGE-01",
+               "CQP-SGE-02", "CQP-INL-01") {
+    check("ndk.property.qp_limits",
+          machine<CreateCq, CreateQp, CreateQp, Connect, PostAtTheQpLimits, PostAtTheQpLimits,
+                  PostAtTheQpLimits, GetCqResults, GetCqResults, Send, Receive, Flush,
+                  CloseObject>());
 }
 
 // NdkFastRegister's arguments and addressing (issue 13): fast registrations with every flag

@@ -39,6 +39,12 @@ ALSO = {
     "fr_pages_reordered": ["FR-MAP-01"],
     "send_drops_solicit": ["CQ-NOT-10"],
 }
+# s10qp (issue 13): an over-limit NdkCreateQp value accepted breaks CQP-LIM-06 (refused, never
+# clamped) beside the limit's own rule, and the oracle names CQP-LIM-06 first; a fast
+# registration on a QP never connected breaks CQP-STATE-01 beside FR-ST-02 (named first).
+ALSO.update({f"qp_{name}_unchecked": ["CQP-LIM-06"] for name in
+             ("receive_depth", "initiator_depth", "receive_sge", "initiator_sge", "inline_size")})
+ALSO["fr_on_unconnected_qp"] = ["CQP-STATE-01"]
 CAUGHT = {fault: rules + ALSO.get(fault, []) for fault, rules in faults().items()}
 
 

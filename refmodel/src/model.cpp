@@ -3,6 +3,7 @@
 #include "ndkct/model/model.hpp"
 
 #include <algorithm>
+#include <string_view>
 
 namespace ndkct::model {
 
@@ -416,8 +417,10 @@ Expectation Model::expect(const Call& call) const {
     // deferred-processing scheme gives the duties of an initiator call that "returns a failure
     // status" (no entry, WR-05; earlier DEFER requests handed over first, DEFER-04). A call
     // that must fail keeps its documented status.
+    // Not for a request only the QP's own size covers (Expectation::promised): the QP was
+    // created for it, and the page says it must be accepted (CQP-DEPTH-*, CQP-SGE-*, CQP-INL-01).
     if (readings_.post_resource_failure_allowed && is_work_request(call) && !e.must_fail() &&
-        !e.undefined)
+        !e.undefined && !e.promised)
         e.may_lack_resources = true;
     return e;
 }
@@ -609,7 +612,15 @@ const QpState* Model::require_connected_qp(Expectation& e, ObjectId qp, const ch
     // fail inline.
     if (q.connection != QpState::Connection::connected &&
         q.connection != QpState::Connection::disconnecting) {
-        e.fail(STATUS_CONNECTION_INVALID, {rule, "WR-04"}, Strength::documented,
+        // CQP-STATE-01 first for a QP no connector has connected yet: NdkCreateQp's page says
+        // a new QP refuses initiator requests until then (the call's own rule follows).
+        const bool never_connected = q.connection == QpState::Connection::idle ||
+                                     q.connection == QpState::Connection::connecting;
+        RuleIds rules;
+        if (never_connected) rules.push_back("CQP-STATE-01");
+        rules.push_back(rule);
+        rules.push_back("WR-04");
+        e.fail(STATUS_CONNECTION_INVALID, std::move(rules), Strength::documented,
                "the QP is not connected");
         return &q;
     }
@@ -657,6 +668,17 @@ void Model::check_depth(Expectation& e, uint32_t outstanding, uint32_t depth,
         e.any_failure_warns = readings_.queue_overflow_resources;
         e.any_failure_rules = {rule, "MODEL-WR-DEPTH-01"};
     }
+}
+
+// CQP-DEPTH-*, CQP-SGE-*, CQP-INL-01: a valid request that only the QP's creation-time size
+// covers names that promise first if it is refused (the call's own rule follows).
+void Model::promise_first(Expectation& e, const char* rule) {
+    RuleList rules;
+    rules.push_back(rule);
+    for (const char* r : e.success_rules)
+        if (std::string_view(r) != rule) rules.push_back(r);
+    e.success_rules = rules;
+    e.promised = true;
 }
 
 void Model::limit_exceeded(Expectation& e, RuleIds rules, std::string why) const {

@@ -338,6 +338,11 @@ Expectation Model::expect_call(const calls::Receive& c) const {
                        "nSge " + num(c.sgl.size()) + " exceeds the QP's MaxReceiveRequestSge " +
                            num(q.max_receive_sge));
     check_depth(e, q.receive_outstanding, q.receive_depth, "CQP-DEPTH-01");  // N fits; N+1 may not
+    // CQP-DEPTH-01, CQP-SGE-01 first where only the QP's own size covers the request: the
+    // receive that fills the queue's last slot, or uses the last SGE the QP was created with.
+    if (c.sgl.size() > 1 && c.sgl.size() == q.max_receive_sge) promise_first(e, "CQP-SGE-01");
+    if (q.receive_depth > 1 && q.receive_outstanding + 1 == q.receive_depth)
+        promise_first(e, "CQP-DEPTH-01");
     check_usable(e, q);
     // MODEL-FLS-01 (cancelled): a QP the consumer flushed is in error; it flushes the receive
     // (FLS-02) or refuses it inline, as for initiator requests (require_connected_qp).
@@ -395,6 +400,14 @@ void Model::check_data_request(Expectation& e, const QpState& q, const std::vect
                            num(info.MaxTransferLength));
     check_depth(e, q.initiator_outstanding, q.initiator_depth,
                 "CQP-DEPTH-02");  // N fits, N+1 may not
+    // CQP-SGE-02, CQP-INL-01, CQP-DEPTH-02 first where only the QP's own size covers the
+    // request: the last SGE it was created with, inline data within its InlineDataSize (the
+    // INLINE flag is what that size promises), the initiator queue's last slot.
+    if (!read && !is_inline && sgl.size() > 1 && sgl.size() == q.max_initiator_sge)
+        promise_first(e, "CQP-SGE-02");
+    if (is_inline && bytes > 0 && bytes <= q.inline_data_size) promise_first(e, "CQP-INL-01");
+    if (q.initiator_depth > 1 && q.initiator_outstanding + 1 == q.initiator_depth)
+        promise_first(e, "CQP-DEPTH-02");
     // RD-08: as many reads in progress as the effective OutboundReadLimit must work. Beyond it,
     // MODEL-RD-01: queue (the read waits and succeeds: nothing to judge here) or fail (a consumer
     // error: any inline error, or an error completion; queueing it is a warning).

@@ -34,7 +34,8 @@ class ObjectRules:
         if pair is None:  # the first pair was refused (resources)
             return
         shape = {"receive_depth": receive_depth, "initiator_depth": initiator_depth}
-        if field:
+        if field:  # the depths within any limit: the one value at its limit is what is judged
+            shape = {k: min(v, 64) for k, v in shape.items()}
             shape[field] = self.limit(field, kind)
         made = []
         try:
@@ -185,6 +186,40 @@ class ObjectRules:
         child.close()
         if status == _ndkct.Status.STATUS_PENDING:
             antecedent.wait_close()
+
+    # s10qp (issue 13): initiator requests on a QP no connector has connected.
+    @rule(call=st.sampled_from(["send", "write", "read", "fast_register"]))
+    def post_on_new_qp(self, call):
+        """An initiator request on a QP just created on the pair's PD and CQ (no connector has
+        connected it): NdkSend, NdkWrite, NdkRead or NdkFastRegister is refused inline with
+        STATUS_CONNECTION_INVALID (CQP-STATE-01; FR-ST-02 and each call's own rule, WR-04)."""
+        pair = self.pair
+        if pair is None:  # the first pair was refused (resources)
+            return
+        link = pair.link
+        fmr = pair.fmr(0)
+        mapping = self.map(pair.source, 0) if call == "fast_register" and fmr else None
+        if call == "fast_register" and mapping is None:
+            return
+        try:
+            qp = link.pd.create_qp(link.cq, receive_depth=4, initiator_depth=4,
+                                   context=self.qp_context())
+        except NdkError:
+            return
+        try:
+            if call == "send":
+                qp.send(pair.src.sge(0, 64))
+            elif call == "write":
+                qp.write(pair.src.sge(0, 64), pair.tgt.address, pair.tgt.remote_token)
+            elif call == "read":
+                qp.read(pair.snk.sge(0, 64), pair.tgt.address, pair.tgt.remote_token)
+            else:
+                pages = mapping.lam.pages[:1]
+                qp.fast_register(fmr.mr, pages, fbo=0, length=PAGE_SIZE,
+                                 base_virtual_address=self.label(),
+                                 flags=_ndkct.OP_FLAG_ALLOW_LOCAL_WRITE)
+        finally:
+            qp.close()
 
     @precondition(lambda self: not self.adapter.session.dispatch_overwritten)
     @rule()

@@ -50,6 +50,11 @@ struct Expectation {
     bool must_pend = false;  // STATUS_SUCCESS is not allowed (CLOSE-02, CLOSE-03)
     RuleList must_pend_rules;
     bool may_lack_resources = false;  // STATUS_INSUFFICIENT_RESOURCES, inline or via callback
+    // A work request that only the QP's creation-time size covers (CQP-DEPTH-01/02, CQP-SGE-01/02,
+    // CQP-INL-01: the last free slot, the last SGE, inline data within InlineDataSize): what
+    // NdkCreateQp promised, so no shortage of resources excuses refusing it (MODEL-WR-RES-01 does
+    // not apply; Model::promise_first).
+    bool promised = false;
     bool returns_void = false;        // the function has no status (VOID / ULONG / UINT32)
     RuleList success_rules;           // the rules that say a valid call succeeds
     // A valid call refused with this status breaks these rules too, named first (NdkBuildLam's

@@ -320,6 +320,7 @@ class Model {
     // consumer error (inline STATUS_INVALID_PARAMETER expected; any outcome is a warning under
     // invalid_parameter_required, another error passes silently under the advisory reading).
     void limit_exceeded(Expectation& e, RuleIds rules, std::string why) const;
+    static void promise_first(Expectation& e, const char* rule);
 
     // ---- Memory (rules_memory.cpp) ----
     // Resolves an SGE list to arena bytes with the needed local rights. Returns false and
