@@ -438,6 +438,9 @@ NDKCT_TEST(FastRegister, EveryFboInsideThePageIsAccepted, "ndk.mr.fast_register.
         uint64_t base = kFarBase + fbo;
         UINT32 token =
             r.registered(mr, r.pages(), fbo, length, base, NDK_OP_FLAG_ALLOW_REMOTE_WRITE);
+        // Both tokens known to the oracle: a remote token that is the local one then names
+        // FR-TOK-01 at the failed write, live and in a trace, not only the write's WRT-01.
+        (void)session().local_token(mr);
         ASSERT_STATUS(STATUS_SUCCESS, r.peer_write(base, token, static_cast<ULONG>(length)))
             << "FBO " << fbo;
         // Byte k of the region is byte FBO + k of the pages.

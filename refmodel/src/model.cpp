@@ -153,6 +153,15 @@ void Model::set_token(ObjectId object, bool remote, std::optional<uint32_t> valu
         }
     }
     *slot = value;
+    // (An MR registered with a remote right: rxe gives one without any an rkey of 0, which
+    // differs from its lkey without saying the keys are not one.)
+    constexpr uint32_t remote_rights =
+        NDK_MR_FLAG_ALLOW_REMOTE_READ |
+        (NDK_MR_FLAG_ALLOW_REMOTE_WRITE & ~NDK_MR_FLAG_ALLOW_LOCAL_WRITE);
+    if (auto* mr = std::get_if<MrState>(&o->state);
+        mr && !mr->fast_register && (mr->flags & remote_rights) && mr->local_token &&
+        mr->remote_token && *mr->local_token != *mr->remote_token)
+        a->tokens_differ = true;
     if (value) {
         auto& holders = index[*value];
         // Kept in id order: with two holders of one value, the older object wins (as a scan

@@ -1004,10 +1004,15 @@ bool Model::execute(ObjectId qp, WorkRequest& wr, const Call& call, Completion& 
                 // RMR-TOK-02, FR-TOK-01: a token to invalidate that is the MR's local token came
                 // from a remote token getter that returned the local one; if the peer then
                 // refuses it, that getter broke its rule (named first, as for reads and writes).
+                // Only on an adapter whose keys were seen to differ: where they are one (rxe:
+                // lkey == rkey), a refused invalidation is SAI-01's finding, not the getter's.
                 if (const auto* mr = state_of<MrState>(victim);
-                    mr && mr->local_token && *mr->local_token == token)
-                    got.token_rule = done.token_rule =
-                        mr->fast_register ? "FR-TOK-01" : "RMR-TOK-02";
+                    mr && mr->local_token && *mr->local_token == token) {
+                    const auto* adapter = state_of<AdapterState>(objects_[peer_id].adapter);
+                    if (adapter && adapter->tokens_differ)
+                        got.token_rule = done.token_rule =
+                            mr->fast_register ? "FR-TOK-01" : "RMR-TOK-02";
+                }
                 if (victim) {
                     // CQ-RI-01, CQ-RI-02: retrieved with NdkGetCqResults too, the entry is an
                     // ordinary receive, and the token is invalidated all the same.

@@ -20,6 +20,7 @@
 
 #include "ndkct/conformance/observation.hpp"
 #include "ndkct/model/model.hpp"
+#include "ndkct/model/page_rules.hpp"
 #include "ndkct/model/translate.hpp"
 #include "ndkct/spec/profile.hpp"
 #include "ndkct/spec/status.hpp"
@@ -937,11 +938,38 @@ struct Judge::Impl {
                     "a disconnect event came with a context no connector had",
                     "a disconnect event came with a context no connector had",
                     "a callback came with a context no object or request had"};
-                report(conformance::stray_callback(
-                    what[d.stray_callback < NDKT_CB_COUNT ? d.stray_callback : 0]));
+                report(stray_naming_the_page(
+                    what[d.stray_callback < NDKT_CB_COUNT ? d.stray_callback : 0],
+                    d.stray_callback));
                 return;
             }
         }
+    }
+
+    // *-CTX-01, as the live harness judges it (Session::report_stray): while every request
+    // still owed a callback of this kind is of one function, the wrong Context came for one of
+    // them, and that function's page rule is named first.
+    model::Violation stray_naming_the_page(const char* what, uint32_t kind) const {
+        model::Violation stray = conformance::stray_callback(what);
+        if (kind != NDKT_CB_REQUEST_COMPLETION && kind != NDKT_CB_CREATE_COMPLETION) return stray;
+        std::string owed;
+        bool several = false;
+        for (const auto& [id, q] : requests) {
+            if (q.callbacks > 0 || q.status != STATUS_PENDING) continue;
+            std::string name = name_of(q.function);
+            bool create = name.rfind("NdkCreate", 0) == 0;  // NDK_FN_CREATE_COMPLETION
+            if (create != (kind == NDKT_CB_CREATE_COMPLETION)) continue;
+            if (owed.empty())
+                owed = name;
+            else if (owed != name)
+                several = true;
+        }
+        if (!several && !owed.empty())
+            if (const char* rule = model::page_rule(owed, model::Contract::callback_context)) {
+                stray.rules.insert(stray.rules.begin(), rule);
+                stray.message += " (the requests still owed a callback were all " + owed + "'s)";
+            }
+        return stray;
     }
 
     void on_completion(const Record& r) {

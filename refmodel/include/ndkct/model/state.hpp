@@ -75,6 +75,11 @@ struct AdapterState {
     // object: which MRs and MWs hold a reported token value (local / remote), and which live
     // mappings hold a logical page (LAM id, index in its AdapterPageArray).
     std::unordered_map<uint32_t, std::vector<ObjectId>> local_tokens, remote_tokens;
+    // An MR of this adapter registered with a remote right was seen with different local and
+    // remote tokens: its keys are not one (as they are on rxe, lkey == rkey), so a remote token
+    // equal to the local one is the getter's mistake (RMR-TOK-02, FR-TOK-01) when the peer
+    // refuses it.
+    bool tokens_differ = false;
     std::unordered_map<uint64_t, std::vector<std::pair<ObjectId, uint32_t>>> logical_pages;
 };
 
