@@ -1,35 +1,18 @@
 // NdkFastRegister tests remote write with Flags & NDK_OP_FLAG_ALLOW_REMOTE_WRITE (0x30), which
 // is non-zero for local write alone (0x10): an MR initialized without RemoteAccess refuses a
 // local-write registration with STATUS_ACCESS_VIOLATION (FR-ACC-02).
-#include <map>
-#include <mutex>
-
-#include "faulty.hpp"
+#include "fr_remote_access.hpp"
 
 namespace ndkct::faulty {
 namespace {
 
-std::mutex g_mutex;
-std::map<const NDK_MR*, bool> g_remote_access;  // as each MR was initialized
-
-NTSTATUS initialize(NDK_MR* mr, ULONG pages, BOOLEAN remote_access,
-                    NDK_FN_REQUEST_COMPLETION* completion, PVOID context) {
-    {
-        std::lock_guard lock(g_mutex);
-        g_remote_access[mr] = remote_access != 0;
-    }
-    return base().mr.NdkInitializeFastRegisterMr(mr, pages, remote_access, completion, context);
-}
+using namespace fr_remote_access;
 
 NTSTATUS fast_register(NDK_QP* qp, PVOID context, NDK_MR* mr, ULONG count,
                        const NDK_LOGICAL_ADDRESS* pages, ULONG fbo, SIZE_T length, PVOID base_va,
                        ULONG flags) {
-    bool remote_access;
-    {
-        std::lock_guard lock(g_mutex);
-        remote_access = g_remote_access[mr];
-    }
-    if ((flags & NDK_OP_FLAG_ALLOW_REMOTE_WRITE) && !remote_access)  // the fault: 0x10 & 0x30 != 0
+    // the fault: 0x10 & 0x30 != 0
+    if ((flags & NDK_OP_FLAG_ALLOW_REMOTE_WRITE) && !remote_access(mr))
         return STATUS_ACCESS_VIOLATION;
     return base().qp.NdkFastRegister(qp, context, mr, count, pages, fbo, length, base_va, flags);
 }

@@ -2,40 +2,20 @@
 // fast-register work-queue entry has no fence bit, and its flag check lists only the access
 // rights, SILENT_SUCCESS and DEFER), though any OR of the page's documented flags is a valid
 // Flags value (FR-FLG-01).
-#include <map>
-#include <mutex>
-
-#include "faulty.hpp"
+#include "fr_remote_access.hpp"
 
 namespace ndkct::faulty {
 namespace {
 
-std::mutex g_mutex;
-std::map<const NDK_MR*, bool> g_remote_access;  // as each MR was last initialized
-
-NTSTATUS initialize(NDK_MR* mr, ULONG pages, BOOLEAN remote_access,
-                    NDK_FN_REQUEST_COMPLETION* completion, PVOID context) {
-    {
-        std::lock_guard lock(g_mutex);
-        g_remote_access[mr] = remote_access != 0;
-    }
-    return base().mr.NdkInitializeFastRegisterMr(mr, pages, remote_access, completion, context);
-}
+using namespace fr_remote_access;
 
 NTSTATUS fast_register(NDK_QP* qp, PVOID context, NDK_MR* mr, ULONG count,
                        const NDK_LOGICAL_ADDRESS* pages, ULONG fbo, SIZE_T length, PVOID base_va,
                        ULONG flags) {
-    bool remote_access;
-    {
-        std::lock_guard lock(g_mutex);
-        remote_access = g_remote_access[mr];
-    }
     // The rights are checked first, as the reference does (FR-ACC-01 keeps its status): the
     // fault is the fence flag alone, refused where the request is otherwise valid.
-    const bool rights_refused =
-        !remote_access &&
-        (flags & (NDK_OP_FLAG_ALLOW_REMOTE_READ | NDKCT_OP_FLAG_REMOTE_WRITE_BIT));
-    if (!rights_refused && (flags & NDK_OP_FLAG_READ_FENCE))
+    const bool refused_for_rights = rights_refused(mr, flags);
+    if (!refused_for_rights && (flags & NDK_OP_FLAG_READ_FENCE))
         return STATUS_INVALID_PARAMETER;  // the fault
     return base().qp.NdkFastRegister(qp, context, mr, count, pages, fbo, length, base_va, flags);
 }

@@ -2,41 +2,21 @@
 // lists hold (FRMRPageCount entries), and a fast registration that then uses the pages the
 // initialization accepted is refused: the initialized count is not supported (IFR-APC-01).
 #include <algorithm>
-#include <map>
-#include <mutex>
-
-#include "faulty.hpp"
+#include "fr_remote_access.hpp"
 
 namespace ndkct::faulty {
 namespace {
 
-std::mutex g_mutex;
-std::map<const NDK_MR*, bool> g_remote_access;  // as each MR was initialized
-
-NTSTATUS initialize(NDK_MR* mr, ULONG pages, BOOLEAN remote_access,
-                    NDK_FN_REQUEST_COMPLETION* completion, PVOID context) {
-    {
-        std::lock_guard lock(g_mutex);
-        g_remote_access[mr] = remote_access != 0;
-    }
-    return base().mr.NdkInitializeFastRegisterMr(mr, pages, remote_access, completion, context);
-}
+using namespace fr_remote_access;
 
 NTSTATUS fast_register(NDK_QP* qp, PVOID context, NDK_MR* mr, ULONG count,
                        const NDK_LOGICAL_ADDRESS* pages, ULONG fbo, SIZE_T length, PVOID base_va,
                        ULONG flags) {
-    bool remote_access;
-    {
-        std::lock_guard lock(g_mutex);
-        remote_access = g_remote_access[mr];
-    }
     // The rights are checked first, as the reference does (FR-ACC-01 keeps its status): the
     // fault is the page list alone, refused where the request is otherwise valid.
-    const bool rights_refused =
-        !remote_access &&
-        (flags & (NDK_OP_FLAG_ALLOW_REMOTE_READ | NDKCT_OP_FLAG_REMOTE_WRITE_BIT));
+    const bool refused_for_rights = rights_refused(mr, flags);
     ULONG page_list = std::max<ULONG>(16, adapter_info().FRMRPageCount);
-    if (!rights_refused && count > page_list)
+    if (!refused_for_rights && count > page_list)
         return STATUS_INVALID_PARAMETER;  // the fault: too long a page list
     return base().qp.NdkFastRegister(qp, context, mr, count, pages, fbo, length, base_va, flags);
 }
