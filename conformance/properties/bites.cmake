@@ -16,8 +16,9 @@ ndkct_property_bites(callback_twice                 RMR-ST-02       MemoryRegist
 ndkct_property_bites(callback_wrong_context         GEN-CB-03       Lifetime)
 # close_early answers STATUS_SUCCESS for every close that must pend: for open successors
 # (CLOSE-02) and for a request still pending on the object (CLOSE-03) alike; which one a sequence
-# shows first is timing (pybindings/tests/test_faulty.py's ALSO says the same).
-ndkct_property_bites(close_early                    CLOSE-02,CLOSE-03 Lifetime)
+# shows first is timing (pybindings/tests/test_faulty.py's ALSO says the same). A PD or CQ closed
+# while its QP is open breaks NdkCreateQp's CQP-LIFE-01 too, and the oracle names it first (s11qp).
+ndkct_property_bites(close_early                    CLOSE-02,CLOSE-03,CQP-LIFE-01 Lifetime)
 ndkct_property_bites(null_dispatch_member           GEN-MAND-01     Lifetime)
 ndkct_property_bites(mw_wrong_object_type           GEN-CREATE-06   Lifetime)
 ndkct_property_bites(wrong_header_version           VER-03          Lifetime)
@@ -110,3 +111,20 @@ ndkct_property_bites(fr_refuses_high_fbo            FR-FBO-01       MemoryRegist
 ndkct_property_bites(mr_region_whole_pages          RMR-ACC-03      MemoryBounds)
 ndkct_property_bites(fr_region_whole_pages          FR-LEN-03       MemoryBounds)
 ndkct_property_bites(lam_size_check_one_page_more   LAM-SIZE-05     MemoryRegistration)
+# s11qp (issue 13): NdkCreateQp's page, the rest. QpCreation (commands_s11qp.hpp) makes QPs on an
+# SRQ at and past its initiator limits, closes a QP's CQ, SRQ or PD first, calls NdkCreateQp
+# from inside a CQ notification and connects QPs with a CQ per queue. An over-limit SRQ QP names
+# the limit's own rule first (CQP-SRQ-05 beside it); an early close of a QP's CQ or SRQ names
+# the page rule first (CLOSE-02 or, when the QP's own close callback still ran, CLOSE-05 beside).
+ndkct_property_bites(srq_qp_initiator_depth_unchecked CQP-SRQ-02    QpCreation)
+ndkct_property_bites(srq_qp_initiator_sge_unchecked CQP-SRQ-03      QpCreation)
+ndkct_property_bites(srq_qp_inline_size_unchecked   CQP-SRQ-04      QpCreation)
+ndkct_property_bites(qp_create_waits_for_callback   CQP-IRQL-01     QpCreation)
+ndkct_property_bites(qp_wrong_object_type           CQP-OBJ-01      Lifetime)
+ndkct_property_bites(cq_close_ignores_qps           CQP-LIFE-01     QpCreation)
+ndkct_property_bites(srq_close_ignores_qps          CQP-SRQ-06      QpCreation)
+ndkct_property_bites(qp_create_callback_twice       CQP-ST-02       Lifetime)
+ndkct_property_bites(qp_cqs_swapped                 CQP-OBJ-02      QpCreation)
+ndkct_property_bites(srq_qp_cqs_swapped             CQP-SRQ-01      QpCreation)
+ndkct_property_bites(srq_qp_limit_wrong_status      CQP-SRQ-05,CQP-SRQ-02,CQP-SRQ-03,CQP-SRQ-04 QpCreation)
+ndkct_property_bites(qp_resource_failure_hands_qp   CQP-ST-03       Lifetime)

@@ -13,6 +13,7 @@
 #include "commands_fast_register.hpp"
 #include "commands_memory_bounds.hpp"
 #include "commands_qp_limits.hpp"
+#include "commands_s11qp.hpp"
 #include "ndkct/conformance/suite.hpp"
 #include "property.hpp"
 
@@ -166,6 +167,17 @@ NDKCT_PROPERTY(QpLimits, "ndk.property.qp_limits", "CQP-DEPTH-01", "CQP-DEPTH-02
           machine<CreateCq, CreateQp, CreateQp, Connect, PostAtTheQpLimits, PostAtTheQpLimits,
                   PostAtTheQpLimits, GetCqResults, GetCqResults, Send, Receive, Flush,
                   CloseObject>());
+}
+
+// NdkCreateQp's page beyond a QP's sizes (commands_s11qp.hpp): QPs made on an SRQ with an
+// initiator size at or one past its maximum, a QP's PD, CQ or SRQ closed before it, NdkCreateQp
+// from inside a CQ notification callback, a QP's queues on CQs of their own; beside QPs and CQs
+// of the World and their closes.
+NDKCT_PROPERTY(QpCreation, "ndk.property.qp_creation", "CQP-SRQ-02", "CQP-SRQ-03", "CQP-SRQ-04",
+               "CQP-SRQ-05", "CQP-SRQ-06", "CQP-LIFE-01", "CQP-IRQL-01", "CQP-OBJ-02") {
+    check("ndk.property.qp_creation",
+          machine<CreateCq, CreateQp, QpWithItsAntecedents, QpWithItsAntecedents,
+                  CreateQpFromNotification, QueuesOnTheirOwnCqs, GetCqResults, CloseObject>());
 }
 
 // NdkFastRegister's arguments and addressing (issue 13): fast registrations with every flag

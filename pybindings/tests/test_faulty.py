@@ -30,11 +30,12 @@ def faults():
 
 # Other rules a fault's own call breaks by the fault's code (not consequences further down),
 # which the oracle may name first for the observation it makes: close_early returns
-# STATUS_SUCCESS for every close that must pend, for open successors (CLOSE-02) and for a
-# request still pending on the object (CLOSE-03) alike; the others break the rules their
+# STATUS_SUCCESS for every close that must pend, for open successors (CLOSE-02; CQP-LIFE-01 when
+# the successor is a QP of the PD or CQ closed) and for a request still pending on the object
+# (CLOSE-03) alike; the others break the rules their
 # descriptions name beside the main one.
 ALSO = {
-    "close_early": ["CLOSE-03"],
+    "close_early": ["CLOSE-03", "CQP-LIFE-01"],
     "defer_stranded_on_refusal": ["FR-DEFER-02", "DEFER-06"],
     "fr_pages_reordered": ["FR-MAP-01"],
     "send_drops_solicit": ["CQ-NOT-10"],
@@ -45,6 +46,10 @@ ALSO = {
 ALSO.update({f"qp_{name}_unchecked": ["CQP-LIM-06"] for name in
              ("receive_depth", "initiator_depth", "receive_sge", "initiator_sge", "inline_size")})
 ALSO["fr_on_unconnected_qp"] = ["CQP-STATE-01"]
+# s11qp (issue 13): an over-limit NdkCreateQpWithSrq value refused with the wrong status breaks
+# the limit's own rule (it names STATUS_INVALID_PARAMETER, and the oracle names it first) beside
+# CQP-SRQ-05 (refused as the page says).
+ALSO["srq_qp_limit_wrong_status"] = ["CQP-SRQ-02", "CQP-SRQ-03", "CQP-SRQ-04"]
 CAUGHT = {fault: rules + ALSO.get(fault, []) for fault, rules in faults().items()}
 
 

@@ -37,6 +37,19 @@ ObjectId primary_object(const Call& call) {
         call);
 }
 
+// CQP-LIFE-01, CQP-SRQ-06: NdkCreateQp's page makes a QP's PD, CQs and SRQ what the QP holds
+// open. When an open QP is among an object's successors, the close that did not wait for it
+// breaks that page's rule first, the generic CLOSE-02 beside it; nullptr when none is a QP.
+const char* qp_successor_rule(const std::vector<Object>& objects, const Object& o) {
+    if (o.kind != Kind::pd && o.kind != Kind::cq && o.kind != Kind::srq) return nullptr;
+    for (const Object& s : objects)
+        if (s.kind == Kind::qp && s.life != Life::closed &&
+            (s.parent == o.id ||
+             std::find(s.antecedents.begin(), s.antecedents.end(), o.id) != s.antecedents.end()))
+            return o.kind == Kind::srq ? "CQP-SRQ-06" : "CQP-LIFE-01";
+    return nullptr;
+}
+
 }  // namespace
 
 const char* kind_name(Kind kind) {
@@ -741,6 +754,8 @@ Expectation Model::expect_call(const calls::CloseObject& c) const {
             }
         if (uncertain < o->open_successors) {
             e.must_pend = true;
+            if (const char* page = qp_successor_rule(objects_, *o))
+                e.must_pend_rules.push_back(page);
             e.must_pend_rules.push_back("CLOSE-02");
         }
     }
@@ -778,11 +793,15 @@ void Model::commit(const calls::CloseObject& c, const Observed&, Applied& applie
             break;
         case Stage::completed:
         case Stage::failed:
-            if (o.open_successors > 0)
-                applied.verdict.add({{"CLOSE-02"},
-                                     "the close of " + std::string(kind_name(o.kind)) + " " +
-                                         std::to_string(o.id) +
-                                         " completed while a successor is still open"});
+            if (o.open_successors > 0) {
+                RuleIds rules{"CLOSE-02"};
+                if (const char* page = qp_successor_rule(objects_, o))
+                    rules.insert(rules.begin(), page);
+                applied.verdict.add(
+                    {std::move(rules), "the close of " + std::string(kind_name(o.kind)) + " " +
+                                           std::to_string(o.id) +
+                                           " completed while a successor is still open"});
+            }
             if (o.kind == Kind::qp) flush_qp(c.object);
             destroy(c.object);
             break;

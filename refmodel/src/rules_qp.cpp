@@ -2165,6 +2165,30 @@ Verdict Model::observe_completion(ObjectId cq, const NDK_RESULT_EX& r, bool ex, 
                         return v;
                     }
         }
+    // CQP-OBJ-02: the right request of a QP of this CQ, with its QP's QPContext, but owed to
+    // the QP's other CQ (a receive's entry on the initiator CQ, or the other way round). A QP
+    // made with an SRQ has its page's own rule for its receives (CQP-SRQ-01), named first.
+    if (cq_state)
+        for (ObjectId qp_id : cq_state->qps) {
+            auto& q = std::get<QpState>(objects_[qp_id].state);
+            if (q.qp_context != qp_context) continue;
+            for (auto* list : {&q.initiator_pending, &q.receive_pending})
+                for (auto it = list->begin(); it != list->end(); ++it)
+                    if (it->request_context == request && it->cq != cq) {
+                        RuleIds rules{"CQP-OBJ-02", "CQ-RES-05"};
+                        if (it->receive_queue && q.srq) rules.insert(rules.begin(), "CQP-SRQ-01");
+                        v.add({std::move(rules),
+                               what() + " came on CQ " + std::to_string(cq) + "; its " +
+                                   (it->receive_queue ? "receive" : "initiator") +
+                                   " request completes on CQ " + std::to_string(it->cq)});
+                        Completion taken = std::move(*it);
+                        list->erase(it);
+                        for (const auto& l : taken.landings)
+                            note_landing(l, -1);
+                        retrieved(taken);
+                        return v;
+                    }
+        }
     // CQ-RES-05 judged first: the entry's RequestContext is none of an outstanding request of
     // its QP (a second delivery of an entry already retrieved, CQ-GET-04, shows the same way:
     // the model keeps no history of retrieved entries to tell them apart).

@@ -47,8 +47,14 @@ model::Verdict check_handed_out(const HandedOut& o, uint32_t expected_type, NDK_
         v.add(violation({"GEN-CREATE-01"}, call + " succeeded without an object"));
         return v;
     }
+    // CQP-OBJ-01: NdkCreateQp's page restates the header's duties for the QP it hands out
+    // (ObjectType NdkObjectTypeQp, Dispatch its NDK_QP_DISPATCH): its rule comes first.
+    auto with_qp_page = [&](model::RuleIds generic) {
+        if (expected_type == NdkObjectTypeQp) generic.insert(generic.begin(), "CQP-OBJ-01");
+        return generic;
+    };
     if (o.object_type != expected_type)
-        v.add(violation({"GEN-CREATE-06"},
+        v.add(violation(with_qp_page({"GEN-CREATE-06"}),
                         call + ": Header.ObjectType is " + std::to_string(o.object_type)));
     if (o.version.Major != version.Major || o.version.Minor != version.Minor)
         v.add(violation({"VER-03"}, call + ": Header.Version differs from the negotiated version"));
@@ -56,7 +62,7 @@ model::Verdict check_handed_out(const HandedOut& o, uint32_t expected_type, NDK_
     if (!o.reserved_zero)
         v.add(violation({"GEN-CREATE-07"}, call + ": Header.NdkReserved is not zeroed"));
     if (!o.has_dispatch) {
-        v.add(violation({"GEN-CREATE-03"}, call + ": the object has no Dispatch"));
+        v.add(violation(with_qp_page({"GEN-CREATE-03"}), call + ": the object has no Dispatch"));
         return v;
     }
     if (o.null_member >= 0)
@@ -106,6 +112,32 @@ model::Violation blocked_in_callback(const std::string& call, long long took_ms,
                          " ms inside a provider callback (it may not block "
                          "there; the watchdog is " +
                          std::to_string(watchdog_ms) + " ms)");
+}
+
+model::Violation failed_create_with_object(const std::string& call, NTSTATUS status) {
+    model::RuleIds rules{"GEN-CREATE-02"};
+    if ((call == "NdkCreateQp" || call == "NdkCreateQpWithSrq") &&
+        status == STATUS_INSUFFICIENT_RESOURCES)
+        rules.insert(rules.begin(), "CQP-ST-03");
+    return violation(std::move(rules), call + ": CreateCompletion reported " +
+                                           spec::status_name(status) +
+                                           " and passed an object (pNdkObject is not NULL)");
+}
+
+model::Violation close_during_successor_close(const model::Model& oracle,
+                                              model::ObjectId antecedent, model::ObjectId successor,
+                                              const std::string& how) {
+    model::RuleIds rules{"CLOSE-05"};
+    const model::Object* up = oracle.find(antecedent);
+    const model::Object* down = oracle.find(successor);
+    if (up && down && down->kind == model::Kind::qp) {
+        if (up->kind == model::Kind::cq || up->kind == model::Kind::pd)
+            rules.insert(rules.begin(), "CQP-LIFE-01");
+        else if (up->kind == model::Kind::srq)
+            rules.insert(rules.begin(), "CQP-SRQ-06");
+    }
+    return violation(std::move(rules),
+                     "the close " + how + " while the close callback of a successor was running");
 }
 
 model::Violation late_callback(const std::string& what) {

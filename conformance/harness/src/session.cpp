@@ -834,20 +834,22 @@ void Session::check_close_order(const void* object, const char* how) {
                                 std::string("the close ") + how +
                                     " while an event callback of the object was running"));
     }
+    std::vector<const void*> successors_closing;
     {
         std::lock_guard lock(running_mutex_);
-        auto antecedents = close_antecedents_.find(object);
         for (const auto& running : running_closes_) {
             if (running.object == object) continue;
             auto successor_of = close_antecedents_.find(running.object);
             if (successor_of != close_antecedents_.end() &&
                 std::find(successor_of->second.begin(), successor_of->second.end(), object) !=
                     successor_of->second.end())
-                v.add(violation({"CLOSE-05"},
-                                std::string("the close ") + how +
-                                    " while the close callback of a successor was running"));
+                successors_closing.push_back(running.object);
         }
-        (void)antecedents;
+    }
+    if (!successors_closing.empty()) {  // named by the oracle's kinds (CQP-LIFE-01, CQP-SRQ-06)
+        std::lock_guard lock(oracle_mutex_);
+        for (const void* successor : successors_closing)
+            v.add(close_during_successor_close(*oracle_, id(object), id(successor), how));
     }
     if (!v.clean()) report(std::move(v));
 }
@@ -1011,6 +1013,8 @@ Made<Ndk> Session::create(const model::Call& call, Invoke invoke, const char* na
         if (NT_SUCCESS(made.final_status)) {
             made.object = reinterpret_cast<Ndk*>(cb->object);
             check_object(made.object, info_.Version, v, name);
+        } else if (cb->object) {  // GEN-CREATE-02, CQP-ST-03: a failure creates nothing
+            v.add(failed_create_with_object(name, made.final_status));
         }
         {
             std::lock_guard lock(oracle_mutex_);

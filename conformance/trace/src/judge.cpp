@@ -1013,6 +1013,10 @@ struct Judge::Impl {
             report(conformance::check_handed_out(handed_out(d.made), expected_type(q.function),
                                                  header.ndk_version, name));
             adopt(d.made.handle, c.created ? c.created : q.created, expected_type(q.function));
+        } else if (is_create(q.function) && d.made.handle) {  // GEN-CREATE-02, CQP-ST-03
+            model::Verdict v;
+            v.add(conformance::failed_create_with_object(name, d.status));
+            report(std::move(v));
         }
         if (q.function == NDKT_FN_BUILD_LAM && d.status == STATUS_SUCCESS)
             if (ObjectId lam = conformance::newest_lam(*oracle)) adopt(q.lam, lam, 0);
@@ -1087,9 +1091,8 @@ struct Judge::Impl {
                 auto s = close_antecedents.find(x.object);
                 if (s != close_antecedents.end() &&
                     std::find(s->second.begin(), s->second.end(), object) != s->second.end())
-                    report(violation({"CLOSE-05"},
-                                     "the close completed while the close callback of a "
-                                     "successor was running"));
+                    report(conformance::close_during_successor_close(*oracle, id(object),
+                                                                     id(x.object), "completed"));
             }
         closed[object] = at;
     }

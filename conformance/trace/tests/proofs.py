@@ -58,6 +58,13 @@ INVISIBLE = {
         "registration; the trace carries the bytes of the target pages only, so offline the "
         "write shows as WRT-01 (the bytes at the target are not the ones sent), not on which "
         "page they went (the live oracle reads the registration's other pages)",
+    # s11qp (issue 13)
+    "qp_resource_failure_hands_qp":
+        "CQP-ST-03's 'creates no QP': the CreateCompletion that reports "
+        "STATUS_INSUFFICIENT_RESOURCES passes the QP it made as pNdkObject; the capture keeps a "
+        "create completion's object only with STATUS_SUCCESS (capture.c, cap_create_completion), "
+        "so the trace shows a plain resource failure, which is allowed (the live harness sees "
+        "the pointer; the offline judge names the rule for a trace that carries it)",
 }
 
 # Faults whose own rule the offline judge names only generically, and why: the page rule of a

@@ -49,10 +49,13 @@ from .machine.memory import MemoryRules
 from .machine.objects import ObjectRules
 # s10mem (issue 13): accesses across a region's end (RMR-ACC-03, FR-LEN-03).
 from .machine.bounds import BoundsRules
+# s11qp (issue 13): an SRQ closed before the QP made with it (CQP-SRQ-06), a QP's queues on CQs
+# of their own (CQP-OBJ-02).
+from .machine.create_qp_page import CreateQpPageRules
 
 
 class NdkMachine(MemoryRules, DataRules, ObjectRules, ConnectionRules, BoundsRules,
-                 MachineBase):
+                 CreateQpPageRules, MachineBase):
     """Random NDK sequences against ``provider``, judged by the oracle at every step."""
 
     buffers = MachineBase.buffers

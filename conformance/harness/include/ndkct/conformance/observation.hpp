@@ -38,6 +38,16 @@ model::Violation second_callback(const std::string& call);
 model::Violation callback_after_final_status(const std::string& call, NTSTATUS returned);
 model::Violation callback_before_final_status(const std::string& call, NTSTATUS returned);
 model::Violation stray_callback(const std::string& what);
+// GEN-CREATE-02: a create whose CreateCompletion reported a failure passed an object anyway.
+// NdkCreateQp's page says a resource failure, inline or through the callback, creates no QP
+// (CQP-ST-03): for a QP's STATUS_INSUFFICIENT_RESOURCES that rule comes first.
+model::Violation failed_create_with_object(const std::string& call, NTSTATUS status);
+// CLOSE-05: an object's close completed (`how`) while the close callback of a successor ran.
+// Where the successor is a QP and the object its CQ or SRQ, NdkCreateQp's page rule comes first
+// (CQP-LIFE-01, CQP-SRQ-06: that close completes only after the QP has been closed).
+model::Violation close_during_successor_close(const model::Model& oracle,
+                                              model::ObjectId antecedent, model::ObjectId successor,
+                                              const std::string& how);
 model::Violation blocked_in_callback(const std::string& call, long long took_ms,
                                      long long watchdog_ms);
 model::Violation late_callback(const std::string& what);  // CLOSE-04

@@ -1,0 +1,8 @@
+// NdkCreateQpWithSrq never checks InlineDataSize against MaxInlineDataSize: a larger one is capped
+// to the maximum and the QP is created (CQP-SRQ-04: a value past the adapter's maximum must be
+// refused with STATUS_INVALID_PARAMETER; CQP-SRQ-05: never clamped).
+#include "srq_qp_limit_unchecked.hpp"
+
+NDKCT_DEFINE_FAULT(
+    "NdkCreateQpWithSrq caps InlineDataSize past MaxInlineDataSize instead of refusing it",
+    ndkct::faulty::SrqQpLimitUnchecked<2>::install);
