@@ -137,6 +137,9 @@ TEST_F(CreateQp, PdAndCqsCannotFinishClosingBeforeTheQp) {
         Expectation e = h.model.expect(calls::CloseObject{up});
         EXPECT_TRUE(e.must_pend) << up;
         EXPECT_TRUE(names(e.must_pend_rules, "CLOSE-02"));
+        // NdkCreateQp's page rule first, the generic one beside it.
+        ASSERT_FALSE(e.must_pend_rules.empty());
+        EXPECT_STREQ(*e.must_pend_rules.begin(), "CQP-LIFE-01") << up;
         EXPECT_TRUE(violation_names(judge_inline(e, STATUS_SUCCESS, "NdkCloseObject"), "CLOSE-02"));
     }
     Applied closing = h.accept(calls::CloseObject{icq}, pending());
@@ -235,7 +238,10 @@ TEST_F(CreateQp, WithSrqLimitsAndTheSrqAsAntecedent) {
     }
     ObjectId qp = h.create(at);
     EXPECT_EQ(h.model.state_of<QpState>(qp)->srq, srq);  // CQP-SRQ-01
-    EXPECT_TRUE(h.model.expect(calls::CloseObject{srq}).must_pend);
+    Expectation close_srq = h.model.expect(calls::CloseObject{srq});
+    EXPECT_TRUE(close_srq.must_pend);
+    ASSERT_FALSE(close_srq.must_pend_rules.empty());
+    EXPECT_STREQ(*close_srq.must_pend_rules.begin(), "CQP-SRQ-06");  // before CLOSE-02
     // MODEL-RCV-01: NdkReceive on such a QP is a consumer error: the reference refuses it with
     // the profile's status; another error and a success are warnings.
     Expectation r = h.model.expect(calls::Receive{qp, 1, {}});
