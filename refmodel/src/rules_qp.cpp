@@ -1178,6 +1178,23 @@ bool Model::execute(ObjectId qp, WorkRequest& wr, const Call& call, Completion& 
             if (const auto* mr = state_of<MrState>(target); mr && mr->fast_register)
                 done.landings.back().fast_registered_pages =
                     std::make_shared<const std::vector<PFN_NUMBER>>(mr->region.pages);
+        // FR-PAGE-02 for a write from a fast registration (one SGE through its local token): the
+        // bytes that land may be another source page's, as for a read from one.
+        if (!done.landings.empty() && !is_inline && sgl.size() == 1 && !local.pages.empty())
+            if (const auto* mr =
+                    state_of<MrState>(object_of_token(objects_[qp].adapter, sgl[0].token, false));
+                mr && mr->fast_register) {
+                auto first =
+                    std::find(mr->region.pages.begin(), mr->region.pages.end(), local.pages[0]);
+                if (first != mr->region.pages.end()) {
+                    auto& landing = done.landings.back();
+                    landing.source_fast_registered_pages =
+                        std::make_shared<const std::vector<PFN_NUMBER>>(mr->region.pages.begin(),
+                                                                        mr->region.pages.end());
+                    landing.source_first_offset = local.offsets[0];
+                    landing.source_first_page = uint32_t(first - mr->region.pages.begin());
+                }
+            }
         if (!done.landings.empty()) {
             done.landings.back().unchecked |= !determined;
             // WRT-01: so may a local source overlapping the remote target.
