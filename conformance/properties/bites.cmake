@@ -110,3 +110,8 @@ ndkct_property_bites(fr_refuses_high_fbo            FR-FBO-01       MemoryRegist
 ndkct_property_bites(mr_region_whole_pages          RMR-ACC-03      MemoryBounds)
 ndkct_property_bites(fr_region_whole_pages          FR-LEN-03       MemoryBounds)
 ndkct_property_bites(lam_size_check_one_page_more   LAM-SIZE-05     MemoryRegistration)
+# s11rmr (issue 13): the rest of NdkRegisterMr's page.
+ndkct_property_bites(mr_max_size_unchecked          RMR-LEN-02      MemoryRegistration)
+ndkct_property_bites(mr_zero_based_offsets          RMR-VA-02       RegisteredRegions)
+ndkct_property_bites(mr_deregister_keeps_access     RMR-DEREG-01    RegisteredRegions)
+ndkct_property_bites(mr_resources_failure_keeps_registration RMR-ST-03 RegisteredRegions)
