@@ -128,3 +128,8 @@ ndkct_property_bites(qp_cqs_swapped                 CQP-OBJ-02      QpCreation)
 ndkct_property_bites(srq_qp_cqs_swapped             CQP-SRQ-01      QpCreation)
 ndkct_property_bites(srq_qp_limit_wrong_status      CQP-SRQ-05,CQP-SRQ-02,CQP-SRQ-03,CQP-SRQ-04 QpCreation)
 ndkct_property_bites(qp_resource_failure_hands_qp   CQP-ST-03       Lifetime)
+# s11rmr (issue 13): the rest of NdkRegisterMr's page.
+ndkct_property_bites(mr_max_size_unchecked          RMR-LEN-02      MemoryRegistration)
+ndkct_property_bites(mr_zero_based_offsets          RMR-VA-02       RegisteredRegions)
+ndkct_property_bites(mr_deregister_keeps_access     RMR-DEREG-01    RegisteredRegions)
+ndkct_property_bites(mr_resources_failure_keeps_registration RMR-ST-03 RegisteredRegions)

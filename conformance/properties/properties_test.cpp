@@ -14,6 +14,7 @@
 #include "commands_memory_bounds.hpp"
 #include "commands_qp_limits.hpp"
 #include "commands_s11qp.hpp"
+#include "commands_s11rmr.hpp"
 #include "ndkct/conformance/suite.hpp"
 #include "property.hpp"
 
@@ -189,6 +190,21 @@ NDKCT_PROPERTY(FastRegisterAddressing, "ndk.property.fast_register_addressing", 
           machine<CreateMr, InitializeFastRegisterMr, BuildLam, FastRegister, FencedFastRegister,
                   FastRegistration, FastRegistration, BareOffsetWrite, BareOffsetWrite, Write,
                   Invalidate, GetCqResults>());
+}
+
+// Regions registered with NdkRegisterMr, named otherwise than while registered by their
+// virtual address (issue 13, s11rmr; a property of its own, so that the others' sequences stay
+// as they were): by their bare offset (RMR-VA-02: no zero-based addressing), or through their
+// tokens after NdkDeregisterMr completed (RMR-DEREG-01); MRs registered twice in a row (after a
+// lack of resources the MR is unregistered, RMR-ST-03); among ordinary registrations, transfers
+// and deregistrations (commands_s11rmr.hpp).
+NDKCT_PROPERTY(RegisteredRegions, "ndk.property.registered_regions", "RMR-VA-02", "RMR-DEREG-01",
+               "RMR-ST-03") {
+    check("ndk.property.registered_regions",
+          machine<CreateMr, RegisterMr, DeregisterMr, Write, Read, GetCqResults,
+                  RegisteredBareOffsetWrite, RegisteredBareOffsetAccess, RegisteredBareOffsetAccess,
+                  WriteAfterDeregister, DeregisteredRegionAccess, DeregisteredRegionAccess,
+                  RegisterTwice, RegisterTwice>());
 }
 
 // Every command at once: the one big machine.

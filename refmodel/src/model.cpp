@@ -176,6 +176,7 @@ void Model::set_token(ObjectId object, bool remote, std::optional<uint32_t> valu
         mr->remote_token && *mr->local_token != *mr->remote_token)
         a->tokens_differ = true;
     if (value) {
+        a->deregistered_tokens.erase(*value);  // RMR-DEREG-01: the value is held again
         auto& holders = index[*value];
         // Kept in id order: with two holders of one value, the older object wins (as a scan
         // over the object table would find it first).

@@ -224,6 +224,12 @@ Expectation Model::expect_call(const calls::RegisterMr& c) const {
                        "or deregistration is pending)");
         return e;
     }
+    if (mr.lacked_resources) {  // RMR-ST-03: the failed registration left it unregistered
+        RuleList rules{"RMR-ST-03"};
+        for (const char* id : e.success_rules)
+            rules.push_back(id);
+        e.success_rules = rules;
+    }
     if (!c.mdl.present) {
         e.undefined = true;
         e.undefined_rules = {"RMR-MDL-02"};
@@ -256,8 +262,11 @@ Expectation Model::expect_call(const calls::RegisterMr& c) const {
     return e;
 }
 
-void Model::commit(const calls::RegisterMr& c, const Observed&, Applied&, Stage stage) {
+void Model::commit(const calls::RegisterMr& c, const Observed& o, Applied&, Stage stage) {
     auto* mr = state_mut<MrState>(c.mr);
+    // RMR-ST-03: a lack of resources, either form, leaves the MR unregistered.
+    mr->lacked_resources = (stage == Stage::failed || stage == Stage::refused) &&
+                           o.status == STATUS_INSUFFICIENT_RESOURCES;
     switch (stage) {
         case Stage::pending:
             mr->phase = MrState::Phase::registering;
@@ -317,6 +326,9 @@ void Model::commit(const calls::DeregisterMr& c, const Observed&, Applied&, Stag
         case Stage::completed:
             // RMR-DEREG-01: the tokens reach nothing once the deregistration completed.
             // DMR-03: the MR object stays open (unregistered), to be registered again or closed.
+            if (auto* a = state_mut<AdapterState>(objects_[c.mr].adapter))
+                for (const auto& token : {mr->local_token, mr->remote_token})
+                    if (token) a->deregistered_tokens[*token] = c.mr;
             mr->phase = MrState::Phase::unregistered;
             mr->region = {};
             set_token(c.mr, false, std::nullopt);

@@ -1608,6 +1608,12 @@ bool Model::resolve_local(ObjectId qp, const std::vector<Sge>& sgl, uint32_t nee
         if (!mr) {
             why = "SGE " + num(i) + " has token " + num(sge.token) + ", no valid local token";
             rules = {"SGE-05", "MODEL-CQ-ERR-01"};
+            if (const auto* a = state_of<AdapterState>(qo.adapter);
+                a && a->deregistered_tokens.count(sge.token)) {  // RMR-DEREG-01, named first
+                why += " (a token of MR " + num(a->deregistered_tokens.at(sge.token)) +
+                       ", whose NdkDeregisterMr completed)";
+                rules = {"RMR-DEREG-01", "SGE-05"};
+            }
             return false;
         }
         if (find(mr_id)->parent != q.pd) {  // AMB-28: an MR of another PD
@@ -1676,11 +1682,12 @@ bool Model::resolve_remote(ObjectId qp, uint32_t token, uint64_t address, uint64
             why =
                 "the access [" + num(address) + ", +" + num(bytes) + ") reaches beyond the region";
             rules = {mr->fast_register ? "FR-LEN-03" : "RMR-ACC-03"};
-            // FR-ZBVA-01: an address below the region's start that is an offset inside it is
-            // the zero-based form the page rules out, judged first.
-            if (mr->fast_register && mr->region.base != 0 && address < mr->region.base &&
-                bytes <= mr->region.length && address <= mr->region.length - bytes)
-                rules = {"FR-ZBVA-01", "FR-LEN-03"};
+            // FR-ZBVA-01, RMR-VA-02: an address below the region's start that is an offset
+            // inside it is the zero-based form either page rules out, judged first.
+            if (mr->region.base != 0 && address < mr->region.base && bytes <= mr->region.length &&
+                address <= mr->region.length - bytes)
+                rules = mr->fast_register ? RuleIds{"FR-ZBVA-01", "FR-LEN-03"}
+                                          : RuleIds{"RMR-VA-02", "RMR-ACC-03"};
             return false;
         }
         if (!(mr->region.access & need)) {
@@ -1716,6 +1723,12 @@ bool Model::resolve_remote(ObjectId qp, uint32_t token, uint64_t address, uint64
     }
     why = "RemoteToken " + num(token) + " is not a valid token at the peer";
     rules = {"TOK-03", "INV-01"};
+    if (const auto* a = state_of<AdapterState>(peer->adapter);
+        a && a->deregistered_tokens.count(token)) {  // RMR-DEREG-01, named first
+        why = "RemoteToken " + num(token) + " is a token of MR " +
+              num(a->deregistered_tokens.at(token)) + ", whose NdkDeregisterMr completed";
+        rules = {"RMR-DEREG-01", "TOK-03"};
+    }
     return false;
 }
 

@@ -109,14 +109,21 @@ class DataRules:
           length=nst.lengths, flags=nst.read_flags, token=nst.remote_tokens)
     def peer_access_registered(self, region, write, offset, length, flags, token):
         """The peer reads or writes a region registered with NdkRegisterMr, with its rights
-        (RMR-ACC-*, RMR-FLG-*, WRT-*, RD-*)."""
+        (RMR-ACC-*, RMR-FLG-*, WRT-*, RD-*). An access whose drawn offset is 7 mod 8 names the
+        bare offset (RemoteAddress = offset, not the region's VA + offset), which must not
+        reach the region (RMR-VA-02): derived from the draws, not drawn, so that the stream
+        every other fault is found with stays as it was."""
         pair = region.pair
         if not region.live or region.length == 0 or not self.usable(pair):
             return
+        bare = offset % 8 == 7  # s11rmr: RMR-VA-02
         offset, length = self.where("start", offset, length, region.length)
         local = (pair.src if write else pair.snk).sge(0, length)
         flags &= ~_ndkct.OP_FLAG_INLINE
-        self.transfer(pair, pair.link.b, write, local, region.address + offset,
+        if bare:  # no flags: its failure is its own entry (not silent)
+            flags = 0
+        address = offset if bare else region.address + offset
+        self.transfer(pair, pair.link.b, write, local, address,
                       self.remote_token(token, region.mr, pair), flags)
 
     # ------------------------------------------------------------------ fast-registered regions

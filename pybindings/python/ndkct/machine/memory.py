@@ -57,6 +57,10 @@ class MemoryRules:
         except NdkError:
             return multiple()
         status = mr.register(mdl, flags, length=n, check=False)
+        if status == Status.STATUS_INSUFFICIENT_RESOURCES:
+            # As a consumer would, once more: the failure left the MR unregistered, so this is
+            # a first registration of it (RMR-ST-03).
+            status = mr.register(mdl, flags, length=n, check=False)
         if not _ndkct.nt_success(status):
             mr.close()
             return multiple()
@@ -79,11 +83,20 @@ class MemoryRules:
 
     @rule(region=regions)
     def deregister(self, region):
-        """NdkDeregisterMr of a registered region."""
+        """NdkDeregisterMr of a registered region. Where the region starts at an odd offset
+        (derived from the draws, not drawn, so that the stream every other fault is found with
+        stays as it was), the peer then writes where it was through the remote token it had:
+        once the deregistration completed, that must fail and touch nothing (RMR-DEREG-01)."""
         if not region.live:
             return
         region.live = False
-        region.mr.deregister(check=False)
+        pair = region.pair
+        after = region.offset % 2 == 1 and region.length > 0  # s11rmr: RMR-DEREG-01
+        token = region.mr.remote_token if after else None
+        status = region.mr.deregister(check=False)
+        if after and status == Status.STATUS_SUCCESS and self.usable(pair):
+            n = min(region.length, 64)
+            self.transfer(pair, pair.link.b, True, pair.src.sge(0, n), region.address, token, 0)
 
     def map(self, buffer, offset, length="rest", size="exact", chain="whole"):
         """NdkBuildLam over ``buffer`` from ``offset`` to its end (a chain of ``chain``'s shape),

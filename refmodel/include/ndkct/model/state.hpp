@@ -80,6 +80,10 @@ struct AdapterState {
     // equal to the local one is the getter's mistake (RMR-TOK-02, FR-TOK-01) when the peer
     // refuses it.
     bool tokens_differ = false;
+    // RMR-DEREG-01: token values of MRs whose NdkDeregisterMr completed (local and remote alike),
+    // kept until an object is reported holding the value again: an access through one that
+    // succeeds is named by the deregistration's rule, not only as a stray token (TOK-03).
+    std::unordered_map<uint32_t, ObjectId> deregistered_tokens;
     std::unordered_map<uint64_t, std::vector<std::pair<ObjectId, uint32_t>>> logical_pages;
 };
 
@@ -88,6 +92,10 @@ struct PdState {
 };
 
 struct MrState {
+    // RMR-ST-03: its last NdkRegisterMr failed with STATUS_INSUFFICIENT_RESOURCES (inline or
+    // through the callback), which leaves it unregistered: a registration of it that is then
+    // refused names that rule first (the failed one registered something after all).
+    bool lacked_resources = false;
     bool fast_register = false;  // CMR-01: fixed at creation
     // Counts the fast registrations, invalidations and initializations that changed it: a
     // flushed request's undo applies only while nothing changed the MR after it (Model::undo).

@@ -1,0 +1,50 @@
+// NdkRegisterMr's page, the rules issue 13's s11rmr faults break where no other directed test
+// reached them: a registration that lacks resources leaves the MR unregistered, whichever shape
+// of chain ran the provider short (RMR-ST-03).
+#include "seed_support.hpp"
+
+namespace ndkct::conformance {
+namespace {
+
+NDKCT_SUITE(RegisterMrResources);
+
+// Regions of one MDL and chains of several, at a page's start and mid-page: each registration
+// either succeeds or reports STATUS_INSUFFICIENT_RESOURCES (inline or through the callback,
+// RMR-ST-03); after such a failure the MR is unregistered, so registering it again, with one
+// page, is a first registration (it succeeds, or lacks resources once more).
+NDKCT_TEST(RegisterMrResources, RegistrationThatLacksResourcesLeavesTheMrUnregistered,
+           "ndk.mr.register.insufficient_resources_any_chain", "RMR-ST-03", "RMR-ST-01") {
+    auto pd = session().create_pd();
+    ASSERT_TRUE(pd.object);
+    auto buffer = session().buffer(8 * PAGE_SIZE);
+    auto one_page = platform::describe(buffer, 0, PAGE_SIZE);
+    const std::vector<std::vector<size_t>> shapes = {
+        {PAGE_SIZE}, {3 * PAGE_SIZE}, {1000, 2000}, {PAGE_SIZE, PAGE_SIZE, 100}, {10, 1, 5000}};
+    for (const auto& pieces : shapes) {
+        for (size_t offset : {size_t(0), size_t(100)}) {
+            auto chain = platform::describe_split(buffer, offset, pieces);
+            const size_t length = chain.byte_count();
+            auto made = session().create_mr(pd.object, false);
+            ASSERT_TRUE(made.object);
+            Done d = session().register_mr(made.object, chain.head(), length,
+                                           NDK_MR_FLAG_ALLOW_LOCAL_WRITE);
+            if (!d.ok()) {
+                EXPECT_STATUS(STATUS_INSUFFICIENT_RESOURCES, d.final_status)
+                    << pieces.size() << " MDLs from offset " << offset << ": a valid registration";
+                Done again = session().register_mr(made.object, one_page.head(), PAGE_SIZE, 0);
+                EXPECT_TRUE(again.ok() || again.final_status == STATUS_INSUFFICIENT_RESOURCES)
+                    << "after " << pieces.size()
+                    << " MDLs lacked resources, registering the MR again: "
+                    << spec::status_name(again.final_status);
+                d = again;
+            }
+            if (d.ok()) {
+                EXPECT_STATUS(STATUS_SUCCESS, session().deregister_mr(made.object).final_status);
+            }
+            session().close(made.object);
+        }
+    }
+}
+
+}  // namespace
+}  // namespace ndkct::conformance
