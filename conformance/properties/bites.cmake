@@ -110,3 +110,12 @@ ndkct_property_bites(fr_refuses_high_fbo            FR-FBO-01       MemoryRegist
 ndkct_property_bites(mr_region_whole_pages          RMR-ACC-03      MemoryBounds)
 ndkct_property_bites(fr_region_whole_pages          FR-LEN-03       MemoryBounds)
 ndkct_property_bites(lam_size_check_one_page_more   LAM-SIZE-05     MemoryRegistration)
+# s11lam (issue 13): NdkBuildLam's and NdkInitializeFastRegisterMr's remaining page rules.
+ndkct_property_bites(lam_callback_twice             LAM-ST-02       MemoryRegistration)
+ndkct_property_bites(ifr_callback_twice             IFR-ST-02       MemoryRegistration)
+ndkct_property_bites(lam_marks_chain_mapped         LAM-REL-02      MemoryRegistration)
+ndkct_property_bites(lam_checks_whole_chain         LAM-MDL-04      MappingsAndInitializations)
+ndkct_property_bites(lam_waits_for_callback         LAM-IRQL-01     MappingsAndInitializations)
+ndkct_property_bites(lam_header_cleared             LAM-OUT-01      MemoryRegistration)
+ndkct_property_bites(ifr_pended_not_ready           IFR-POST-01     MemoryRegistration)
+ndkct_property_bites(ifr_one_at_a_time              IFR-CONC-01     MappingsAndInitializations)

@@ -13,6 +13,7 @@
 #include "commands_fast_register.hpp"
 #include "commands_memory_bounds.hpp"
 #include "commands_qp_limits.hpp"
+#include "commands_s11lam.hpp"
 #include "ndkct/conformance/suite.hpp"
 #include "property.hpp"
 
@@ -177,6 +178,18 @@ NDKCT_PROPERTY(FastRegisterAddressing, "ndk.property.fast_register_addressing", 
           machine<CreateMr, InitializeFastRegisterMr, BuildLam, FastRegister, FencedFastRegister,
                   FastRegistration, FastRegistration, BareOffsetWrite, BareOffsetWrite, Write,
                   Invalidate, GetCqResults>());
+}
+
+// NdkBuildLam's chains and IRQL and overlapping initializations (issue 13): mappings of the
+// first piece of a chain broken past Length (LAM-MDL-04: it must be mapped), builds from inside a
+// CQ's notification callback (LAM-IRQL-01: they may not wait there) and two fast-register MRs
+// initialized there back to back (IFR-CONC-01: each completes on its own), with ordinary builds
+// and releases (commands_s11lam.hpp).
+NDKCT_PROPERTY(MappingsAndInitializations, "ndk.property.mappings_and_initializations",
+               "LAM-MDL-04", "LAM-IRQL-01", "IFR-CONC-01") {
+    check("ndk.property.mappings_and_initializations",
+          machine<BuildLam, ReleaseLam, BuildLamBeforeABreak, BuildLamBeforeABreak, NotifiedLam,
+                  NotifiedLam, OverlappingInitializations, GetCqResults>());
 }
 
 // Every command at once: the one big machine.

@@ -49,9 +49,12 @@ from .machine.memory import MemoryRules
 from .machine.objects import ObjectRules
 # s10mem (issue 13): accesses across a region's end (RMR-ACC-03, FR-LEN-03).
 from .machine.bounds import BoundsRules
+# s11lam (issue 13): NdkBuildLam over a chain broken past Length (LAM-MDL-04), and from inside
+# a CQ notification callback (LAM-IRQL-01).
+from .machine.lam import LamRules
 
 
-class NdkMachine(MemoryRules, DataRules, ObjectRules, ConnectionRules, BoundsRules,
+class NdkMachine(MemoryRules, DataRules, ObjectRules, ConnectionRules, BoundsRules, LamRules,
                  MachineBase):
     """Random NDK sequences against ``provider``, judged by the oracle at every step."""
 
