@@ -133,3 +133,12 @@ ndkct_property_bites(mr_max_size_unchecked          RMR-LEN-02      MemoryRegist
 ndkct_property_bites(mr_zero_based_offsets          RMR-VA-02       RegisteredRegions)
 ndkct_property_bites(mr_deregister_keeps_access     RMR-DEREG-01    RegisteredRegions)
 ndkct_property_bites(mr_resources_failure_keeps_registration RMR-ST-03 RegisteredRegions)
+# s11lam (issue 13): NdkBuildLam's and NdkInitializeFastRegisterMr's remaining page rules.
+ndkct_property_bites(lam_callback_twice             LAM-ST-02       MemoryRegistration)
+ndkct_property_bites(ifr_callback_twice             IFR-ST-02       MemoryRegistration)
+ndkct_property_bites(lam_marks_chain_mapped         LAM-REL-02      MemoryRegistration)
+ndkct_property_bites(lam_checks_whole_chain         LAM-MDL-04      MappingsAndInitializations)
+ndkct_property_bites(lam_waits_for_callback         LAM-IRQL-01     MappingsAndInitializations)
+ndkct_property_bites(lam_header_cleared             LAM-OUT-01      MemoryRegistration)
+ndkct_property_bites(ifr_pended_not_ready           IFR-POST-01     MemoryRegistration)
+ndkct_property_bites(ifr_one_at_a_time              IFR-CONC-01     MappingsAndInitializations)

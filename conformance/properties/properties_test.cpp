@@ -15,6 +15,7 @@
 #include "commands_qp_limits.hpp"
 #include "commands_s11qp.hpp"
 #include "commands_s11rmr.hpp"
+#include "commands_s11lam.hpp"
 #include "ndkct/conformance/suite.hpp"
 #include "property.hpp"
 
@@ -205,6 +206,16 @@ NDKCT_PROPERTY(RegisteredRegions, "ndk.property.registered_regions", "RMR-VA-02"
                   RegisteredBareOffsetWrite, RegisteredBareOffsetAccess, RegisteredBareOffsetAccess,
                   WriteAfterDeregister, DeregisteredRegionAccess, DeregisteredRegionAccess,
                   RegisterTwice, RegisterTwice>());
+// NdkBuildLam's chains and IRQL and overlapping initializations (issue 13): mappings of the
+// first piece of a chain broken past Length (LAM-MDL-04: it must be mapped), builds from inside a
+// CQ's notification callback (LAM-IRQL-01: they may not wait there) and two fast-register MRs
+// initialized there back to back (IFR-CONC-01: each completes on its own), with ordinary builds
+// and releases (commands_s11lam.hpp).
+NDKCT_PROPERTY(MappingsAndInitializations, "ndk.property.mappings_and_initializations",
+               "LAM-MDL-04", "LAM-IRQL-01", "IFR-CONC-01") {
+    check("ndk.property.mappings_and_initializations",
+          machine<BuildLam, ReleaseLam, BuildLamBeforeABreak, BuildLamBeforeABreak, NotifiedLam,
+                  NotifiedLam, OverlappingInitializations, GetCqResults>());
 }
 
 // Every command at once: the one big machine.

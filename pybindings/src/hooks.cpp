@@ -35,6 +35,7 @@ struct InCall {
     ULONG flags = 0;
     ULONG pages = 0;
     bool remote = false;
+    std::shared_ptr<LamState> lam;  // build_lam: its result, kept by the Core (released at close)
 };
 
 struct InResult {
@@ -65,6 +66,7 @@ const char* ndk_name(const std::string& call) {
     if (call == "register_mr") return "NdkRegisterMr";
     if (call == "initialize_fast_register_mr") return "NdkInitializeFastRegisterMr";
     if (call == "create_qp") return "NdkCreateQp";
+    if (call == "build_lam") return "NdkBuildLam";
     return "NdkCreateMr";
 }
 
@@ -90,6 +92,9 @@ void run_calls(conformance::Session& s, EventHook& h) {
             r.status = made.status;
             r.made = made.object;
             r.kind = Kind::qp;
+        } else if (c.name == "build_lam") {  // LAM-IRQL-01; a build that pends finishes later
+            c.lam->lam = s.build_lam(c.chain->head(), c.length, c.lam->lam.size_in);
+            r.status = c.lam->lam.done.status;
         } else {  // create_mr
             auto made = s.create_mr(static_cast<NDK_PD*>(c.object), c.remote);
             r.status = made.status;
@@ -111,6 +116,24 @@ InCall parse_call(Core& c, const py::tuple& t) {
     if (t.size() < 2) throw py::value_error("a call is (name, object, ...)");
     InCall call;
     call.name = t[0].cast<std::string>();
+    if (call.name == "build_lam" && t.size() == 2) {  // the mapping buffer the pages need
+        auto& chain = t[1].cast<Chain&>();
+        if (!chain.buffer || !chain.buffer->alive)
+            throw py::value_error("the chain's buffer is gone: its adapter was closed");
+        c.chains.push_back(chain.chain);
+        call.chain = chain.chain;
+        call.length = chain.length;
+        call.lam = std::make_shared<LamState>();
+        call.lam->chain = chain.chain;
+        size_t pages = 0;
+        if (const MDL* mdl = chain.chain->head()) {
+            size_t offset = reinterpret_cast<uint64_t>(MmGetMdlVirtualAddress(mdl)) % PAGE_SIZE;
+            pages = (offset + chain.length + PAGE_SIZE - 1) / PAGE_SIZE;
+        }
+        call.lam->lam.size_in = static_cast<ULONG>(NDK_LOGICAL_ADDRESS_MAPPING_SIZE(pages));
+        c.lams.push_back(call.lam);
+        return call;
+    }
     uint64_t h = t[1].cast<uint64_t>();
     if (call.name == "register_mr" && t.size() == 4) {
         call.object = c.need(h, {Kind::mr}, "mr");
@@ -135,7 +158,7 @@ InCall parse_call(Core& c, const py::tuple& t) {
         throw py::value_error(
             "calls inside a callback: ('register_mr', mr, chain, flags), "
             "('initialize_fast_register_mr', mr, pages, remote_access), ('create_qp', pd, cq), "
-            "('create_mr', pd, fast_register)");
+            "('create_mr', pd, fast_register), ('build_lam', chain)");
     }
     return call;
 }
@@ -190,7 +213,8 @@ void bind_hooks(SessionClass& cls) {
            "notification, a connect event, a disconnect), on the provider's thread: the callback "
            "is held until release_hook() (at most hold_ms), then makes the NDK `calls` (tuples: "
            "('register_mr', mr, chain, flags), ('initialize_fast_register_mr', mr, pages, "
-           "remote_access), ('create_qp', pd, cq), ('create_mr', pd, fast_register)).")
+           "remote_access), ('create_qp', pd, cq), ('create_mr', pd, fast_register), "
+           "('build_lam', chain): the chain's bytes, into a buffer of the size they need).")
         .def(
             "release_hook",
             [](Core& c, uint64_t object) {

@@ -424,6 +424,20 @@ Expectation Model::expect_call(const calls::InitializeFastRegisterMr& c) const {
         if (c.adapter_page_count > std::max(guaranteed, readings_.max_frmr_pages))
             e.preferred = STATUS_IMPLEMENTATION_LIMIT;  // the reference provider's limit
     }
+    // IFR-CONC-01: initializations of different MRs may be issued back to back; a refusal of
+    // this one while another MR's is still pending breaks that rule first.
+    const bool another_pending =
+        std::any_of(objects_.begin(), objects_.end(), [&](const Object& x) {
+            const auto* other = std::get_if<MrState>(&x.state);
+            return x.id != c.mr && x.kind == Kind::mr && x.life == Life::ready && other &&
+                   other->phase == P::initializing;
+        });
+    if (another_pending) {
+        RuleList rules{"IFR-CONC-01"};
+        for (const char* rule : e.success_rules)
+            rules.push_back(rule);
+        e.success_rules = rules;
+    }
     return e;
 }
 
@@ -594,6 +608,9 @@ Expectation Model::expect_call(const calls::BuildLam& c) const {
         e.fail(STATUS_INVALID_PARAMETER, {"LAM-MDL-01"}, Strength::documented, c.mdl.problem);
         return e;
     }
+    // LAM-MDL-04: contiguous for Length bytes is enough; a refusal of such a chain broken only
+    // past them breaks that rule first.
+    if (c.mdl.broken_past_length) e.success_rules = {"LAM-MDL-04", "LAM-ST-01"};
     uint64_t required = kLamHeader + 8 * pages_spanned(c.mdl.first_byte_offset, c.length);
     if (!c.has_buffer) {  // LAM-SIZE-03, AMB-14
         // LAM-OUT-01: a success would have to write the mapping through pNdkLAM; how the
@@ -648,7 +665,11 @@ void Model::commit(const calls::BuildLam& c, const Observed& o, Applied& applied
     }
     // Success: check the mapping the provider wrote (LAM-OUT-01), then keep it.
     size_t count = o.lam_pages.size();
-    if (count < pages)  // LAM-PAGE-02
+    if (count == 0 && pages > 0 && c.has_buffer)  // LAM-OUT-01: no entries given at all
+        applied.verdict.add({{"LAM-OUT-01", "LAM-PAGE-02"},
+                             "the mapping's AdapterPageCount is 0: it gives none of the " +
+                                 num(pages) + " pages the range spans"});
+    else if (count < pages)  // LAM-PAGE-02
         applied.verdict.add({{"LAM-PAGE-02"},
                              "the mapping has " + num(count) +
                                  " pages; the range "
@@ -806,6 +827,13 @@ Expectation Model::expect_call(const calls::FastRegister& c) const {
                                           : "the MR's initialization has not completed");
         if (mr.reinit_failed) e.failures.back().rules.push_back("AMB-38");
         return e;
+    }
+    // IFR-POST-01: an MR whose initialization completed (and that holds no registration yet)
+    // takes fast registrations; a refusal with the status of an MR not initialized (AMB-16's)
+    // says the provider does not see the initialization, and breaks that rule first.
+    if (mr.phase == P::initialized) {
+        e.refused_with = readings_.mr_wrong_state_status;
+        e.refused_with_rules = {"IFR-POST-01"};
     }
     // The rules a refusal of this valid request breaks first: the initialization's promise of
     // every count up to the one initialized (IFR-APC-01) where only that promise covers the

@@ -21,6 +21,8 @@ MdlView view_mdl(const MDL* chain, uint64_t length) {
     view.virtual_address = reinterpret_cast<uintptr_t>(pages.virtual_address);
     view.first_byte_offset = pages.first_byte_offset;
     view.pfns = std::move(pages.pfns);
+    view.broken_past_length = view.contiguous && view.chain_bytes > length &&
+                              !platform::chain_pages(chain, view.chain_bytes).contiguous;
     return view;
 }
 

@@ -112,6 +112,16 @@ TEST_F(BuildLam, ChainContiguousForLengthIsMapped) {
     MdlChain hole = platform::with_hole(buffer, 0, 2 * PAGE_SIZE, PAGE_SIZE, PAGE_SIZE);
     calls::BuildLam c = call(hole, 2 * PAGE_SIZE, 4096);
     EXPECT_FALSE(h.model.expect(c).must_fail()) << describe(h.model.expect(c));
+    // A provider that checks the whole chain and refuses it breaks LAM-MDL-04, named first.
+    Verdict refused = judge_inline(h.model.expect(c), STATUS_INVALID_PARAMETER, "NdkBuildLam");
+    ASSERT_FALSE(refused.violations.empty());
+    EXPECT_EQ(refused.violations.front().rules.front(), "LAM-MDL-04") << refused.describe();
+    // A chain contiguous to its end: a refusal names LAM-ST-01 first, not LAM-MDL-04.
+    MdlChain whole = platform::describe(buffer, 0, 3 * PAGE_SIZE);
+    Verdict plain = judge_inline(h.model.expect(call(whole, 2 * PAGE_SIZE, 4096)),
+                                 STATUS_INVALID_PARAMETER, "NdkBuildLam");
+    ASSERT_FALSE(plain.violations.empty());
+    EXPECT_EQ(plain.violations.front().rules.front(), "LAM-ST-01") << plain.describe();
     h.accept(c, success(c));
 }
 
@@ -148,6 +158,13 @@ TEST_F(BuildLam, ReportedMappingIsChecked) {
     short_map.lam_pages.pop_back();
     short_map.size_out = static_cast<uint32_t>(NDK_LOGICAL_ADDRESS_MAPPING_SIZE(2));
     EXPECT_TRUE(violation_names(h.model.apply(c, short_map).verdict, "LAM-PAGE-02"));
+    EXPECT_FALSE(violation_names(h.model.apply(c, short_map).verdict, "LAM-OUT-01"));
+    // LAM-OUT-01: an AdapterPageCount of 0 gives none of the entries (named first).
+    Observed no_count = good;
+    no_count.lam_pages.clear();
+    Verdict none = h.model.apply(c, no_count).verdict;
+    ASSERT_FALSE(none.violations.empty());
+    EXPECT_EQ(none.violations.front().rules.front(), "LAM-OUT-01") << none.describe();
     // LAM-OUT-02: at least the mapping's bytes, at most the buffer's.
     Observed too_short = good;
     too_short.size_out = static_cast<uint32_t>(NDK_LOGICAL_ADDRESS_MAPPING_SIZE(3)) - 1;

@@ -54,6 +54,23 @@ TEST_F(FastRegister, MisalignedBaseVirtualAddressFailsWithInvalidParameter) {
     EXPECT_NE(state(remote_mr).phase, MrState::Phase::fast_registered);
 }
 
+// IFR-POST-01: after a successful initialization the MR takes fast registrations; refused with the
+// status of an MR never initialized (AMB-16's), that rule is named first. Once it holds a
+// registration the same refusal is AMB-30's reading, not IFR-POST-01.
+TEST_F(FastRegister, RefusalAsUninitializedAfterInitializationNamesIfrPost01) {
+    Expectation e = h.model.expect(fr(local_mr, 0));
+    Verdict refused = judge_inline(e, STATUS_INVALID_DEVICE_STATE, "NdkFastRegister");
+    ASSERT_FALSE(refused.violations.empty());
+    EXPECT_EQ(refused.violations.front().rules.front(), "IFR-POST-01") << refused.describe();
+    EXPECT_FALSE(violation_names(judge_inline(e, STATUS_INVALID_PARAMETER, "NdkFastRegister"),
+                                 "IFR-POST-01"));
+    h.accept(fr(local_mr, 0), status(STATUS_SUCCESS));
+    h.drain(p.cq_a);
+    EXPECT_FALSE(violation_names(judge_inline(h.model.expect(fr(local_mr, 0)),
+                                              STATUS_INVALID_DEVICE_STATE, "NdkFastRegister"),
+                                 "IFR-POST-01"));
+}
+
 // FR-ALIGN-02, AMB-05: BaseVirtualAddress 0 is fine with FBO 0, not with FBO != 0; the strict
 // reading refuses 0 altogether.
 TEST_F(FastRegister, ZeroBaseVirtualAddressOnlyWithFboZero) {

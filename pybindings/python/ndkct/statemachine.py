@@ -52,10 +52,13 @@ from .machine.bounds import BoundsRules
 # s11qp (issue 13): an SRQ closed before the QP made with it (CQP-SRQ-06), a QP's queues on CQs
 # of their own (CQP-OBJ-02).
 from .machine.create_qp_page import CreateQpPageRules
+# s11lam (issue 13): NdkBuildLam over a chain broken past Length (LAM-MDL-04), and from inside
+# a CQ notification callback (LAM-IRQL-01).
+from .machine.lam import LamRules
 
 
 class NdkMachine(MemoryRules, DataRules, ObjectRules, ConnectionRules, BoundsRules,
-                 CreateQpPageRules, MachineBase):
+                 CreateQpPageRules, LamRules, MachineBase):
     """Random NDK sequences against ``provider``, judged by the oracle at every step."""
 
     buffers = MachineBase.buffers

@@ -30,6 +30,9 @@ struct MdlView {
     uint64_t chain_bytes = 0;      // sum of ByteCount over the whole chain
     std::vector<PFN_NUMBER> pfns;  // pages under the first `length` bytes, in order
     std::string problem;           // why not contiguous
+    // Contiguous for the first `length` bytes, but not past them (LAM-MDL-04, RMR-MDL-04: such a
+    // chain is valid; only the described range must be contiguous).
+    bool broken_past_length = false;
 };
 
 // A socket address as NDKPI passes it (SOCKADDR_IN / SOCKADDR_IN6).
