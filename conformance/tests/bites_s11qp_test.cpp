@@ -1,6 +1,7 @@
 // Directed tests for NdkCreateQp's page that no other suite had (issue 13, group s11qp): each of
-// a QP's queues completes on its own CQ, an SRQ QP's receives included. Ordinary conformance tests: the reference
-// provider passes them; conformance/faulty/README.md lists the fault each one catches.
+// a QP's queues completes on its own CQ, an SRQ QP's receives included. Ordinary conformance
+// tests: the reference provider passes them; conformance/faulty/README.md lists the fault each
+// one catches.
 #include <algorithm>
 #include <array>
 #include <cstring>
