@@ -110,3 +110,12 @@ ndkct_property_bites(fr_refuses_high_fbo            FR-FBO-01       MemoryRegist
 ndkct_property_bites(mr_region_whole_pages          RMR-ACC-03      MemoryBounds)
 ndkct_property_bites(fr_region_whole_pages          FR-LEN-03       MemoryBounds)
 ndkct_property_bites(lam_size_check_one_page_more   LAM-SIZE-05     MemoryRegistration)
+# s11flags (issue 13): the access flags and addressing of NdkRegisterMr and NdkFastRegister (the
+# AccessFlags property, commands_s11flags.hpp).
+ndkct_property_bites(fr_refuses_zero_base           FR-ALIGN-02     AccessFlags)
+ndkct_property_bites(mr_refuses_unneeded_read_sink  RMR-SINK-02     AccessFlags)
+ndkct_property_bites(fr_refuses_unneeded_read_sink  FR-SINK-02      AccessFlags 3)
+ndkct_property_bites(mr_flags_as_values             RMR-FLG-01      AccessFlags)
+ndkct_property_bites(mr_flags_zero_not_readable     RMR-FLG-02      AccessFlags)
+ndkct_property_bites(fr_flags_zero_not_readable     FR-FLG-02       AccessFlags)
+ndkct_property_bites(fr_local_key_not_programmed    FR-TOK-02       AccessFlags 2)

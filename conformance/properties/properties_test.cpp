@@ -13,6 +13,7 @@
 #include "commands_fast_register.hpp"
 #include "commands_memory_bounds.hpp"
 #include "commands_qp_limits.hpp"
+#include "commands_s11flags.hpp"
 #include "ndkct/conformance/suite.hpp"
 #include "property.hpp"
 
@@ -177,6 +178,20 @@ NDKCT_PROPERTY(FastRegisterAddressing, "ndk.property.fast_register_addressing", 
           machine<CreateMr, InitializeFastRegisterMr, BuildLam, FastRegister, FencedFastRegister,
                   FastRegistration, FastRegistration, BareOffsetWrite, BareOffsetWrite, Write,
                   Invalidate, GetCqResults>());
+}
+
+// The access flags and addressing of NdkRegisterMr and NdkFastRegister (issue 13, s11flags; a
+// property of its own, so that the others' sequences stay as they were): fast registrations at
+// BaseVirtualAddress 0 with FBO 0 (FR-ALIGN-02) among ordinary ones, registrations with any
+// flags (the read-sink flag among them, RMR-SINK-02/03, FR-SINK-02/03), used as sources and
+// targets of writes, reads, sends and receives (RMR-FLG-*, FR-FLG-*; commands_s11flags.hpp).
+NDKCT_PROPERTY(AccessFlags, "ndk.property.access_flags", "FR-ALIGN-02", "FR-FLG-03", "RMR-SINK-02",
+               "FR-SINK-02") {
+    check("ndk.property.access_flags",
+          machine<LocalAccessProbe, LocalAccessProbe, LocalAccessProbe, CreateMr, RegisterMr,
+                  InitializeFastRegisterMr, BuildLam, FastRegister, ZeroBaseFastRegister,
+                  ZeroBaseFastRegister, FastRegistration, Write, Read, Receive, SendToReceive,
+                  GetCqResults>());
 }
 
 // Every command at once: the one big machine.
