@@ -142,3 +142,12 @@ ndkct_property_bites(lam_waits_for_callback         LAM-IRQL-01     MappingsAndI
 ndkct_property_bites(lam_header_cleared             LAM-OUT-01      MemoryRegistration)
 ndkct_property_bites(ifr_pended_not_ready           IFR-POST-01     MemoryRegistration)
 ndkct_property_bites(ifr_one_at_a_time              IFR-CONC-01     MappingsAndInitializations)
+# s11flags (issue 13): the access flags and addressing of NdkRegisterMr and NdkFastRegister (the
+# AccessFlags property, commands_s11flags.hpp).
+ndkct_property_bites(fr_refuses_zero_base           FR-ALIGN-02     AccessFlags)
+ndkct_property_bites(mr_refuses_unneeded_read_sink  RMR-SINK-02     AccessFlags)
+ndkct_property_bites(fr_refuses_unneeded_read_sink  FR-SINK-02      AccessFlags 3)
+ndkct_property_bites(mr_flags_as_values             RMR-FLG-01      AccessFlags)
+ndkct_property_bites(mr_flags_zero_not_readable     RMR-FLG-02      AccessFlags)
+ndkct_property_bites(fr_flags_zero_not_readable     FR-FLG-02       AccessFlags)
+ndkct_property_bites(fr_local_key_not_programmed    FR-TOK-02       AccessFlags 2)

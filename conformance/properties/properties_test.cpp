@@ -16,6 +16,7 @@
 #include "commands_s11qp.hpp"
 #include "commands_s11rmr.hpp"
 #include "commands_s11lam.hpp"
+#include "commands_s11flags.hpp"
 #include "ndkct/conformance/suite.hpp"
 #include "property.hpp"
 
@@ -206,6 +207,8 @@ NDKCT_PROPERTY(RegisteredRegions, "ndk.property.registered_regions", "RMR-VA-02"
                   RegisteredBareOffsetWrite, RegisteredBareOffsetAccess, RegisteredBareOffsetAccess,
                   WriteAfterDeregister, DeregisteredRegionAccess, DeregisteredRegionAccess,
                   RegisterTwice, RegisterTwice>());
+}
+
 // NdkBuildLam's chains and IRQL and overlapping initializations (issue 13): mappings of the
 // first piece of a chain broken past Length (LAM-MDL-04: it must be mapped), builds from inside a
 // CQ's notification callback (LAM-IRQL-01: they may not wait there) and two fast-register MRs
@@ -216,6 +219,20 @@ NDKCT_PROPERTY(MappingsAndInitializations, "ndk.property.mappings_and_initializa
     check("ndk.property.mappings_and_initializations",
           machine<BuildLam, ReleaseLam, BuildLamBeforeABreak, BuildLamBeforeABreak, NotifiedLam,
                   NotifiedLam, OverlappingInitializations, GetCqResults>());
+}
+
+// The access flags and addressing of NdkRegisterMr and NdkFastRegister (issue 13, s11flags; a
+// property of its own, so that the others' sequences stay as they were): fast registrations at
+// BaseVirtualAddress 0 with FBO 0 (FR-ALIGN-02) among ordinary ones, registrations with any
+// flags (the read-sink flag among them, RMR-SINK-02/03, FR-SINK-02/03), used as sources and
+// targets of writes, reads, sends and receives (RMR-FLG-*, FR-FLG-*; commands_s11flags.hpp).
+NDKCT_PROPERTY(AccessFlags, "ndk.property.access_flags", "FR-ALIGN-02", "FR-FLG-03", "RMR-SINK-02",
+               "FR-SINK-02") {
+    check("ndk.property.access_flags",
+          machine<LocalAccessProbe, LocalAccessProbe, LocalAccessProbe, CreateMr, RegisterMr,
+                  InitializeFastRegisterMr, BuildLam, FastRegister, ZeroBaseFastRegister,
+                  ZeroBaseFastRegister, FastRegistration, Write, Read, Receive, SendToReceive,
+                  GetCqResults>());
 }
 
 // Every command at once: the one big machine.

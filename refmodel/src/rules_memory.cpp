@@ -203,12 +203,27 @@ Expectation Model::expect_call(const calls::RegisterMr& c) const {
     // RMR-LEN-03 first: it is the rule that says a valid Length must be accepted (RMR-ST-01 says
     // what an inline success means).
     e.success_rules = {"RMR-LEN-03", "RMR-ST-01"};
-    if (c.flags & NDK_MR_FLAG_RDMA_READ_SINK)  // RMR-SINK-02/03: the flag is never the reason
-        e.success_rules = {
-            adapter_info(c.mr).AdapterFlags & NDK_ADAPTER_FLAG_RDMA_READ_SINK_NOT_REQUIRED
-                ? "RMR-SINK-02"
-                : "RMR-SINK-03",
-            "RMR-LEN-03", "RMR-ST-01"};
+    // RMR-FLG-01: any OR of the listed values is a valid Flags value; a refusal of one that is
+    // not a single row of the table (0x3, 0x7, 0xF ...) breaks it before the general rules. (The
+    // remote-write bit 0x4 without 0x1 is no OR of the rows: AMB-03.)
+    const uint32_t documented = c.flags & NDKCT_MR_FLAGS_DOCUMENTED;
+    const bool lone_remote_write_bit = (documented & NDKCT_MR_FLAG_REMOTE_WRITE_BIT) &&
+                                       !(documented & NDK_MR_FLAG_ALLOW_LOCAL_WRITE);
+    const bool combined = !lone_remote_write_bit && documented != NDK_MR_FLAG_ALLOW_LOCAL_READ &&
+                          documented != NDK_MR_FLAG_ALLOW_LOCAL_WRITE &&
+                          documented != NDK_MR_FLAG_ALLOW_REMOTE_READ &&
+                          documented != NDK_MR_FLAG_ALLOW_REMOTE_WRITE &&
+                          documented != NDK_MR_FLAG_RDMA_READ_SINK;
+    if (combined) e.success_rules = {"RMR-FLG-01", "RMR-LEN-03", "RMR-ST-01"};
+    if (c.flags & NDK_MR_FLAG_RDMA_READ_SINK) {  // RMR-SINK-02/03: the flag is never the reason
+        RuleList rules{adapter_info(c.mr).AdapterFlags &
+                               NDK_ADAPTER_FLAG_RDMA_READ_SINK_NOT_REQUIRED
+                           ? "RMR-SINK-02"
+                           : "RMR-SINK-03"};
+        for (const char* rule : e.success_rules)
+            rules.push_back(rule);
+        e.success_rules = rules;
+    }
     if (mr.indeterminate) {
         e.undefined = true;
         e.undefined_why = "the MR's state is unknown after an earlier consumer error";
@@ -841,6 +856,11 @@ Expectation Model::expect_call(const calls::FastRegister& c) const {
     // the read-sink flag's (FR-SINK-02/03), which is never a reason to fail.
     {
         RuleList rules;
+        // FR-ALIGN-02: BaseVirtualAddress 0 with FBO 0 is an ordinary start address (unless the
+        // profile reads AMB-05 as refusing it: then the refusal is expected, not judged here);
+        // the one argument no other rule's boundary reaches, so named first.
+        if (c.base_virtual_address == 0 && c.fbo == 0 && !readings_.zero_base_va_rejected)
+            rules.push_back("FR-ALIGN-02");
         if (c.adapter_pages.size() > std::max<uint32_t>(16, adapter_info(c.mr).FRMRPageCount))
             rules.push_back("IFR-APC-01");
         if (c.flags & NDK_OP_FLAG_RDMA_READ_SINK)

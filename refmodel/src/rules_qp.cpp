@@ -909,6 +909,7 @@ bool Model::execute(ObjectId qp, WorkRequest& wr, const Call& call, Completion& 
                 q.error = true;
                 return true;
             }
+            done.grant_rules = local_grant_rules(qp, sgl, 0);  // RMR-FLG-02, FR-FLG-02, FR-TOK-02
             determined = gather_expected(qp, source, fenced, payload);
         }
         // RCV-03: the next receive at the peer (its receive queue or its SRQ) takes the send.
@@ -978,6 +979,17 @@ bool Model::execute(ObjectId qp, WorkRequest& wr, const Call& call, Completion& 
             remote_failure(qp, done, STATUS_BUFFER_TOO_SMALL, {"MODEL-CQ-ERR-01"},
                            "the peer's receive buffer is too small");
         } else {
+            // RMR-FLG-03, FR-FLG-03: the grant of the receive's local write; the sender's entry
+            // fails with it where the receive does.
+            if (!payload.empty())
+                got.grant_rules = local_grant_rules(peer_id, reached, kLocalWrite);
+            if (!got.grant_rules.empty()) {  // the source's grant first, then the receive's
+                RuleList both = done.grant_rules;
+                for (const char* rule : got.grant_rules)
+                    if (std::find(both.begin(), both.end(), std::string_view(rule)) == both.end())
+                        both.push_back(rule);
+                done.grant_rules = both;
+            }
             Extent used;
             uint64_t left = payload.size();
             for (size_t i = 0; i < target.pages.size() && left > 0; ++i) {
@@ -1112,6 +1124,8 @@ bool Model::execute(ObjectId qp, WorkRequest& wr, const Call& call, Completion& 
         done.other_reading = std::move(contested_rules);
         done.why = why + " (the read-sink right alone lets it land under the profile)";
     }
+    // RMR-FLG-02/03, FR-FLG-02/03, FR-TOK-02: the grant of the local access it relies on.
+    if (!is_inline) done.grant_rules = local_grant_rules(qp, sgl, is_read ? kLocalWrite : 0u);
     Extent remote;
     ObjectId target = 0;
     auto note_token = [&] {  // RMR-TOK-02, FR-TOK-01: a remote token that is the local one
@@ -1646,6 +1660,29 @@ bool Model::resolve_local(ObjectId qp, const std::vector<Sge>& sgl, uint32_t nee
     return true;
 }
 
+RuleList Model::local_grant_rules(ObjectId qp, const std::vector<Sge>& sgl, uint32_t need) const {
+    const Object& qo = objects_[qp];
+    for (const Sge& sge : sgl) {
+        if (sge.length == 0) continue;
+        const auto* mr = state_of<MrState>(object_of_token(qo.adapter, sge.token, false));
+        if (!mr) continue;  // the privileged token
+        const uint32_t rights = mr->region.access & (kLocalWrite | kRemoteRead | kRemoteWrite);
+        if (mr->fast_register) {
+            // FR-TOK-02: the local token with addresses inside [BaseVirtualAddress, + Length)
+            // works; FR-FLG-03: 0x10 (or 0x30) grants local write (its own fault, a write let
+            // through without it, is judged by resolve_local); FR-FLG-02: local read needs no
+            // flag, named first where the region has no other right.
+            if (need & kLocalWrite) return {"FR-TOK-02", "FR-FLG-03"};
+            if (rights == 0) return {"FR-FLG-02", "FR-TOK-02"};
+            return {"FR-TOK-02"};
+        }
+        // RMR-FLG-03: 0x5 carries local write; RMR-FLG-02: local read needs no flag.
+        if ((need & kLocalWrite) && (mr->region.access & kRemoteWrite)) return {"RMR-FLG-03"};
+        if (!(need & kLocalWrite) && rights == 0) return {"RMR-FLG-02"};
+    }
+    return {};
+}
+
 bool Model::resolve_remote(ObjectId qp, uint32_t token, uint64_t address, uint64_t bytes,
                            uint32_t need, Extent& out, std::string& why, RuleIds& rules,
                            ObjectId* target) const {
@@ -1999,6 +2036,10 @@ Verdict Model::observe_completion(ObjectId cq, const NDK_RESULT_EX& r, bool ex, 
                             because =
                                 " (its RemoteToken is the target MR's local token: the "
                                 "remote token getter returned the local token)";
+                        } else if (!expected.grant_rules.empty()) {  // a local access granted
+                            rules.insert(rules.begin(), expected.grant_rules.begin(),
+                                         expected.grant_rules.end());
+                            because = " (its regions' flags grant the local access it needs)";
                         }
                         v.add({rules, what() + " should have succeeded, but its status is " +
                                           std::to_string(r.Status) + because});

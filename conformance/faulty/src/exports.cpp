@@ -4,6 +4,7 @@
 
 #include "faulty.hpp"
 #include "ndkct/adapters/model_provider.hpp"
+#include "ndkct/spec/profile.hpp"
 #include "wrap.hpp"
 
 #define NDKCT_EXPORT extern "C" __attribute__((visibility("default")))
@@ -13,6 +14,16 @@ using ndkct::faulty::kFault;
 
 NDKCT_EXPORT NTSTATUS NdkctOpenAdapter(const NDKCT_HOST_MEMORY* memory,
                                        const NDKCT_OPEN_OPTIONS* options, NDK_ADAPTER** adapter) {
+    NDKCT_OPEN_OPTIONS edited{};
+    std::string profile;
+    if (kFault.adapter_profile && options) {
+        edited = *options;
+        profile = kFault.adapter_profile(options->ProfileJson
+                                             ? std::string(options->ProfileJson)
+                                             : ndkct::spec::builtin_profile("default").json);
+        edited.ProfileJson = profile.c_str();
+        options = &edited;
+    }
     NTSTATUS status = model_provider().OpenAdapter(memory, options, adapter);
     if (status == STATUS_SUCCESS && adapter && *adapter) ndkct::faulty::opened(*adapter);
     return status;

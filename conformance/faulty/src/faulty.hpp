@@ -13,6 +13,8 @@
 // NDKCT_FAULT_RULE), where the ctest that proves the suite catches it is declared.
 #pragma once
 
+#include <string>
+
 #include "ndkct/provider.h"
 
 namespace ndkct::faulty {
@@ -40,6 +42,11 @@ struct Fault {
     void (*install)(Tables& wrapped);
     // Optional: edits each object after it is wrapped, before the consumer sees it.
     void (*on_object)(NDK_OBJECT_HEADER* object) = nullptr;
+    // Optional: the profile the reference provider opens with, from the one the consumer gave
+    // (the JSON text with defaults applied): a fault of an adapter other than the profile's
+    // (read_sink_not_required.hpp). The consumer's oracle still reads the adapter from
+    // NdkQueryAdapterInfo, as it does for any provider.
+    std::string (*adapter_profile)(const std::string& json) = nullptr;
 };
 
 // Each faulty provider defines exactly one (faults/<name>.cpp, with NDKCT_DEFINE_FAULT).

@@ -327,6 +327,9 @@ class Model {
     // explains in `why` when a token, range or right is wrong.
     bool resolve_local(ObjectId qp, const std::vector<Sge>& sgl, uint32_t need, Extent& out,
                        std::string& why, RuleIds& rules) const;
+    // The rules that grant the local access `need` of a resolved SGE list (the first SGE a page
+    // rule covers): see Completion::grant_rules. Empty when no rule of the seed pages does.
+    RuleList local_grant_rules(ObjectId qp, const std::vector<Sge>& sgl, uint32_t need) const;
     bool resolve_remote(ObjectId qp, uint32_t token, uint64_t address, uint64_t bytes,
                         uint32_t need, Extent& out, std::string& why, RuleIds& rules,
                         ObjectId* target = nullptr) const;

@@ -213,6 +213,10 @@ struct Completion {
     // token the consumer was given is the MR's local token (RMR-TOK-02, FR-TOK-01), so the
     // failed access shows the token getter wrong, not the access.
     const char* token_rule = nullptr;
+    // The page rules that grant the local access this expected success relies on (Model::
+    // local_grant_rules: RMR-FLG-02/03, FR-FLG-02/03, FR-TOK-02), named before the data-path
+    // rule when it fails: a provider that denies that access breaks the grant, not the transfer.
+    RuleList grant_rules;
 };
 
 // A request posted to a queue, waiting for the model to execute it.
