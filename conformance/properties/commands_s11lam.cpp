@@ -299,4 +299,91 @@ std::vector<std::shared_ptr<const Command>> OverlappingInitializations::steps(in
     return {create_cq, q, r, f, create_first, create_second, n};
 }
 
+// ================= SendFromLam (LAM-USE-02) =================
+
+namespace {
+constexpr int kSetupPd = 0, kSender = 2, kReceiver = 3;  // initial_world(): pd0, qp2 <-> qp3
+}
+
+SendFromLam::SendFromLam(const World& w) : lam(w.pick(Kind::lam)) {
+    bytes = *gen::weightedOneOf<uint32_t>(
+        {{3, gen::inRange<uint32_t>(1, 257)}, {1, gen::just<uint32_t>(PAGE_SIZE)}});
+}
+
+void SendFromLam::checkPreconditions(const World& w) const {
+    RC_PRE(w.is(lam, Kind::lam) && w.is(kSender, Kind::qp) && w.is(kSetupPd, Kind::pd));
+    RC_PRE(w.node_of(kSender) == 0);  // the mapping is node A's
+}
+
+void SendFromLam::apply(World& w) const {
+    const int peer = w.slots[kSender].peer;
+    if (w.is(peer, Kind::qp) && w.slots[peer].receives > 0) --w.slots[peer].receives;
+}
+
+void SendFromLam::show(std::ostream& os) const {
+    os << "NdkSend(" << slot_name(Kind::qp, kSender) << ", {first page of "
+       << slot_name(Kind::lam, lam) << "+FBO, min(0x" << std::hex << bytes << std::dec
+       << ", to the page's end), privileged token of " << slot_name(Kind::pd, kSetupPd)
+       << "}, Flags=0x0)";
+}
+
+void SendFromLam::run(const World&, Sut& sut) const {
+    auto* q = sut.object<NDK_QP>(kSender);
+    auto* pd = sut.object<NDK_PD>(kSetupPd);
+    if (!q || !pd) return skipped(sut, *this, "the setup pair is not there");
+    if (!sut.object<void>(lam) || !sut.lams[lam] || sut.lams[lam]->pages().empty())
+        return skipped(sut, *this, "the LAM was never built");
+    auto& mapping = *sut.lams[lam];
+    const uint32_t fbo = mapping.fbo % PAGE_SIZE;
+    NDK_SGE sge{};
+    sge.LogicalAddress.QuadPart = mapping.pages()[0].QuadPart + fbo;
+    sge.Length = std::min<uint32_t>(bytes, PAGE_SIZE - fbo);
+    sge.MemoryRegionToken = sut.session.privileged_token(pd);
+    NTSTATUS s = sut.session.send(q, sut.next_context(), {&sge, 1}, 0);
+    finish(sut, *this, answer(s) + " (" + std::to_string(sge.Length) + " bytes)");
+}
+
+SendFromMapping::SendFromMapping(const World& w) : Composite(w) {
+    RC_PRE(w.is(kSender, Kind::qp) && w.is(kReceiver, Kind::qp) && w.node_of(kSender) == 0);
+    World after = w;  // each call generated in the World the ones before it leave
+    auto b = std::make_shared<BuildLam>(w);
+    b->region.shape = Region::Shape::whole;
+    b->length = b->region.length;
+    b->buffer_size = uint32_t(NDK_LOGICAL_ADDRESS_MAPPING_SIZE(b->region.pages()));
+    b->apply(after);
+    auto c = std::make_shared<CreateMr>(after);
+    c->pd = kSetupPd;
+    c->fast_register = false;
+    c->apply(after);
+    auto m = std::make_shared<RegisterMr>(after);
+    m->mr = made_at + 1;
+    m->region.shape = Region::Shape::whole;
+    m->length = m->region.length;
+    m->flags = NDK_MR_FLAG_ALLOW_LOCAL_WRITE;
+    m->apply(after);
+    auto r = std::make_shared<Receive>(after);
+    r->qp = kReceiver;
+    r->sgl = {SgePlan{made_at + 1, 0, uint32_t(m->length)}};
+    r->apply(after);
+    auto s = std::make_shared<SendFromLam>(after);
+    s->lam = made_at;
+    s->bytes = std::min<uint32_t>(s->bytes, uint32_t(m->length));
+    build_lam = std::move(b);
+    create_mr = std::move(c);
+    register_mr = std::move(m);
+    receive = std::move(r);
+    send = std::move(s);
+}
+
+std::vector<std::shared_ptr<const Command>> SendFromMapping::steps(int base) const {
+    auto m = std::make_shared<RegisterMr>(*register_mr);
+    m->mr = moved(m->mr, base);
+    auto r = std::make_shared<Receive>(*receive);
+    for (auto& p : r->sgl)
+        p.mr = moved(p.mr, base);
+    auto s = std::make_shared<SendFromLam>(*send);
+    s->lam = moved(s->lam, base);
+    return {build_lam, create_mr, m, r, s};
+}
+
 }  // namespace ndkct::properties

@@ -94,4 +94,30 @@ struct OverlappingInitializations : Composite {
     std::vector<std::shared_ptr<const Command>> steps(int base) const override;
 };
 
+// NdkSend on the setup pair's qp2 from the first logical page of LAM `lam`, with pd0's
+// privileged token (LAM-USE-02: logical addresses of a live mapping are local sources with it),
+// `bytes` at most (no further than the page's end).
+struct SendFromLam : Command {
+    int lam;
+    uint32_t bytes;
+    explicit SendFromLam(const World& w);
+    void checkPreconditions(const World& w) const override;
+    void apply(World& w) const override;
+    void run(const World& w, Sut& sut) const override;
+    void show(std::ostream& os) const override;
+};
+
+// A send from a mapping into a receive: NdkBuildLam (a whole chain, the exact buffer),
+// NdkCreateMr and NdkRegisterMr with local write (the sink), NdkReceive of it on qp3, then
+// SendFromLam on qp2 from that mapping.
+struct SendFromMapping : Composite {
+    std::shared_ptr<const BuildLam> build_lam;
+    std::shared_ptr<const CreateMr> create_mr;
+    std::shared_ptr<const RegisterMr> register_mr;
+    std::shared_ptr<const Receive> receive;
+    std::shared_ptr<const SendFromLam> send;
+    explicit SendFromMapping(const World& w);
+    std::vector<std::shared_ptr<const Command>> steps(int base) const override;
+};
+
 }  // namespace ndkct::properties

@@ -212,13 +212,14 @@ NDKCT_PROPERTY(RegisteredRegions, "ndk.property.registered_regions", "RMR-VA-02"
 // NdkBuildLam's chains and IRQL and overlapping initializations (issue 13): mappings of the
 // first piece of a chain broken past Length (LAM-MDL-04: it must be mapped), builds from inside a
 // CQ's notification callback (LAM-IRQL-01: they may not wait there) and two fast-register MRs
-// initialized there back to back (IFR-CONC-01: each completes on its own), with ordinary builds
-// and releases (commands_s11lam.hpp).
+// initialized there back to back (IFR-CONC-01: each completes on its own), sends from a mapping's
+// logical addresses with the privileged token (LAM-USE-02), with ordinary builds and releases
+// (commands_s11lam.hpp).
 NDKCT_PROPERTY(MappingsAndInitializations, "ndk.property.mappings_and_initializations",
-               "LAM-MDL-04", "LAM-IRQL-01", "IFR-CONC-01") {
+               "LAM-MDL-04", "LAM-IRQL-01", "IFR-CONC-01", "LAM-USE-02") {
     check("ndk.property.mappings_and_initializations",
           machine<BuildLam, ReleaseLam, BuildLamBeforeABreak, BuildLamBeforeABreak, NotifiedLam,
-                  NotifiedLam, OverlappingInitializations, GetCqResults>());
+                  NotifiedLam, OverlappingInitializations, SendFromMapping, GetCqResults>());
 }
 
 // The access flags and addressing of NdkRegisterMr and NdkFastRegister (issue 13, s11flags; a

@@ -430,7 +430,28 @@ Expectation Model::expect_call(const calls::Send& c) const {
                       NDK_OP_FLAG_SEND_AND_SOLICIT_EVENT | NDK_OP_FLAG_INLINE | NDK_OP_FLAG_DEFER;
     check_op_flags(e, c.flags, listed, "NdkSend", "SND-03");
     check_data_request(e, *q, c.sgl, c.flags, false);
+    // LAM-USE-02: logical addresses of live mappings with the PD's privileged token are local
+    // sources; a refusal of a send from them breaks that rule first.
+    if (!(c.flags & NDK_OP_FLAG_INLINE) && from_live_mappings(c.qp, c.sgl))
+        promise_first(e, "LAM-USE-02");
     return e;
+}
+
+// Whether some SGE carries the QP's PD's privileged token, and every such SGE's first and last
+// bytes are at logical addresses a live LAM maps (LAM-USE-02, PTOK-01).
+bool Model::from_live_mappings(ObjectId qp, const std::vector<Sge>& sgl) const {
+    const Object& qo = objects_[qp];
+    const auto* pd = state_of<PdState>(std::get<QpState>(qo.state).pd);
+    if (!pd || !pd->privileged_token) return false;
+    bool any = false;
+    for (const Sge& sge : sgl) {
+        if (sge.token != *pd->privileged_token || sge.length == 0) continue;
+        if (!pfn_of_logical(qo.adapter, sge.address) ||
+            !pfn_of_logical(qo.adapter, sge.address + sge.length - 1))
+            return false;
+        any = true;
+    }
+    return any;
 }
 
 void Model::commit(const calls::Send& c, const Observed&, Applied&, Stage stage) {

@@ -295,6 +295,25 @@ TEST_F(BuildLam, PrivilegedTokenReachesMappedPagesUntilReleased) {
     EXPECT_TRUE(names(after[0].rules, "LAM-USE-02"));
 }
 
+// LAM-USE-02: a send from a live mapping's logical addresses with the privileged token refused
+// inline names that rule first; from addresses no live mapping holds, it does not.
+TEST_F(BuildLam, RefusedSendFromAMappingNamesLamUse02) {
+    Pair p = h.connected_pair();
+    uint32_t privileged = h.privileged_token(p.pd);
+    LockedBuffer source = h.arena.allocate(PAGE_SIZE);
+    Lam src = h.build_lam(source, 0, PAGE_SIZE);
+    Verdict refused = judge_inline(
+        h.model.expect(calls::Send{p.qp_a, 2, {{src.pages[0] + 8, 500, privileged}}, 0, {}}),
+        STATUS_ACCESS_VIOLATION, "NdkSend");
+    ASSERT_FALSE(refused.violations.empty());
+    EXPECT_EQ(refused.violations.front().rules.front(), "LAM-USE-02") << refused.describe();
+    Verdict stray =
+        judge_inline(h.model.expect(calls::Send{
+                         p.qp_a, 3, {{src.pages[0] + 64 * PAGE_SIZE, 8, privileged}}, 0, {}}),
+                     STATUS_ACCESS_VIOLATION, "NdkSend");
+    EXPECT_FALSE(violation_names(stray, "LAM-USE-02")) << stray.describe();
+}
+
 // AMB-36: closing the adapter with a live LAM is a leak warning.
 TEST_F(BuildLam, LiveLamAtAdapterCloseIsAWarning) {
     h.build_lam(buffer, 0, PAGE_SIZE);

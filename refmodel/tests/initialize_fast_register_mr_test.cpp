@@ -202,11 +202,21 @@ TEST_F(InitializeFastRegisterMr, PendingConsumerErrorLeavesTheNormalMrAlone) {
 TEST_F(InitializeFastRegisterMr, DifferentMrsMayBeInitializedConcurrently) {
     ObjectId a_mr = h.mr(pd, true), b_mr = h.mr(pd, true);
     Applied a = h.accept(calls::InitializeFastRegisterMr{a_mr, 4, false}, pending());
+    // A valid initialization refused while another MR's pends breaks IFR-CONC-01 first.
+    Verdict busy = judge_inline(h.model.expect(calls::InitializeFastRegisterMr{b_mr, 8, true}),
+                                STATUS_INVALID_DEVICE_STATE, "NdkInitializeFastRegisterMr");
+    ASSERT_FALSE(busy.violations.empty());
+    EXPECT_EQ(busy.violations.front().rules.front(), "IFR-CONC-01") << busy.describe();
     Applied b = h.accept(calls::InitializeFastRegisterMr{b_mr, 8, true}, pending());
     EXPECT_TRUE(h.model.complete(b.pending, STATUS_SUCCESS).verdict.clean());
     EXPECT_TRUE(h.model.complete(a.pending, STATUS_SUCCESS).verdict.clean());
     EXPECT_EQ(state(a_mr).max_pages, 4u);
     EXPECT_EQ(state(b_mr).max_pages, 8u);
+    // With none pending, the same refusal names IFR-CONC-01 nowhere.
+    EXPECT_FALSE(violation_names(
+        judge_inline(h.model.expect(calls::InitializeFastRegisterMr{h.mr(pd, true), 8, true}),
+                     STATUS_INVALID_DEVICE_STATE, "NdkInitializeFastRegisterMr"),
+        "IFR-CONC-01"));
     // Re-initializing an initialized MR with no valid registration: allowed by default.
     EXPECT_FALSE(h.model.expect(calls::InitializeFastRegisterMr{a_mr, 2, false}).must_fail());
     // While its own initialization pends: refused.

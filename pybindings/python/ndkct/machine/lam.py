@@ -5,8 +5,10 @@ NdkBuildLam made inside a CQ notification callback (where a kernel consumer runs
 DISPATCH_LEVEL: it may not wait, LAM-IRQL-01; in_notification makes other calls there, never
 this one), and two fast-register MRs initialized there back to back, the second issued while the
 first may still be pending (IFR-CONC-01: each completes on its own; every other rule waits for
-an initialization before the next call). The C++ machine's commands are BuildLamBeforeABreak,
-NotifiedLam and OverlappingInitializations (conformance/properties/commands_s11lam.cpp)."""
+an initialization before the next call), and a send from a mapping's logical addresses with the
+PD's privileged token (LAM-USE-02: local sources as well as targets; no other rule uses that
+token). The C++ machine's commands are BuildLamBeforeABreak, NotifiedLam,
+OverlappingInitializations and SendFromMapping (conformance/properties/commands_s11lam.cpp)."""
 
 import time
 
@@ -25,8 +27,32 @@ _CUT = st.integers(0, 1 << 16)
 _PAGES = st.integers(1, 16)
 
 
+#: Bytes sent from a mapping (at most to its first page's end).
+_SEND_BYTES = st.sampled_from([1, 8, 100, PAGE_SIZE])
+
+
 class LamRules:
     buffers = MachineBase.buffers
+    mappings = MachineBase.mappings
+
+    @rule(mapping=mappings, count=_SEND_BYTES)
+    def send_from_mapping(self, mapping, count):
+        """NdkSend on a from the mapping's first logical page (from its FBO, at most to the
+        page's end) with the pair's PD's privileged token, into a receive of the pair's sink on
+        b: logical addresses of a live mapping are local sources with that token (LAM-USE-02);
+        the oracle judges the status and the bytes that land."""
+        pair = self.pair
+        if pair is None or mapping.lam.released or not mapping.lam.pages:
+            return
+        if not self.usable(pair):
+            return
+        link = pair.link
+        fbo = mapping.lam.fbo % PAGE_SIZE
+        n = max(1, min(count, PAGE_SIZE - fbo, mapping.length))
+        token = link.pd.privileged_token()
+        link.b.receive(pair.snk.sge(0, n))
+        link.a.send([(mapping.lam.pages[0] + fbo, n, token)])
+        self.settle(pair)
 
     @rule(buffer=buffers, offset=nst.page_offsets, gap=_GAP, cut=_CUT)
     def build_lam_before_a_break(self, buffer, offset, gap, cut):
