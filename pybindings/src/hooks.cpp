@@ -35,6 +35,11 @@ struct InCall {
     ULONG flags = 0;
     ULONG pages = 0;
     bool remote = false;
+    // fast_register (FR-IRQL-01): object is the QP, second the MR.
+    uint64_t context = 0;
+    std::vector<NDK_LOGICAL_ADDRESS> page_list;
+    ULONG fbo = 0;
+    uint64_t base = 0;
 };
 
 struct InResult {
@@ -65,6 +70,7 @@ const char* ndk_name(const std::string& call) {
     if (call == "register_mr") return "NdkRegisterMr";
     if (call == "initialize_fast_register_mr") return "NdkInitializeFastRegisterMr";
     if (call == "create_qp") return "NdkCreateQp";
+    if (call == "fast_register") return "NdkFastRegister";
     return "NdkCreateMr";
 }
 
@@ -82,6 +88,10 @@ void run_calls(conformance::Session& s, EventHook& h) {
             r.status =
                 s.initialize_fast_register_mr(static_cast<NDK_MR*>(c.object), c.pages, c.remote)
                     .status;
+        } else if (c.name == "fast_register") {
+            r.status = s.fast_register(
+                static_cast<NDK_QP*>(c.object), reinterpret_cast<void*>(c.context),
+                static_cast<NDK_MR*>(c.second), c.page_list, c.fbo, c.length, c.base, c.flags);
         } else if (c.name == "create_qp") {
             static int qp_context;
             auto* cq = static_cast<NDK_CQ*>(c.second);
@@ -131,11 +141,25 @@ InCall parse_call(Core& c, const py::tuple& t) {
     } else if (call.name == "create_mr" && t.size() == 3) {
         call.object = c.need(h, {Kind::pd}, "pd");
         call.remote = t[2].cast<bool>();  // fast register
+    } else if (call.name == "fast_register" && t.size() == 9) {
+        call.object = c.need(h, {Kind::qp}, "qp");
+        call.context = t[2].cast<uint64_t>();
+        call.second = c.need(t[3].cast<uint64_t>(), {Kind::mr}, "mr");
+        for (uint64_t page : t[4].cast<std::vector<uint64_t>>()) {
+            NDK_LOGICAL_ADDRESS a{};
+            a.QuadPart = static_cast<LONG64>(page);
+            call.page_list.push_back(a);
+        }
+        call.fbo = t[5].cast<ULONG>();
+        call.length = t[6].cast<size_t>();
+        call.base = t[7].cast<uint64_t>();
+        call.flags = t[8].cast<ULONG>();
     } else {
         throw py::value_error(
             "calls inside a callback: ('register_mr', mr, chain, flags), "
             "('initialize_fast_register_mr', mr, pages, remote_access), ('create_qp', pd, cq), "
-            "('create_mr', pd, fast_register)");
+            "('create_mr', pd, fast_register), ('fast_register', qp, context, mr, pages, fbo, "
+            "length, base_virtual_address, flags)");
     }
     return call;
 }
@@ -190,7 +214,9 @@ void bind_hooks(SessionClass& cls) {
            "notification, a connect event, a disconnect), on the provider's thread: the callback "
            "is held until release_hook() (at most hold_ms), then makes the NDK `calls` (tuples: "
            "('register_mr', mr, chain, flags), ('initialize_fast_register_mr', mr, pages, "
-           "remote_access), ('create_qp', pd, cq), ('create_mr', pd, fast_register)).")
+           "remote_access), ('create_qp', pd, cq), ('create_mr', pd, fast_register), "
+           "('fast_register', qp, context, mr, pages, fbo, length, base_virtual_address, "
+           "flags)).")
         .def(
             "release_hook",
             [](Core& c, uint64_t object) {

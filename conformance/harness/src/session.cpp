@@ -1523,12 +1523,21 @@ std::vector<NDK_RESULT_EX> Session::drain(NDK_CQ* cq, size_t count, milliseconds
         if (std::chrono::steady_clock::now() > deadline) break;
         if (got.empty()) std::this_thread::sleep_for(std::chrono::microseconds(200));
     }
-    if (owed && all.size() < count)
-        owed_but_missing({"WR-10"}, std::to_string(count - all.size()) + " of " +
-                                        std::to_string(count) +
-                                        " completions did not appear "
-                                        "within " +
-                                        std::to_string(limit.count()) + " ms");
+    if (owed && all.size() < count) {
+        // s11frq: where every request still expected there is an NdkFastRegister, its page's
+        // rule first (FR-ST-01, FR-DEFER-01/02).
+        model::RuleIds rules;
+        {
+            std::lock_guard lock(oracle_mutex_);
+            rules = oracle_->missing_entry_page_rules(id(cq));
+        }
+        rules.push_back("WR-10");
+        owed_but_missing(std::move(rules), std::to_string(count - all.size()) + " of " +
+                                               std::to_string(count) +
+                                               " completions did not appear "
+                                               "within " +
+                                               std::to_string(limit.count()) + " ms");
+    }
     return all;
 }
 

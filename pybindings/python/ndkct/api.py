@@ -231,8 +231,9 @@ class Adapter:
         connect event...), on the provider's thread: the callback is held until
         :meth:`release_hook` (at most ``hold`` seconds), then makes the NDK ``calls``, each a
         tuple ``("register_mr", mr, chain, flags)``, ``("initialize_fast_register_mr", mr,
-        pages, remote_access)``, ``("create_qp", pd, cq)`` or ``("create_mr", pd,
-        fast_register)``. See :meth:`wait_hook`, :meth:`unhook_events`."""
+        pages, remote_access)``, ``("create_qp", pd, cq)``, ``("create_mr", pd,
+        fast_register)`` or ``("fast_register", qp, context, mr, pages, fbo, length,
+        base_virtual_address, flags)``. See :meth:`wait_hook`, :meth:`unhook_events`."""
         lowered = [tuple(getattr(x, "handle", x) for x in call) for call in calls]
         self._s.hook_events(obj.handle, lowered, int(hold * 1000))
 
