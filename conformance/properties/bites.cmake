@@ -114,3 +114,4 @@ ndkct_property_bites(lam_size_check_one_page_more   LAM-SIZE-05     MemoryRegist
 ndkct_property_bites(fr_entry_after_invalid_parameter FR-ST-04      MemoryRegistration)
 ndkct_property_bites(fr_posted_unsignaled           FR-ST-01        FastRegisterCompletion)
 ndkct_property_bites(fr_deferred_dropped            FR-DEFER-01     FastRegisterCompletion)
+ndkct_property_bites(fr_waits_for_callback          FR-IRQL-01      FastRegisterCompletion)

@@ -1647,10 +1647,13 @@ NTSTATUS Session::fast_register(NDK_QP* qp, void* context, NDK_MR* mr,
     for (const auto& page : pages)
         call.adapter_pages.push_back(static_cast<uint64_t>(page.QuadPart));
     InFlight flight(*this, call, {{qp, "QP"}, {mr, "MR"}});
+    const auto started = std::chrono::steady_clock::now();
     NTSTATUS s = table<NDK_QP_DISPATCH>(qp).NdkFastRegister(
         qp, context, mr, static_cast<ULONG>(pages.size()), pages.data(), fbo, length,
         reinterpret_cast<PVOID>(base), flags);
     flight.returned(s);
+    // FR-IRQL-01, GEN-IRQL-01: made inside a provider callback (a hook), it may not block.
+    watch_hook_call(*this, options_.hook_call_watchdog, "NdkFastRegister", started);
     return post(call, s);
 }
 
