@@ -518,10 +518,14 @@ void FastRegister::show(std::ostream& os) const {
 }
 
 void FastRegister::run(const World&, Sut& sut) const {
+    if (!sut.object<NDK_QP>(qp) || !sut.object<NDK_MR>(mr) || !sut.object<void>(lam))
+        return skipped(sut, *this, "its QP, MR or LAM was never created");
+    finish(sut, *this, call(sut));
+}
+
+std::string FastRegister::call(Sut& sut) const {
     auto* q = sut.object<NDK_QP>(qp);
     auto* m = sut.object<NDK_MR>(mr);
-    if (!q || !m || !sut.object<void>(lam))
-        return skipped(sut, *this, "its QP, MR or LAM was never created");
     std::vector<NDK_LOGICAL_ADDRESS> pages = sut.lams[lam]->pages();
     pages.resize(page_count, pages.empty() ? NDK_LOGICAL_ADDRESS{} : pages.back());
     uint32_t fbo = fbo_mode == Fbo::from_lam ? sut.lams[lam]->fbo
@@ -538,9 +542,8 @@ void FastRegister::run(const World&, Sut& sut) const {
         sut.mrs[mr].length = length;
         learn_tokens(sut, mr);
     }
-    finish(sut, *this,
-           answer(s) + " (FBO=" + hex(fbo) + ", Length=" + hex(length) +
-               ", BaseVirtualAddress=" + hex(base) + ")");
+    return answer(s) + " (FBO=" + hex(fbo) + ", Length=" + hex(length) +
+           ", BaseVirtualAddress=" + hex(base) + ")";
 }
 
 FastRegistration::FastRegistration(const World& w) : Composite(w) {
@@ -1420,6 +1423,7 @@ void CallFromNotification::checkPreconditions(const World& w) const {
     RC_PRE(w.is(cq, Kind::cq));
     if (register_mr) register_mr->checkPreconditions(w);
     if (initialize) initialize->checkPreconditions(w);
+    if (fast_register) fast_register->checkPreconditions(w);
     World after = w;  // each close in turn (the CQ's once its QPs are closed)
     for (const auto& c : closes) {
         c->checkPreconditions(after);
@@ -1430,6 +1434,7 @@ void CallFromNotification::checkPreconditions(const World& w) const {
 void CallFromNotification::apply(World& w) const {
     if (register_mr) register_mr->apply(w);
     if (initialize) initialize->apply(w);
+    if (fast_register) fast_register->apply(w);
     for (const auto& c : closes)
         c->apply(w);
 }
@@ -1439,6 +1444,7 @@ void CallFromNotification::show(std::ostream& os) const {
        << "), from its notification callback: ";
     if (register_mr) register_mr->show(os);
     if (initialize) initialize->show(os);
+    if (fast_register) fast_register->show(os);
     for (size_t i = 0; i < closes.size(); ++i) {
         if (i) os << ", ";
         closes[i]->show(os);
@@ -1451,9 +1457,14 @@ void CallFromNotification::run(const World&, Sut& sut) const {
     if ((register_mr && !sut.object<NDK_MR>(register_mr->mr)) ||
         (initialize && !sut.object<NDK_MR>(initialize->mr)))
         return skipped(sut, *this, "the MR was never created");
+    if (fast_register &&
+        (!sut.object<NDK_QP>(fast_register->qp) || !sut.object<NDK_MR>(fast_register->mr) ||
+         !sut.object<void>(fast_register->lam)))
+        return skipped(sut, *this, "the fast registration's QP, MR or LAM was never created");
     auto make_call = [this, &sut] {
         if (register_mr) return register_mr->call(sut);
         if (initialize) return initialize->call(sut);
+        if (fast_register) return fast_register->call(sut);
         std::string a;
         for (const auto& close : closes)  // a QP never created is not closed
             if (sut.object<void>(close->slot)) a += (a.empty() ? "" : ", ") + close->call(sut);

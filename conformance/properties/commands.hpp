@@ -243,6 +243,9 @@ struct FastRegister : Command {
     }
     void apply(World& w) const override { w.settle(mr, qp); }
     void run(const World& w, Sut& sut) const override;
+    // The call itself, from run() or from inside a provider callback (FastRegisterFromNotification,
+    // commands_s11frq.hpp); returns the answer.
+    std::string call(Sut& sut) const;
     void show(std::ostream& os) const override;
 };
 
@@ -627,11 +630,15 @@ struct CallFromNotification : Command {
     std::shared_ptr<const RegisterMr> register_mr;               // the call: this one,
     std::shared_ptr<const InitializeFastRegisterMr> initialize;  // or this one (IFR-IRQL-01),
     std::vector<std::shared_ptr<const CloseObject>> closes;      // or these (the QPs, then cq)
+    std::shared_ptr<const FastRegister> fast_register;           // or this one (FR-IRQL-01, s11frq)
     explicit CallFromNotification(const World& w, int only_cq = -1);
     void checkPreconditions(const World& w) const override;
     void apply(World& w) const override;
     void run(const World& w, Sut& sut) const override;
     void show(std::ostream& os) const override;
+
+  protected:
+    CallFromNotification() = default;  // a subclass draws the call itself
 };
 
 // A CQ of its own for the calls from inside its notification callback: NdkCreateCq, NdkCreateQp

@@ -17,6 +17,7 @@
 #include "commands_s11rmr.hpp"
 #include "commands_s11lam.hpp"
 #include "commands_s11flags.hpp"
+#include "commands_s11frq.hpp"
 #include "ndkct/conformance/suite.hpp"
 #include "property.hpp"
 
@@ -234,6 +235,19 @@ NDKCT_PROPERTY(AccessFlags, "ndk.property.access_flags", "FR-ALIGN-02", "FR-FLG-
                   InitializeFastRegisterMr, BuildLam, FastRegister, ZeroBaseFastRegister,
                   ZeroBaseFastRegister, FastRegistration, Write, Read, Receive, SendToReceive,
                   GetCqResults>());
+}
+
+// NdkFastRegister's completion contract (issue 13, s11frq): fast registrations of every kind
+// with the writes, reads and invalidations that use them, chains of DEFER requests (FR-DEFER-01,
+// FR-DEFER-02) and the CQ polling that judges their entries, and fast registrations made from
+// inside the initiator CQ's notification callback (FR-IRQL-01: they may not wait there).
+NDKCT_PROPERTY(FastRegisterCompletion, "ndk.property.fast_register_completion", "FR-IRQL-01",
+               "FR-ST-01", "FR-ST-04", "FR-DEFER-01", "FR-DEFER-02", "FR-QP-01") {
+    check("ndk.property.fast_register_completion",
+          machine<CreateMr, InitializeFastRegisterMr, BuildLam, FastRegister, FastRegistration,
+                  Write, Read, Invalidate, DeferredChain, DeferredChain, GetCqResults,
+                  FastRegisterFromNotification, FastRegisterAfterAnEntry,
+                  FastRegisterAfterAnEntry>());
 }
 
 // Every command at once: the one big machine.

@@ -106,7 +106,8 @@ NDKCT_TEST(Bites, FastRegisterBaseNotCongruentToFboRegistersNothing,
 }
 
 NDKCT_TEST(Bites, FastRegisterRemoteRightsNeedRemoteAccess,
-           "ndk.bites.fast_register.remote_rights_refused", "FR-ACC-01", "FR-ST-04", "WR-05") {
+           "ndk.bites.fast_register.remote_rights_refused", "FR-ACC-01", "FR-ACC-04", "FR-ST-04",
+           "WR-05") {
     FastRegisterBench bench(session(), 4);
     ASSERT_TRUE(bench.ready()) << bench.pair.problem;
     NDK_MR* mr = bench.mr(false);
@@ -122,6 +123,7 @@ NDKCT_TEST(Bites, FastRegisterRemoteRightsNeedRemoteAccess,
     NDKCT_RULE("WR-10", "WR-05");
     auto results = drain_until(session(), bench.pair.cq, &marker);
     EXPECT_TRUE(find_result(results, &marker)) << "the valid request did not complete";
+    NDKCT_RULE("FR-ACC-04", "FR-ST-04", "WR-05");  // the page's rules for its refusal first
     EXPECT_FALSE(find_result(results, &refused))
         << "a request refused inline made a CQ entry (WR-05)";
 }

@@ -920,7 +920,7 @@ NDKCT_TEST(FastRegister, InlineFailureHandsEarlierDeferredRequestsOver,
                              NDK_OP_FLAG_ALLOW_REMOTE_READ | NDK_OP_FLAG_DEFER));
     }
     // The consumer stops here: no request without DEFER follows, yet the first must complete.
-    NDKCT_RULE("DEFER-04", "FR-DEFER-02", "DEFER-06");
+    NDKCT_RULE("FR-DEFER-02", "DEFER-04", "DEFER-06");  // the refusal is NdkFastRegister's
     auto results = session().drain(r.pair.cq, 1);
     ASSERT_EQ(results.size(), 1u)
         << "the deferred request was not handed over after the inline failure";
@@ -959,7 +959,7 @@ NDKCT_TEST(FastRegister, InlineFailureHandsTheWholeDeferredChainOver,
         ASSERT_STATUS(STATUS_ACCESS_VIOLATION, r.post(&refused, local_only, r.pages(), 0, PAGE_SIZE,
                                                       kFarBase, NDK_OP_FLAG_ALLOW_REMOTE_WRITE));
     }
-    NDKCT_RULE("DEFER-04", "FR-DEFER-02", "DEFER-03");
+    NDKCT_RULE("FR-DEFER-02", "DEFER-04", "DEFER-03");  // the refusal is NdkFastRegister's
     auto results = session().drain(r.pair.cq, 3);
     ASSERT_EQ(results.size(), 3u)
         << "deferred requests were not handed over after the inline failure";

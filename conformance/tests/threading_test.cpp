@@ -155,7 +155,7 @@ NDKCT_TEST(Threading, CallsFromInsideANotificationCallbackDoNotBlock,
         if (duration >= kWatchdog) {
             auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(duration).count();
             model::Verdict v;
-            v.add({{"GEN-IRQL-01", irql_rule.at(name)},
+            v.add({{irql_rule.at(name), "GEN-IRQL-01"},  // the page's rule first
                    name + " took " + std::to_string(ms) +
                        " ms inside a CQ notification callback (it may not block there; the "
                        "watchdog is " +

@@ -36,6 +36,11 @@ struct InCall {
     ULONG pages = 0;
     bool remote = false;
     std::shared_ptr<LamState> lam;  // build_lam: its result, kept by the Core (released at close)
+    // fast_register (FR-IRQL-01): object is the QP, second the MR.
+    uint64_t context = 0;
+    std::vector<NDK_LOGICAL_ADDRESS> page_list;
+    ULONG fbo = 0;
+    uint64_t base = 0;
 };
 
 struct InResult {
@@ -67,6 +72,7 @@ const char* ndk_name(const std::string& call) {
     if (call == "initialize_fast_register_mr") return "NdkInitializeFastRegisterMr";
     if (call == "create_qp") return "NdkCreateQp";
     if (call == "build_lam") return "NdkBuildLam";
+    if (call == "fast_register") return "NdkFastRegister";
     return "NdkCreateMr";
 }
 
@@ -84,6 +90,10 @@ void run_calls(conformance::Session& s, EventHook& h) {
             r.status =
                 s.initialize_fast_register_mr(static_cast<NDK_MR*>(c.object), c.pages, c.remote)
                     .status;
+        } else if (c.name == "fast_register") {
+            r.status = s.fast_register(
+                static_cast<NDK_QP*>(c.object), reinterpret_cast<void*>(c.context),
+                static_cast<NDK_MR*>(c.second), c.page_list, c.fbo, c.length, c.base, c.flags);
         } else if (c.name == "create_qp") {
             static int qp_context;
             auto* cq = static_cast<NDK_CQ*>(c.second);
@@ -154,11 +164,25 @@ InCall parse_call(Core& c, const py::tuple& t) {
     } else if (call.name == "create_mr" && t.size() == 3) {
         call.object = c.need(h, {Kind::pd}, "pd");
         call.remote = t[2].cast<bool>();  // fast register
+    } else if (call.name == "fast_register" && t.size() == 9) {
+        call.object = c.need(h, {Kind::qp}, "qp");
+        call.context = t[2].cast<uint64_t>();
+        call.second = c.need(t[3].cast<uint64_t>(), {Kind::mr}, "mr");
+        for (uint64_t page : t[4].cast<std::vector<uint64_t>>()) {
+            NDK_LOGICAL_ADDRESS a{};
+            a.QuadPart = static_cast<LONG64>(page);
+            call.page_list.push_back(a);
+        }
+        call.fbo = t[5].cast<ULONG>();
+        call.length = t[6].cast<size_t>();
+        call.base = t[7].cast<uint64_t>();
+        call.flags = t[8].cast<ULONG>();
     } else {
         throw py::value_error(
             "calls inside a callback: ('register_mr', mr, chain, flags), "
             "('initialize_fast_register_mr', mr, pages, remote_access), ('create_qp', pd, cq), "
-            "('create_mr', pd, fast_register), ('build_lam', chain)");
+            "('create_mr', pd, fast_register), ('build_lam', chain), ('fast_register', qp, "
+            "context, mr, pages, fbo, length, base_virtual_address, flags)");
     }
     return call;
 }
@@ -214,7 +238,9 @@ void bind_hooks(SessionClass& cls) {
            "is held until release_hook() (at most hold_ms), then makes the NDK `calls` (tuples: "
            "('register_mr', mr, chain, flags), ('initialize_fast_register_mr', mr, pages, "
            "remote_access), ('create_qp', pd, cq), ('create_mr', pd, fast_register), "
-           "('build_lam', chain): the chain's bytes, into a buffer of the size they need).")
+           "('build_lam', chain): the chain's bytes, into a buffer of the size they need, "
+           "('fast_register', qp, context, mr, pages, fbo, length, base_virtual_address, "
+           "flags)).")
         .def(
             "release_hook",
             [](Core& c, uint64_t object) {

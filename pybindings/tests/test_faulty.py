@@ -36,7 +36,7 @@ def faults():
 # descriptions name beside the main one.
 ALSO = {
     "close_early": ["CLOSE-03", "CQP-LIFE-01"],
-    "defer_stranded_on_refusal": ["FR-DEFER-02", "DEFER-06"],
+    "defer_stranded_on_refusal": ["DEFER-04", "DEFER-06"],
     "fr_pages_reordered": ["FR-MAP-01"],
     "send_drops_solicit": ["CQ-NOT-10"],
 }

@@ -966,11 +966,11 @@ Expectation Model::expect_call(const calls::FastRegister& c) const {
     return e;
 }
 
-void Model::commit(const calls::FastRegister& c, const Observed&, Applied&, Stage stage) {
+void Model::commit(const calls::FastRegister& c, const Observed& observed, Applied&, Stage stage) {
     if (stage == Stage::refused) {
         // FR-ST-04, FR-ACC-04: not posted, so no entry may appear for it and nothing is
         // registered; FR-DEFER-02, DEFER-06: earlier DEFER requests reach the hardware first.
-        refuse_post(c.qp, c.request_context);
+        refuse_post(c.qp, c.request_context, observed.status);
         return;
     }
     if (stage != Stage::done) return;

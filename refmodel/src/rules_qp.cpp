@@ -54,6 +54,12 @@ void gather_into(const HostMemoryView& memory, const Extent& extent, std::vector
 
 constexpr size_t kRememberedContexts = 64;
 
+// FR-DEFER-02: the held request was handed over by an NdkFastRegister's inline refusal.
+bool handed_over_by_fast_register(const QpState& q, Context request_context) {
+    return std::find(q.handed_over_by_fast_register.begin(), q.handed_over_by_fast_register.end(),
+                     request_context) != q.handed_over_by_fast_register.end();
+}
+
 void remember(std::deque<Context>& list, Context context) {
     list.push_back(context);
     if (list.size() > kRememberedContexts) list.pop_front();
@@ -706,9 +712,23 @@ void Model::post(ObjectId qp, const Call& call, Context request_context, uint32_
     posting_qp_ = 0;
 }
 
-void Model::refuse_post(ObjectId qp, Context request_context) {
+void Model::refuse_post(ObjectId qp, Context request_context,
+                        std::optional<NTSTATUS> fast_register_status) {
     if (auto* q = state_mut<QpState>(qp)) {
         remember(q->failed_inline, request_context);
+        // A context used again: what is remembered is its latest refusal's.
+        std::erase(q->failed_inline_fast_register, request_context);
+        std::erase(q->failed_inline_access_violation, request_context);
+        if (fast_register_status) {
+            remember(q->failed_inline_fast_register, request_context);  // FR-ST-04
+            if (*fast_register_status == STATUS_ACCESS_VIOLATION)
+                remember(q->failed_inline_access_violation, request_context);  // FR-ACC-04
+            for (Context held : q->deferred_posted)                            // FR-DEFER-02
+                remember(q->handed_over_by_fast_register, held);
+        } else {
+            for (Context held : q->deferred_posted)
+                std::erase(q->handed_over_by_fast_register, held);
+        }
         // DEFER-04: the refusal hands the chain so far to the hardware.
         q->handed_over.insert(q->handed_over.end(), q->deferred_posted.begin(),
                               q->deferred_posted.end());
@@ -1826,12 +1846,49 @@ Verdict Model::expect_handed_over_completed(ObjectId qp) const {
         if (done.outcome != Completion::Outcome::any &&
             std::find(q->handed_over.begin(), q->handed_over.end(), done.request_context) !=
                 q->handed_over.end())
-            v.add({{"DEFER-04", "FR-DEFER-02"},
+            v.add({handed_over_by_fast_register(*q, done.request_context)
+                       ? RuleIds{"FR-DEFER-02", "DEFER-04"}
+                       : RuleIds{"DEFER-04", "FR-DEFER-02"},
                    "no completion appeared for the request with RequestContext " +
                        num(done.request_context) + " on QP " + num(qp) +
                        ", posted with NDK_OP_FLAG_DEFER before a request the provider refused "
                        "inline (the refusal had to hand it to the hardware)"});
     return v;
+}
+
+namespace {
+
+// s11frq: the page rule NdkFastRegister's page gives a missing entry (nullptr: none, or one whose
+// rule is its failure's: a silent request that had to fail): any DEFER request an
+// NdkFastRegister's inline refusal handed over (FR-DEFER-02), or a fast registration's own.
+const char* fast_register_missing_rule(const QpState& q, const Completion& done) {
+    if (done.receive_queue) return nullptr;
+    if (handed_over_by_fast_register(q, done.request_context)) return "FR-DEFER-02";
+    if (done.type != NdkOperationTypeFastRegister) return nullptr;
+    if (done.deferred) return "FR-DEFER-01";  // DEFER is a hint: it completes all the same
+    if (done.silent_flag) return nullptr;
+    return "FR-ST-01";  // STATUS_SUCCESS: an entry will be queued
+}
+
+}  // namespace
+
+RuleIds Model::missing_entry_page_rules(ObjectId cq) const {
+    RuleIds rules;
+    const auto* c = state_of<CqState>(cq);
+    if (!c) return rules;
+    for (ObjectId qp_id : c->qps) {
+        const auto* q = state_of<QpState>(qp_id);
+        if (!q) continue;
+        for (const auto* list : {&q->initiator_pending, &q->receive_pending})
+            for (const auto& done : *list) {
+                if (done.cq != cq || done.outcome == Completion::Outcome::any) continue;
+                const char* rule = fast_register_missing_rule(*q, done);
+                if (!rule) return {};  // another request is missing too: the generic rule
+                if (std::find(rules.begin(), rules.end(), rule) == rules.end())
+                    rules.push_back(rule);
+            }
+    }
+    return rules;
 }
 
 Verdict Model::expect_nothing_outstanding(ObjectId qp) {
@@ -1845,7 +1902,9 @@ Verdict Model::expect_nothing_outstanding(ObjectId qp) {
                 auto handed =
                     std::find(q->handed_over.begin(), q->handed_over.end(), done.request_context);
                 if (!done.receive_queue && handed != q->handed_over.end())
-                    v.add({{"DEFER-04", "WR-10"},
+                    v.add({handed_over_by_fast_register(*q, done.request_context)
+                               ? RuleIds{"FR-DEFER-02", "DEFER-04", "WR-10"}
+                               : RuleIds{"DEFER-04", "WR-10"},
                            "no completion appeared for the request with RequestContext " +
                                num(done.request_context) + " on QP " + num(qp) +
                                ", posted with NDK_OP_FLAG_DEFER before a request the provider "
@@ -1866,15 +1925,24 @@ Verdict Model::expect_nothing_outstanding(ObjectId qp) {
                                     num(done.request_context) + " on QP " + num(qp) +
                                     ", posted with NDK_OP_FLAG_SILENT_SUCCESS, which must fail (" +
                                     done.why + "): it was taken as a silent success"});
-                } else if (done.deferred)  // DEFER-03: DEFER leaves the duty unchanged
-                    v.add({{"WR-10", "DEFER-03", "FLS-03"},
+                } else if (done.deferred) {  // DEFER-03: DEFER leaves the duty unchanged
+                    RuleIds rules{"WR-10", "DEFER-03", "FLS-03"};
+                    // FR-DEFER-01: NdkFastRegister's page says so for itself.
+                    if (const char* page = fast_register_missing_rule(*q, done))
+                        rules.insert(rules.begin(), page);
+                    v.add({std::move(rules),
                            "no completion appeared for the request with RequestContext " +
                                num(done.request_context) + " on QP " + num(qp) +
                                ", posted with NDK_OP_FLAG_DEFER"});
-                else
-                    v.add({{"WR-10", "FLS-03"},
+                } else {
+                    RuleIds rules{"WR-10", "FLS-03"};
+                    // FR-ST-01: an NdkFastRegister that returned STATUS_SUCCESS owes its entry.
+                    if (const char* page = fast_register_missing_rule(*q, done))
+                        rules.insert(rules.begin(), page);
+                    v.add({std::move(rules),
                            "no completion appeared for the request with RequestContext " +
                                num(done.request_context) + " on QP " + num(qp)});
+                }
             }
             for (const auto& l : done.landings)
                 note_landing(l, -1);
@@ -2011,7 +2079,10 @@ Verdict Model::observe_completion(ObjectId cq, const NDK_RESULT_EX& r, bool ex, 
                            "expected (WR-10)",
                        true});
             }
-            if (!receive) std::erase(q.handed_over, request);
+            if (!receive) {
+                std::erase(q.handed_over, request);
+                std::erase(q.handed_over_by_fast_register, request);
+            }
             // Judged in place and removed at the end (CQ-GET-04: removed once), not moved out:
             // a Completion is a few hundred bytes and this is every entry's path.
             Completion& expected = *it;
@@ -2212,9 +2283,15 @@ Verdict Model::observe_completion(ObjectId cq, const NDK_RESULT_EX& r, bool ex, 
                    std::find(list.begin(), list.end(), request) != list.end();
         };
         if (listed(q.failed_inline)) {
-            // WR-05, DEFER-03: a request refused inline, deferred or not, leaves no entry.
-            v.add({{"WR-05", "FR-ST-04", "DEFER-03"},
-                   what() + " belongs to a request that failed inline"});
+            // WR-05, DEFER-03: a request refused inline, deferred or not, leaves no entry. An
+            // NdkFastRegister's page says so for itself (FR-ST-04), and for its
+            // STATUS_ACCESS_VIOLATION in particular (FR-ACC-04): those first.
+            RuleIds rules;
+            if (listed(q.failed_inline_access_violation)) rules.push_back("FR-ACC-04");
+            if (listed(q.failed_inline_fast_register)) rules.push_back("FR-ST-04");
+            for (const char* generic : {"WR-05", "DEFER-03"})
+                rules.push_back(generic);
+            v.add({std::move(rules), what() + " belongs to a request that failed inline"});
             return v;
         }
         if (listed(q.unjudged)) return v;  // accepted against the verdict: reported then

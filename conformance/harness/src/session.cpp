@@ -1527,12 +1527,21 @@ std::vector<NDK_RESULT_EX> Session::drain(NDK_CQ* cq, size_t count, milliseconds
         if (std::chrono::steady_clock::now() > deadline) break;
         if (got.empty()) std::this_thread::sleep_for(std::chrono::microseconds(200));
     }
-    if (owed && all.size() < count)
-        owed_but_missing({"WR-10"}, std::to_string(count - all.size()) + " of " +
-                                        std::to_string(count) +
-                                        " completions did not appear "
-                                        "within " +
-                                        std::to_string(limit.count()) + " ms");
+    if (owed && all.size() < count) {
+        // s11frq: where every request still expected there is an NdkFastRegister, its page's
+        // rule first (FR-ST-01, FR-DEFER-01/02).
+        model::RuleIds rules;
+        {
+            std::lock_guard lock(oracle_mutex_);
+            rules = oracle_->missing_entry_page_rules(id(cq));
+        }
+        rules.push_back("WR-10");
+        owed_but_missing(std::move(rules), std::to_string(count - all.size()) + " of " +
+                                               std::to_string(count) +
+                                               " completions did not appear "
+                                               "within " +
+                                               std::to_string(limit.count()) + " ms");
+    }
     return all;
 }
 
@@ -1642,10 +1651,13 @@ NTSTATUS Session::fast_register(NDK_QP* qp, void* context, NDK_MR* mr,
     for (const auto& page : pages)
         call.adapter_pages.push_back(static_cast<uint64_t>(page.QuadPart));
     InFlight flight(*this, call, {{qp, "QP"}, {mr, "MR"}});
+    const auto started = std::chrono::steady_clock::now();
     NTSTATUS s = table<NDK_QP_DISPATCH>(qp).NdkFastRegister(
         qp, context, mr, static_cast<ULONG>(pages.size()), pages.data(), fbo, length,
         reinterpret_cast<PVOID>(base), flags);
     flight.returned(s);
+    // FR-IRQL-01, GEN-IRQL-01: made inside a provider callback (a hook), it may not block.
+    watch_hook_call(*this, options_.hook_call_watchdog, "NdkFastRegister", started);
     return post(call, s);
 }
 

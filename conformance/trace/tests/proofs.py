@@ -44,10 +44,23 @@ INVISIBLE = {
         "consumer that guards its buffer (the live harness does) can see it",
     # Issue 13's faults whose own rule only a test body or the live oracle's memory can see:
     "defer_stranded_on_refusal":
-        "DEFER-04's 'indicated to the hardware': the deferred requests an inline refusal had to "
-        "hand over never complete; the live test fails waiting for their entries (BODY_ONLY's "
+        "FR-DEFER-02's (DEFER-04's) 'indicated to the hardware': the deferred requests an inline "
+        "refusal of NdkFastRegister had to hand over never complete; the live test fails waiting for their entries (BODY_ONLY's "
         "kind): the trace shows the refusal and no entries, but not that they were owed by a "
         "given time, and the teardown's NdkFlush then accounts for them",
+    # s11frq: a fast registration's entry that never comes, the same kind as
+    # defer_stranded_on_refusal's.
+    "fr_posted_unsignaled":
+        "FR-ST-01's 'a completion entry will be queued': the fast registration returned "
+        "STATUS_SUCCESS without SILENT_SUCCESS and its entry never comes; the live test fails "
+        "waiting for it (the harness's drain names the page rule): the trace shows the call and "
+        "no entry, but not that one was owed by a given time, and the teardown's NdkFlush then "
+        "accounts for it",
+    "fr_deferred_dropped":
+        "FR-DEFER-01's 'must still complete once a request without DEFER is posted': the "
+        "deferred fast registration never completes; the live test fails waiting for its entry: "
+        "the trace shows the calls and no entry, but not that one was owed by a given time, and "
+        "the teardown's NdkFlush then accounts for it",
     "send_drops_solicit":
         "SND-04's solicited event: the receive completes but the SOLICITED arm is never "
         "satisfied; the live test fails waiting for the notification (BODY_ONLY's kind): the "

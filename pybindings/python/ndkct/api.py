@@ -232,8 +232,9 @@ class Adapter:
         :meth:`release_hook` (at most ``hold`` seconds), then makes the NDK ``calls``, each a
         tuple ``("register_mr", mr, chain, flags)``, ``("initialize_fast_register_mr", mr,
         pages, remote_access)``, ``("create_qp", pd, cq)``, ``("create_mr", pd,
-        fast_register)`` or ``("build_lam", chain)`` (the chain's bytes, into a mapping buffer
-        of the size they need). See :meth:`wait_hook`, :meth:`unhook_events`."""
+        fast_register)``, ``("build_lam", chain)`` (the chain's bytes, into a mapping buffer
+        of the size they need) or ``("fast_register", qp, context, mr, pages, fbo, length,
+        base_virtual_address, flags)``. See :meth:`wait_hook`, :meth:`unhook_events`."""
         lowered = [tuple(getattr(x, "handle", x) for x in call) for call in calls]
         self._s.hook_events(obj.handle, lowered, int(hold * 1000))
 

@@ -252,7 +252,7 @@ address_buffers = st.sampled_from([128, 16, 4, 0])
 
 # ---- callbacks ----
 
-#: What a consumer does inside a CQ notification callback: an NDK call (GEN-IRQL-01), or close
-#: the CQ (CLOSE-07).
+#: What a consumer does inside a CQ notification callback: an NDK call (GEN-IRQL-01; s11frq:
+#: NdkFastRegister, FR-IRQL-01), or close the CQ (CLOSE-07).
 calls_in_callbacks = st.sampled_from(["register_mr", "initialize_fast_register_mr", "create_qp",
-                                      "create_mr", "close_cq"])
+                                      "create_mr", "close_cq", "fast_register"])

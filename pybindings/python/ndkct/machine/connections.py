@@ -137,8 +137,21 @@ class ConnectionRules:
         if not self.usable(pair):
             return
         link, adapter = pair.link, self.adapter
+        fast_mr = None  # fast_register: an MR of its own, initialized for one page
         try:
-            if call == "register_mr":
+            if call == "fast_register":
+                mapping = self.map(pair.source, 0)
+                if mapping is None:
+                    return
+                fast_mr = link.pd.create_mr(fast_register=True)
+                if not _ndkct.nt_success(fast_mr.initialize_fast_register(1, False, check=False)):
+                    fast_mr.close()
+                    return
+                # s11frq: NdkFastRegister on the pair's QP a (FR-IRQL-01), a valid one: its
+                # entry comes on this CQ and is settled below.
+                what = (call, link.a, adapter.next_context(), fast_mr, mapping.lam.pages[:1], 0,
+                        PAGE_SIZE, self.label(), _ndkct.OP_FLAG_ALLOW_LOCAL_WRITE)
+            elif call == "register_mr":
                 what = (call, link.pd.create_mr(), pair.sink.describe(0, PAGE_SIZE),
                         _ndkct.MR_FLAG_ALLOW_LOCAL_WRITE)
             elif call == "initialize_fast_register_mr":
@@ -165,6 +178,9 @@ class ConnectionRules:
         made += [o for *_, o in adapter.unhook_events(link.cq) if o is not None]
         for o in made:
             o.close()
+        if fast_mr is not None:
+            self.settle(pair)  # its entry, if the hook ran after the settle above
+            fast_mr.close()
 
     def _close_cq_in_notification(self, pair):
         """A new CQ's close while its notification callback runs and its QP is still open: it

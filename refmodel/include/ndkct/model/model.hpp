@@ -166,6 +166,11 @@ class Model {
     // DEFER-04: the requests an inline refusal handed to the hardware, still without their
     // entries once the harness has waited for them (before it flushes the QP).
     Verdict expect_handed_over_completed(ObjectId qp) const;
+    // s11frq: the page rules a wait for entries on `cq` that gave up breaks first, judged by
+    // the requests still expected there: where every one is an NdkFastRegister, its page's
+    // (FR-DEFER-02 handed over by its refusal, FR-DEFER-01 deferred, else FR-ST-01); empty
+    // otherwise (the generic WR-10 alone).
+    RuleIds missing_entry_page_rules(ObjectId cq) const;
     // Completions the model still expects on a QP (check) or that are queued (simulate).
     size_t outstanding_completions(ObjectId qp) const;
     // A notification the provider owes: an arm is outstanding and an event that satisfies it
@@ -355,7 +360,10 @@ class Model {
     void release_deferred(ObjectId qp);  // DEFER-04: hand earlier DEFER requests to the "HW"
     // An initiator post refused inline: it may never show up on a CQ (WR-05, checked through
     // the remembered context), and earlier DEFER requests reach the "HW" first (DEFER-04).
-    void refuse_post(ObjectId qp, Context request_context);
+    // `fast_register_status`: the inline status of a refused NdkFastRegister, whose page names
+    // these duties for itself (FR-ST-04, FR-ACC-04, FR-DEFER-02).
+    void refuse_post(ObjectId qp, Context request_context,
+                     std::optional<NTSTATUS> fast_register_status = std::nullopt);
     // `target`: the MR or MW a FastRegister, Bind or Invalidate acts on (Completion::target).
     Completion initiator_completion(ObjectId qp, Context request_context, NDK_OPERATION_TYPE type,
                                     ObjectId target) const;

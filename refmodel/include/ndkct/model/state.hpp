@@ -341,6 +341,11 @@ struct QpState {
         0;  // the connection's effective OutboundReadLimit (CONN-RL-01/02)
     // Check mode: contexts of requests that must never show up on a CQ (WR-05, WR-SILENT-01).
     std::deque<Context> failed_inline;
+    // s11frq: those of failed_inline refused by NdkFastRegister, whose page says it itself (an
+    // entry names FR-ST-04 first), and of these the ones refused with STATUS_ACCESS_VIOLATION
+    // (FR-ACC-04 first).
+    std::deque<Context> failed_inline_fast_register;
+    std::deque<Context> failed_inline_access_violation;
     std::deque<Context> silent_successes;
     // Requests the oracle already reported against (accepted although they had to fail): their
     // entries, if any, are not judged again.
@@ -353,6 +358,9 @@ struct QpState {
     // one of the latter names DEFER-04 before WR-10.
     std::vector<Context> deferred_posted;
     std::vector<Context> handed_over;
+    // s11frq: those of handed_over an NdkFastRegister's inline refusal handed over (FR-DEFER-02
+    // first: the page states the duty for its own refusal).
+    std::vector<Context> handed_over_by_fast_register;
     // Check mode: bytes a silent success moved, checked with the queue's next completion.
     std::vector<Completion::Landing> silent_landings;
 };
