@@ -1191,7 +1191,7 @@ bool Model::execute(ObjectId qp, WorkRequest& wr, const Call& call, Completion& 
     // The local grant is named first only where the remote side is a region: a window's reach
     // is where hardware families differ (a verbs type-2 window answers only through the QP
     // that bound it, rxe's BND-01 finding), so a failure through one may be the window's.
-    if (state_of<MwState>(target)) done.grant_rules.clear();
+    if (state_of<MwState>(target)) done.grant_rules = {};
     if (is_read) {
         std::vector<std::byte> data;
         determined = gather_expected(qp, remote, fenced, data);
