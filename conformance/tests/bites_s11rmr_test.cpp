@@ -1,6 +1,7 @@
 // NdkRegisterMr's page, the rules issue 13's s11rmr faults break where no other directed test
 // reached them: a registration that lacks resources leaves the MR unregistered, whichever shape
-// of chain ran the provider short (RMR-ST-03).
+// of chain ran the provider short (RMR-ST-03); the local token of an MR registered again is the
+// new registration's (RMR-TOK-01).
 #include "seed_support.hpp"
 
 namespace ndkct::conformance {
@@ -44,6 +45,44 @@ NDKCT_TEST(RegisterMrResources, RegistrationThatLacksResourcesLeavesTheMrUnregis
             session().close(made.object);
         }
     }
+}
+
+NDKCT_SUITE(RegisterMrTokens);
+
+// An MR registered, deregistered and registered again over other memory: the local token
+// NdkGetLocalTokenFromMr reports then is the one local SGEs use to reach the new region
+// (RMR-TOK-01): a's write from it lands its bytes at the target.
+NDKCT_TEST(RegisterMrTokens, LocalTokenOfANewRegistrationIsItsOwn,
+           "ndk.mr.register.local_token_after_reregister", "RMR-TOK-01", "RMR-DEREG-01") {
+    auto pair = session().loopback_pair();
+    ASSERT_TRUE(pair.connected) << pair.problem;
+    auto first = session().buffer(PAGE_SIZE);
+    auto second = session().buffer(2 * PAGE_SIZE);
+    seed::fill(first, 0x31);
+    seed::fill(second, 0x5A);
+    auto target = session().buffer(PAGE_SIZE);
+    auto dst = session().register_buffer(pair.pd, target, NDK_MR_FLAG_ALLOW_REMOTE_WRITE);
+    ASSERT_STATUS(STATUS_SUCCESS, dst.status);
+    auto made = session().create_mr(pair.pd, false);
+    ASSERT_TRUE(made.object);
+    auto c1 = platform::describe(first, 0, PAGE_SIZE);
+    ASSERT_STATUS(STATUS_SUCCESS,
+                  session().register_mr(made.object, c1.head(), PAGE_SIZE, 0).final_status);
+    session().local_token(made.object);
+    ASSERT_STATUS(STATUS_SUCCESS, session().deregister_mr(made.object).final_status);
+    auto c2 = platform::describe(second, 100, PAGE_SIZE);
+    ASSERT_STATUS(STATUS_SUCCESS,
+                  session().register_mr(made.object, c2.head(), PAGE_SIZE, 0).final_status);
+    UINT32 local = session().local_token(made.object);
+    static int context;
+    NDK_SGE sge = Session::sge(second, 100, 200, local);
+    ASSERT_STATUS(STATUS_SUCCESS, session().write(pair.b, &context, {&sge, 1},
+                                                  seed::address_of(target), dst.remote_token));
+    auto results = session().drain(pair.cq, 1);
+    ASSERT_EQ(results.size(), 1u);
+    EXPECT_EQ(results[0].RequestContext, &context);
+    EXPECT_STATUS(STATUS_SUCCESS, results[0].Status);
+    EXPECT_EQ(std::memcmp(target.data(), second.data() + 100, 200), 0);
 }
 
 }  // namespace

@@ -1118,6 +1118,19 @@ bool Model::execute(ObjectId qp, WorkRequest& wr, const Call& call, Completion& 
         if (const auto* mr = state_of<MrState>(target);
             mr && mr->local_token && *mr->local_token == remote_token)
             done.token_rule = mr->fast_register ? "FR-TOK-01" : "RMR-TOK-02";
+        // RMR-TOK-01: a local SGE's token that its MR's previous registration had (its
+        // NdkDeregisterMr completed), reported by NdkGetLocalTokenFromMr for the new one: if the
+        // request then fails, that getter broke its rule (named first).
+        if (done.token_rule || is_inline) return;
+        const ObjectId adapter = objects_[qp].adapter;
+        if (const auto* a = state_of<AdapterState>(adapter))
+            for (const auto& sge : sgl)
+                if (auto it = a->deregistered_tokens.find(sge.token);
+                    it != a->deregistered_tokens.end() &&
+                    object_of_token(adapter, sge.token, false) == it->second) {
+                    done.token_rule = "RMR-TOK-01";
+                    break;
+                }
     };
     // TOK-03 for an empty transfer: the docs are silent on whether a Read or Write of zero bytes
     // checks its RemoteToken; InfiniBand and RoCE do not validate the R_Key of a zero-length
@@ -1977,11 +1990,14 @@ Verdict Model::observe_completion(ObjectId cq, const NDK_RESULT_EX& r, bool ex, 
                     if (r.Status != STATUS_SUCCESS) {
                         RuleIds rules{rule, "CQ-CST-01"};
                         std::string because;
-                        if (expected.token_rule) {  // the token it was given is the local one
+                        if (expected.token_rule) {  // a getter's token (note_token)
                             rules.insert(rules.begin(), expected.token_rule);
-                            because =
-                                " (its RemoteToken is the target MR's local token: the "
-                                "remote token getter returned the local token)";
+                            because = std::string_view(expected.token_rule) == "RMR-TOK-01"
+                                          ? " (a local SGE's token is the one its MR's previous "
+                                            "registration had: the local token getter returned "
+                                            "a stale token)"
+                                          : " (its RemoteToken is the target MR's local token: "
+                                            "the remote token getter returned the local token)";
                         }
                         v.add({rules, what() + " should have succeeded, but its status is " +
                                           std::to_string(r.Status) + because});
