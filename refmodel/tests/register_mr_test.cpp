@@ -346,6 +346,17 @@ TEST_F(RegisteredAccess, ZeroBasedAddressDoesNotReachTheRegion) {
     EXPECT_EQ(c.rules.front(), "RMR-VA-02") << c.why;  // named before RMR-ACC-03
 }
 
+// RMR-VA-01: a region registered from mid-page starts at VA (StartVa + ByteOffset): an access
+// before it, inside [StartVa, StartVa + Length), fails and names that rule first.
+TEST_F(RegisteredAccess, AccessBetweenStartVaAndVaNamesTheRegionStart) {
+    Region from = h.register_mr(p.pd, source, 0, PAGE_SIZE, 0);
+    Region to = h.register_mr(p.pd, target, 512, 1024, NDK_MR_FLAG_ALLOW_REMOTE_WRITE);
+    Completion c = write(from, to.va - 4, to.remote, 8);
+    EXPECT_EQ(c.outcome, Completion::Outcome::error);
+    ASSERT_FALSE(c.rules.empty());
+    EXPECT_EQ(c.rules.front(), "RMR-VA-01") << c.why;
+}
+
 // RMR-ACC-01: a read needs remote read at the target; RMR-SINK-03: a sink registration works.
 TEST_F(RegisteredAccess, ReadNeedsRemoteReadAndASink) {
     fill(target.bytes(), 21);
