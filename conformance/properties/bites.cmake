@@ -117,3 +117,4 @@ ndkct_property_bites(mr_deregister_keeps_access     RMR-DEREG-01    RegisteredRe
 ndkct_property_bites(mr_resources_failure_keeps_registration RMR-ST-03 RegisteredRegions)
 ndkct_property_bites(mr_local_token_stale           RMR-TOK-01      RegisteredRegions)
 ndkct_property_bites(mr_region_from_start_va        RMR-VA-01       RegisteredRegions)
+ndkct_property_bites(mr_refuses_mid_page_joint      RMR-MDL-05      MemoryRegistration 7)
