@@ -133,6 +133,9 @@ ndkct_property_bites(mr_max_size_unchecked          RMR-LEN-02      MemoryRegist
 ndkct_property_bites(mr_zero_based_offsets          RMR-VA-02       RegisteredRegions)
 ndkct_property_bites(mr_deregister_keeps_access     RMR-DEREG-01    RegisteredRegions)
 ndkct_property_bites(mr_resources_failure_keeps_registration RMR-ST-03 RegisteredRegions)
+ndkct_property_bites(mr_local_token_stale           RMR-TOK-01      RegisteredRegions)
+ndkct_property_bites(mr_region_from_start_va        RMR-VA-01       RegisteredRegions)
+ndkct_property_bites(mr_refuses_mid_page_joint      RMR-MDL-05      MemoryRegistration 7)
 # s11lam (issue 13): NdkBuildLam's and NdkInitializeFastRegisterMr's remaining page rules.
 ndkct_property_bites(lam_callback_twice             LAM-ST-02       MemoryRegistration)
 ndkct_property_bites(ifr_callback_twice             IFR-ST-02       MemoryRegistration)

@@ -17,6 +17,9 @@ RegisteredBareOffsetWrite::RegisteredBareOffsetWrite(const World& w) : BareOffse
         const uint32_t length = w.slots[remote].length;
         remote_offset = *gen::inRange<uint32_t>(0, std::min<uint32_t>(length, 257));
     }
+    // Not silent: its failure is its own entry (a silent write the provider lets through leaves
+    // none, and only the missing entry of a failure would show, WR-10).
+    flags &= ~uint32_t(NDK_OP_FLAG_SILENT_SUCCESS);
 }
 
 void RegisteredBareOffsetWrite::show(std::ostream& os) const {
@@ -58,7 +61,8 @@ WriteAfterDeregister::WriteAfterDeregister(const World& w) : Write(w) {
         remote_kind = Kind::mr;
         remote_offset = *gen::inRange<uint32_t>(0, std::min<uint32_t>(w.slots[remote].length, 257));
     }
-    flags &= ~uint32_t(NDK_OP_FLAG_INLINE);
+    // Not silent either (RegisteredBareOffsetWrite): a failure it must have is its own entry.
+    flags &= ~uint32_t(NDK_OP_FLAG_INLINE | NDK_OP_FLAG_SILENT_SUCCESS);
 }
 
 void WriteAfterDeregister::run(const World&, Sut& sut) const {
@@ -136,6 +140,67 @@ std::vector<std::shared_ptr<const Command>> RegisterTwice::steps(int base) const
     auto b = std::make_shared<RegisterMr>(*second);
     b->mr = moved(b->mr, base);
     return {create_mr, a, b};
+}
+
+ReregisteredSourceWrite::ReregisteredSourceWrite(const World& w) : Composite(w) {
+    World after = w;
+    const int target = made_at, source = made_at + 1;
+    auto ct = std::make_shared<CreateMr>(w);
+    ct->fast_register = false;
+    ct->apply(after);
+    auto rt = std::make_shared<RegisterMr>(after);
+    rt->mr = target;
+    rt->flags = NDK_MR_FLAG_ALLOW_LOCAL_WRITE | NDK_MR_FLAG_ALLOW_REMOTE_WRITE;
+    rt->region.shape = Region::Shape::whole;
+    rt->length = rt->region.length;
+    rt->apply(after);
+    auto cs = std::make_shared<CreateMr>(after);
+    cs->fast_register = false;
+    cs->pd = ct->pd;
+    cs->apply(after);
+    auto rs = std::make_shared<RegisterMr>(after);
+    rs->mr = source;
+    rs->apply(after);
+    auto ds = std::make_shared<DeregisterMr>(after);
+    ds->mr = source;
+    auto again = std::make_shared<RegisterMr>(after);
+    again->mr = source;
+    again->flags = 0;  // RMR-FLG-02: a local source needs no right
+    again->region.shape = Region::Shape::whole;
+    again->length = again->region.length;
+    again->apply(after);
+    auto wr = std::make_shared<Write>(after);
+    const uint32_t n =
+        std::max<uint32_t>(1, std::min<uint32_t>({again->region.length, rt->region.length, 256}));
+    wr->sgl = {SgePlan{source, 0, n}};
+    wr->remote = target;
+    wr->remote_kind = Kind::mr;
+    wr->remote_offset = 0;
+    wr->flags = 0;
+    create_target = ct;
+    register_target = rt;
+    create_source = cs;
+    register_source = rs;
+    deregister_source = ds;
+    register_again = again;
+    write = wr;
+}
+
+std::vector<std::shared_ptr<const Command>> ReregisteredSourceWrite::steps(int base) const {
+    auto rt = std::make_shared<RegisterMr>(*register_target);
+    rt->mr = moved(rt->mr, base);
+    auto cs = std::make_shared<CreateMr>(*create_source);
+    auto rs = std::make_shared<RegisterMr>(*register_source);
+    rs->mr = moved(rs->mr, base);
+    auto ds = std::make_shared<DeregisterMr>(*deregister_source);
+    ds->mr = moved(ds->mr, base);
+    auto again = std::make_shared<RegisterMr>(*register_again);
+    again->mr = moved(again->mr, base);
+    auto wr = std::make_shared<Write>(*write);
+    wr->remote = moved(wr->remote, base);
+    for (auto& p : wr->sgl)
+        p.mr = moved(p.mr, base);
+    return {create_target, rt, cs, rs, ds, again, wr};
 }
 
 }  // namespace ndkct::properties

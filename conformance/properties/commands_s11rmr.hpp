@@ -64,4 +64,17 @@ struct RegisterTwice : Composite {
     std::vector<std::shared_ptr<const Command>> steps(int base) const override;
 };
 
+// An MR registered again and used locally at once: NdkCreateMr and NdkRegisterMr of a target
+// with remote write; NdkCreateMr, NdkRegisterMr, NdkDeregisterMr and NdkRegisterMr again of a
+// source; then NdkWrite from the source (through the local token its second registration
+// reported, RMR-TOK-01) to the target.
+struct ReregisteredSourceWrite : Composite {
+    std::shared_ptr<const CreateMr> create_target, create_source;
+    std::shared_ptr<const RegisterMr> register_target, register_source, register_again;
+    std::shared_ptr<const DeregisterMr> deregister_source;
+    std::shared_ptr<const Write> write;
+    explicit ReregisteredSourceWrite(const World& w);
+    std::vector<std::shared_ptr<const Command>> steps(int base) const override;
+};
+
 }  // namespace ndkct::properties

@@ -199,15 +199,18 @@ NDKCT_PROPERTY(FastRegisterAddressing, "ndk.property.fast_register_addressing", 
 // virtual address (issue 13, s11rmr; a property of its own, so that the others' sequences stay
 // as they were): by their bare offset (RMR-VA-02: no zero-based addressing), or through their
 // tokens after NdkDeregisterMr completed (RMR-DEREG-01); MRs registered twice in a row (after a
-// lack of resources the MR is unregistered, RMR-ST-03); among ordinary registrations, transfers
-// and deregistrations (commands_s11rmr.hpp).
+// lack of resources the MR is unregistered, RMR-ST-03), or registered again and used through
+// its new local token (RMR-TOK-01); among ordinary registrations from mid-page, transfers
+// reaching their ends and deregistrations (RMR-VA-01: the region starts at VA, StartVa +
+// ByteOffset; commands_s11rmr.hpp).
 NDKCT_PROPERTY(RegisteredRegions, "ndk.property.registered_regions", "RMR-VA-02", "RMR-DEREG-01",
-               "RMR-ST-03") {
-    check("ndk.property.registered_regions",
-          machine<CreateMr, RegisterMr, DeregisterMr, Write, Read, GetCqResults,
-                  RegisteredBareOffsetWrite, RegisteredBareOffsetAccess, RegisteredBareOffsetAccess,
-                  WriteAfterDeregister, DeregisteredRegionAccess, DeregisteredRegionAccess,
-                  RegisterTwice, RegisterTwice>());
+               "RMR-ST-03", "RMR-TOK-01", "RMR-VA-01") {
+    check(
+        "ndk.property.registered_regions",
+        machine<CreateMr, RegisterMr, DeregisterMr, Write, Read, GetCqResults,
+                RegisteredBareOffsetWrite, RegisteredBareOffsetAccess, RegisteredBareOffsetAccess,
+                WriteAfterDeregister, DeregisteredRegionAccess, DeregisteredRegionAccess,
+                RegisterTwice, RegisterTwice, ReregisteredSourceWrite, ReregisteredSourceWrite>());
 }
 
 // NdkBuildLam's chains and IRQL and overlapping initializations (issue 13): mappings of the

@@ -176,7 +176,11 @@ void Model::set_token(ObjectId object, bool remote, std::optional<uint32_t> valu
         mr->remote_token && *mr->local_token != *mr->remote_token)
         a->tokens_differ = true;
     if (value) {
-        a->deregistered_tokens.erase(*value);  // RMR-DEREG-01: the value is held again
+        // RMR-DEREG-01: the value is held again. (By the same MR as its local token, it is kept:
+        // a request through it that fails names RMR-TOK-01, the getter's stale token.)
+        if (auto it = a->deregistered_tokens.find(*value);
+            it != a->deregistered_tokens.end() && (remote || it->second != object))
+            a->deregistered_tokens.erase(it);
         auto& holders = index[*value];
         // Kept in id order: with two holders of one value, the older object wins (as a scan
         // over the object table would find it first).

@@ -239,6 +239,16 @@ Expectation Model::expect_call(const calls::RegisterMr& c) const {
                        "or deregistration is pending)");
         return e;
     }
+    // RMR-MDL-05: a valid chain of several MDLs is accepted as one MDL over the same range is;
+    // named first where the Length is whole pages (else RMR-LEN-03 stays first, the likelier
+    // reason for a refusal of a partial page).
+    if (c.mdl.present && c.mdl.mdls > 1 && c.mdl.contiguous && c.length > 0 &&
+        c.length % PAGE_SIZE == 0 && c.length <= c.mdl.chain_bytes) {
+        RuleList rules{"RMR-MDL-05"};
+        for (const char* id : e.success_rules)
+            rules.push_back(id);
+        e.success_rules = rules;
+    }
     if (mr.lacked_resources) {  // RMR-ST-03: the failed registration left it unregistered
         RuleList rules{"RMR-ST-03"};
         for (const char* id : e.success_rules)

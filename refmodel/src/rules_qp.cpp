@@ -1173,6 +1173,33 @@ bool Model::execute(ObjectId qp, WorkRequest& wr, const Call& call, Completion& 
         if (const auto* mr = state_of<MrState>(target);
             mr && mr->local_token && *mr->local_token == remote_token)
             done.token_rule = mr->fast_register ? "FR-TOK-01" : "RMR-TOK-02";
+        // RMR-TOK-01: a local SGE's token that its MR's previous registration had (its
+        // NdkDeregisterMr completed), reported by NdkGetLocalTokenFromMr for the new one: if the
+        // request then fails, that getter broke its rule (named first).
+        if (done.token_rule || is_inline) return;
+        const ObjectId adapter = objects_[qp].adapter;
+        if (const auto* a = state_of<AdapterState>(adapter))
+            for (const auto& sge : sgl)
+                if (auto it = a->deregistered_tokens.find(sge.token);
+                    it != a->deregistered_tokens.end() &&
+                    object_of_token(adapter, sge.token, false) == it->second) {
+                    done.token_rule = "RMR-TOK-01";
+                    return;
+                }
+        // RMR-VA-01: a range reaching into the last ByteOffset bytes of a region registered
+        // from mid-page, which a region taken from StartVa (ByteOffset left out) does not
+        // hold: if the request then fails, that is the likely reason (named first).
+        auto in_tail = [](const MrState* mr, uint64_t address, uint64_t length) {
+            if (!mr || mr->fast_register || mr->region.first_byte_offset == 0 || length == 0)
+                return false;
+            const uint64_t end = mr->region.base + mr->region.length;
+            return address + length > end - mr->region.first_byte_offset && address < end;
+        };
+        bool tail = in_tail(state_of<MrState>(target), remote_address, bytes);
+        for (const auto& sge : sgl)
+            tail = tail || in_tail(state_of<MrState>(object_of_token(adapter, sge.token, false)),
+                                   sge.address, sge.length);
+        if (tail) done.token_rule = "RMR-VA-01";
     };
     // TOK-03 for an empty transfer: the docs are silent on whether a Read or Write of zero bytes
     // checks its RemoteToken; InfiniBand and RoCE do not validate the R_Key of a zero-length
@@ -1770,6 +1797,13 @@ bool Model::resolve_remote(ObjectId qp, uint32_t token, uint64_t address, uint64
                 address <= mr->region.length - bytes)
                 rules = mr->fast_register ? RuleIds{"FR-ZBVA-01", "FR-LEN-03"}
                                           : RuleIds{"RMR-VA-02", "RMR-ACC-03"};
+            // RMR-VA-01: an access inside [StartVa, StartVa + Length), the span a region taken
+            // from its first page's start (ByteOffset left out) would have, is named first.
+            else if (const uint64_t fbo = mr->region.first_byte_offset;
+                     !mr->fast_register && fbo > 0 && address < mr->region.base &&
+                     address >= mr->region.base - fbo && bytes <= mr->region.length &&
+                     address - (mr->region.base - fbo) <= mr->region.length - bytes)
+                rules = {"RMR-VA-01", "RMR-ACC-03"};
             return false;
         }
         if (!(mr->region.access & need)) {
@@ -2127,11 +2161,19 @@ Verdict Model::observe_completion(ObjectId cq, const NDK_RESULT_EX& r, bool ex, 
                     if (r.Status != STATUS_SUCCESS) {
                         RuleIds rules{rule, "CQ-CST-01"};
                         std::string because;
-                        if (expected.token_rule) {  // the token it was given is the local one
+                        if (expected.token_rule) {  // a getter's token (note_token)
                             rules.insert(rules.begin(), expected.token_rule);
-                            because =
-                                " (its RemoteToken is the target MR's local token: the "
-                                "remote token getter returned the local token)";
+                            const std::string_view hint = expected.token_rule;
+                            because = hint == "RMR-TOK-01"
+                                          ? " (a local SGE's token is the one its MR's previous "
+                                            "registration had: the local token getter returned a "
+                                            "stale token)"
+                                      : hint == "RMR-VA-01"
+                                          ? " (it reaches the last ByteOffset bytes of a region "
+                                            "registered from mid-page, which a region taken from "
+                                            "StartVa, not MmGetMdlVirtualAddress, leaves out)"
+                                          : " (its RemoteToken is the target MR's local token: the "
+                                            "remote token getter returned the local token)";
                         } else if (!expected.grant_rules.empty()) {  // a local access granted
                             rules.insert(rules.begin(), expected.grant_rules.begin(),
                                          expected.grant_rules.end());

@@ -13,8 +13,10 @@ MdlView view_mdl(const MDL* chain, uint64_t length) {
     MdlView view;
     if (!chain) return view;
     view.present = true;
-    for (const MDL* m = chain; m; m = m->Next)
+    for (const MDL* m = chain; m; m = m->Next) {
         view.chain_bytes += m->ByteCount;
+        ++view.mdls;
+    }
     platform::ChainPages pages = platform::chain_pages(chain, length);
     view.contiguous = pages.contiguous;
     view.problem = pages.problem;

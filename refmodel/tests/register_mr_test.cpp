@@ -255,6 +255,11 @@ TEST_F(RegisterMr, InsufficientResourcesInlineOrAsync) {
     MdlChain chain = platform::describe(buffer, 0, PAGE_SIZE);
     h.accept(call(chain, PAGE_SIZE), status(STATUS_INSUFFICIENT_RESOURCES));
     EXPECT_EQ(state(mr).phase, MrState::Phase::unregistered);
+    // A refusal of the next (valid) registration names RMR-ST-03 first: the failed one left
+    // something registered after all.
+    Expectation next = h.model.expect(call(chain, PAGE_SIZE));
+    ASSERT_FALSE(next.success_rules.empty());
+    EXPECT_EQ(std::string_view(*next.success_rules.begin()), "RMR-ST-03");
     Applied a = h.accept(call(chain, PAGE_SIZE), pending());
     EXPECT_TRUE(h.model.complete(a.pending, STATUS_INSUFFICIENT_RESOURCES).verdict.clean());
     EXPECT_EQ(state(mr).phase, MrState::Phase::unregistered);
@@ -337,6 +342,19 @@ TEST_F(RegisteredAccess, ZeroBasedAddressDoesNotReachTheRegion) {
     ASSERT_NE(to.va, 0u);
     Completion c = write(from, 0, to.remote, 16);
     EXPECT_EQ(c.outcome, Completion::Outcome::error);
+    ASSERT_FALSE(c.rules.empty());
+    EXPECT_EQ(c.rules.front(), "RMR-VA-02") << c.why;  // named before RMR-ACC-03
+}
+
+// RMR-VA-01: a region registered from mid-page starts at VA (StartVa + ByteOffset): an access
+// before it, inside [StartVa, StartVa + Length), fails and names that rule first.
+TEST_F(RegisteredAccess, AccessBetweenStartVaAndVaNamesTheRegionStart) {
+    Region from = h.register_mr(p.pd, source, 0, PAGE_SIZE, 0);
+    Region to = h.register_mr(p.pd, target, 512, 1024, NDK_MR_FLAG_ALLOW_REMOTE_WRITE);
+    Completion c = write(from, to.va - 4, to.remote, 8);
+    EXPECT_EQ(c.outcome, Completion::Outcome::error);
+    ASSERT_FALSE(c.rules.empty());
+    EXPECT_EQ(c.rules.front(), "RMR-VA-01") << c.why;
 }
 
 // RMR-ACC-01: a read needs remote read at the target; RMR-SINK-03: a sink registration works.
@@ -390,6 +408,18 @@ TEST_F(RegisteredAccess, ReceiveTargetNeedsLocalWriteWhichRemoteWriteCarries) {
     ASSERT_EQ(bad.size(), 1u);
     EXPECT_EQ(bad[0].outcome, Completion::Outcome::error);
     EXPECT_TRUE(names(bad[0].rules, "RMR-ACC-02")) << bad[0].why;
+}
+
+// RMR-DEREG-01: once NdkDeregisterMr completed, an access through the old tokens fails, named
+// by the deregistration's rule first (not only as a stray token).
+TEST_F(RegisteredAccess, AccessThroughADeregisteredTokenNamesTheDeregistration) {
+    Region from = h.register_mr(p.pd, source, 0, PAGE_SIZE, 0);
+    Region to = h.register_mr(p.pd, target, 0, PAGE_SIZE, NDK_MR_FLAG_ALLOW_REMOTE_WRITE);
+    h.accept(calls::DeregisterMr{to.mr});
+    Completion c = write(from, to.va, to.remote, 8);
+    EXPECT_EQ(c.outcome, Completion::Outcome::error);
+    ASSERT_FALSE(c.rules.empty());
+    EXPECT_EQ(c.rules.front(), "RMR-DEREG-01") << c.why;
 }
 
 // RMR-DEREG-01: after NdkDeregisterMr an access through the old token fails.

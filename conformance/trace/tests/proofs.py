@@ -104,7 +104,8 @@ BODY_ONLY = {
         "and the completion, and no notification, but not that the consumer was owed one by a "
         "given time",
 }
-ORACLE = re.compile(r"oracle: ([A-Z0-9, -]+?):")
+# (A test's second session, seed_support.hpp's session_with, prints "oracle (second session): ".)
+ORACLE = re.compile(r"oracle(?: \(second session\))?: ([A-Z0-9, -]+?):")
 
 
 class Failure(Exception):

@@ -86,7 +86,9 @@ class MemoryRules:
         """NdkDeregisterMr of a registered region. Where the region starts at an odd offset
         (derived from the draws, not drawn, so that the stream every other fault is found with
         stays as it was), the peer then writes where it was through the remote token it had:
-        once the deregistration completed, that must fail and touch nothing (RMR-DEREG-01)."""
+        once the deregistration completed, that must fail and touch nothing (RMR-DEREG-01).
+        Where it starts at 2 mod 4, the MR is registered again over the same bytes and a
+        writes from it through the local token the new registration reports (RMR-TOK-01)."""
         if not region.live:
             return
         region.live = False
@@ -97,6 +99,19 @@ class MemoryRules:
         if after and status == Status.STATUS_SUCCESS and self.usable(pair):
             n = min(region.length, 64)
             self.transfer(pair, pair.link.b, True, pair.src.sge(0, n), region.address, token, 0)
+        again = region.offset % 4 == 2 and region.length > 0  # s11rmr: RMR-TOK-01
+        if again and status == Status.STATUS_SUCCESS and self.usable(pair):
+            # Registered again over the same bytes, then a's write from it through the local
+            # token the new registration reports (derived from the draws, as above).
+            if not _ndkct.nt_success(region.mr.register(region.buffer, region.flags,
+                                                        region.offset, region.length,
+                                                        check=False)):
+                return
+            region.live = True
+            self.learn_tokens(region.mr)
+            n = min(region.length, 64)
+            self.transfer(pair, pair.link.a, True, [(region.address, n, region.mr.local_token)],
+                          pair.tgt.address, pair.tgt.remote_token, 0)
 
     def map(self, buffer, offset, length="rest", size="exact", chain="whole"):
         """NdkBuildLam over ``buffer`` from ``offset`` to its end (a chain of ``chain``'s shape),

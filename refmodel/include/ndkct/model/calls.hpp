@@ -28,6 +28,7 @@ struct MdlView {
     uint64_t virtual_address = 0;  // MmGetMdlVirtualAddress(first MDL): an index, never a pointer
     uint32_t first_byte_offset = 0;
     uint64_t chain_bytes = 0;      // sum of ByteCount over the whole chain
+    uint32_t mdls = 0;             // MDLs in the chain (RMR-MDL-05: one or several, alike)
     std::vector<PFN_NUMBER> pfns;  // pages under the first `length` bytes, in order
     std::string problem;           // why not contiguous
     // Contiguous for the first `length` bytes, but not past them (LAM-MDL-04, RMR-MDL-04: such a
