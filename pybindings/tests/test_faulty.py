@@ -69,16 +69,17 @@ def shard():
 SHARD, SHARDS = shard()
 MINE = [fault for i, fault in enumerate(sorted(CAUGHT)) if i % SHARDS == SHARD]
 
-# The CI budget: up to 1,000 examples of at most 10 steps (so that a shrunk program has at most
-# 10). A caught fault costs only the examples until it is found (most within 150, the slowest
-# 222-414); the search is derandomized, and every rule added to the machine moves which
-# examples it draws, so a budget near the slowest find breaks on an unrelated change (300 did:
-# mr_local_write_grants_remote_write moved from within 300 to 414 when issue 13's QP-limit and
-# region-end rules landed together). A pending callback missing after 1 s (the faulty providers are the reference provider:
+# The CI budget: up to 2,000 examples of at most 10 steps (so that a shrunk program has at most
+# 10). A caught fault costs only the examples until it is found (most within 150); the search
+# is derandomized, and every rule added to the machine moves which examples it draws, so a
+# budget near the slowest find breaks on an unrelated change (300 did: mr_local_write_grants_
+# remote_write moved from within 300 to 414 when issue 13's QP-limit and region-end rules
+# landed together; 1,000 did when session 11's five groups merged: fr_flags_zero_not_readable,
+# found at 924 on its branch, went uncaught in 1,029). A pending callback missing after 1 s (the faulty providers are the reference provider:
 # theirs come within milliseconds; the faults that never call back, callback_wrong_context and
 # close_keeps_connect, cost that much per replay); shrinking stops after 8 s
 # (irql_waits_for_callback blocks 1.5 s in every replay).
-SETTINGS = dict(max_examples=1000, steps=10, callback_timeout=1.0, shrink_seconds=8)
+SETTINGS = dict(max_examples=2000, steps=10, callback_timeout=1.0, shrink_seconds=8)
 MAX_STEPS = 10
 
 _outcomes = {}
@@ -125,7 +126,9 @@ def test_faulty_provider_is_caught_by_its_rule(fault):
           f"{outcome.program}")
     assert set(outcome.rules) & set(CAUGHT[fault]), \
         f"{fault}: caught, but by {outcome.rules}, not {CAUGHT[fault]}: {outcome.error}"
-    assert 1 <= outcome.length <= MAX_STEPS, outcome.program
+    # 0 steps: the setup pair's teardown showed it (its closes are part of every program; a CQ
+    # closed while its QP's close is still pending, cq_close_ignores_qps, now and then).
+    assert outcome.length <= MAX_STEPS, outcome.program
 
 
 @pytest.mark.faulty

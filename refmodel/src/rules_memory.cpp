@@ -240,14 +240,18 @@ Expectation Model::expect_call(const calls::RegisterMr& c) const {
         return e;
     }
     // RMR-MDL-05: a valid chain of several MDLs is accepted as one MDL over the same range is;
-    // named first where the Length is whole pages (else RMR-LEN-03 stays first, the likelier
-    // reason for a refusal of a partial page).
+    // named first where the Length is whole pages, else after RMR-LEN-03 (the likelier reason
+    // for a refusal of a partial page).
     if (c.mdl.present && c.mdl.mdls > 1 && c.mdl.contiguous && c.length > 0 &&
-        c.length % PAGE_SIZE == 0 && c.length <= c.mdl.chain_bytes) {
-        RuleList rules{"RMR-MDL-05"};
-        for (const char* id : e.success_rules)
-            rules.push_back(id);
-        e.success_rules = rules;
+        c.length <= c.mdl.chain_bytes) {
+        if (c.length % PAGE_SIZE == 0) {
+            RuleList rules{"RMR-MDL-05"};
+            for (const char* id : e.success_rules)
+                rules.push_back(id);
+            e.success_rules = rules;
+        } else {
+            e.success_rules.push_back("RMR-MDL-05");
+        }
     }
     if (mr.lacked_resources) {  // RMR-ST-03: the failed registration left it unregistered
         RuleList rules{"RMR-ST-03"};
@@ -869,8 +873,13 @@ Expectation Model::expect_call(const calls::FastRegister& c) const {
         // FR-ALIGN-02: BaseVirtualAddress 0 with FBO 0 is an ordinary start address (unless the
         // profile reads AMB-05 as refusing it: then the refusal is expected, not judged here);
         // the one argument no other rule's boundary reaches, so named first.
-        if (c.base_virtual_address == 0 && c.fbo == 0 && !readings_.zero_base_va_rejected)
+        if (c.base_virtual_address == 0 && c.fbo == 0 && !readings_.zero_base_va_rejected) {
             rules.push_back("FR-ALIGN-02");
+            // ...and where the call must fail for another reason (FR-ACC-01), a refusal with
+            // STATUS_INVALID_PARAMETER points at that address, not at the rights.
+            e.mismatch_status = STATUS_INVALID_PARAMETER;
+            e.mismatch_rules = {"FR-ALIGN-02"};
+        }
         if (c.adapter_pages.size() > std::max<uint32_t>(16, adapter_info(c.mr).FRMRPageCount))
             rules.push_back("IFR-APC-01");
         if (c.flags & NDK_OP_FLAG_RDMA_READ_SINK)

@@ -589,6 +589,18 @@ void Model::error_reaches_peer(ObjectId qp) {
 // ======================= The engine =======================
 
 namespace {
+// A failure the profile's reading predicts where the other reading succeeds (DESIGN section 5:
+// the reading not chosen is a warning, e.g. AMB-37's read into a sink-only region): until its
+// entry shows which one the provider follows, whether the QP went to error is open, so what is
+// flushed behind it may have run (as error_timing_open says for FLS-03). Without this, an
+// entry of a later request retrieved first (another CQ) was judged flushed: FLS-02 against a
+// provider following the other reading.
+bool contested_failure(const Completion& done) {
+    return !done.other_reading.empty() && done.other_reading_succeeds;
+}
+}  // namespace
+
+namespace {
 
 // Completion::target: the MR or MW a memory request acts on (request_in_flight).
 ObjectId target_of(const Call& call) {
@@ -692,7 +704,7 @@ void Model::post(ObjectId qp, const Call& call, Context request_context, uint32_
             std::get<QpState>(objects_[qp].state).initiator.push_back(std::move(wr));
         } else {
             done.deferred = wr.flags & NDK_OP_FLAG_DEFER;
-            if (late && done.outcome != Completion::Outcome::success)
+            if ((late || contested_failure(done)) && done.outcome != Completion::Outcome::success)
                 std::get<QpState>(objects_[qp].state).error_timing_open = true;
             deliver(std::move(done));
             // MODEL-CQ-ERR-01: what is behind a failed request is flushed (run_queues).
@@ -779,7 +791,7 @@ void Model::run_queues(ObjectId qp) {
             return;
         }
         done.deferred = wr.flags & NDK_OP_FLAG_DEFER;
-        if (late && done.outcome != Completion::Outcome::success)
+        if ((late || contested_failure(done)) && done.outcome != Completion::Outcome::success)
             std::get<QpState>(objects_[qp].state).error_timing_open = true;
         deliver(std::move(done));
         // MODEL-CQ-ERR-01: the failed request's entry comes first, then what is behind it is
@@ -1575,6 +1587,15 @@ void Model::deliver(Completion&& done) {
         if (done.type == NdkOperationTypeRead) ++q->reads_silent;
         if (mode_ == Mode::check) {
             remember(q->silent_successes, done.request_context);
+            if (done.token_rule || !done.grant_rules.empty()) {
+                RuleList hints;
+                if (done.token_rule) hints.push_back(done.token_rule);
+                for (const char* rule : done.grant_rules)
+                    hints.push_back(rule);
+                q->silent_success_hints.emplace_back(done.request_context, hints);
+                if (q->silent_success_hints.size() > kRememberedContexts)
+                    q->silent_success_hints.erase(q->silent_success_hints.begin());
+            }
             for (auto& l : done.landings)
                 q->silent_landings.push_back(std::move(l));
             if (!done.landings.empty()) note_landing_qp(done.qp);
@@ -2350,6 +2371,27 @@ Verdict Model::observe_completion(ObjectId cq, const NDK_RESULT_EX& r, bool ex, 
             // has an entry (an error one; success still leaves none). Once.
             if (NT_ERROR(r.Status) && (q.error || q.peer_error || q.flushed)) {
                 q.silent_successes.erase(silent);
+                return v;
+            }
+            auto hint = std::find_if(q.silent_success_hints.begin(), q.silent_success_hints.end(),
+                                     [&](const auto& h) { return h.first == request; });
+            if (NT_ERROR(r.Status)) {
+                // A silent request the model ran as a success failed: an error entry is what
+                // SILENT_SUCCESS leaves (WR-SILENT-01 suppresses success entries only), so what
+                // is broken is the success it owed (CQ-CST-01), and first the rule a token
+                // getter or a flag's grant breaks where the oracle knows one (as for a request
+                // without the flag: Out::success in observe_completion).
+                RuleIds rules;
+                if (hint != q.silent_success_hints.end())
+                    rules.assign(hint->second.begin(), hint->second.end());
+                if (ex) rules.push_back(outcome_rule(r.Type));
+                rules.push_back("CQ-CST-01");
+                q.silent_successes.erase(silent);
+                if (hint != q.silent_success_hints.end()) q.silent_success_hints.erase(hint);
+                v.add({rules, what() +
+                                  " (a request with SILENT_SUCCESS) should have succeeded, "
+                                  "but its status is " +
+                                  std::to_string(r.Status)});
                 return v;
             }
             // The rule of the request's own call first: a fast registration's is FR-SILENT-01.

@@ -154,8 +154,10 @@ Verdict judge_strict(const Expectation& e, NTSTATUS observed, const std::string&
                        " (another error; the docs name no status here)",
                    true});
         } else if (NT_ERROR(observed)) {
-            v.add({failure_rules(e, true),
-                   call + ": expected " + expected_failures(e) + ", got " + got + how});
+            RuleIds rules = failure_rules(e, true);
+            if (e.mismatch_status != 0 && observed == e.mismatch_status)
+                rules.insert(rules.end(), e.mismatch_rules.begin(), e.mismatch_rules.end());
+            v.add({rules, call + ": expected " + expected_failures(e) + ", got " + got + how});
         } else {
             // An acceptance breaks the failures that are more than a reading.
             RuleIds rules;

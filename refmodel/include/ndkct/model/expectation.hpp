@@ -55,12 +55,18 @@ struct Expectation {
     // NdkCreateQp promised, so no shortage of resources excuses refusing it (MODEL-WR-RES-01 does
     // not apply; Model::promise_first).
     bool promised = false;
-    bool returns_void = false;        // the function has no status (VOID / ULONG / UINT32)
-    RuleList success_rules;           // the rules that say a valid call succeeds
+    bool returns_void = false;  // the function has no status (VOID / ULONG / UINT32)
+    RuleList success_rules;     // the rules that say a valid call succeeds
     // A valid call refused with this status breaks these rules too, named first (NdkBuildLam's
     // STATUS_BUFFER_TOO_SMALL for a buffer of the required size: LAM-SIZE-05). 0: none.
     NTSTATUS refused_with = 0;
     RuleList refused_with_rules;
+    // A call that must fail, refused with this other status: the argument that status points
+    // at breaks these rules too, named beside the expected failure's (an NdkFastRegister at
+    // BaseVirtualAddress 0 with FBO 0 refused with STATUS_INVALID_PARAMETER where remote rights
+    // on a local MR owe STATUS_ACCESS_VIOLATION: FR-ALIGN-02). 0: none.
+    NTSTATUS mismatch_status = 0;
+    RuleList mismatch_rules;
     RuleList no_pending_rules{"GEN-ASYNC-01"};  // the rules broken by an unallowed STATUS_PENDING
 
     // Outcomes of a valid call that the docs also allow (e.g. STATUS_IMPLEMENTATION_LIMIT above

@@ -347,6 +347,10 @@ struct QpState {
     std::deque<Context> failed_inline_fast_register;
     std::deque<Context> failed_inline_access_violation;
     std::deque<Context> silent_successes;
+    // Of those, the ones whose failure the oracle would trace to a rule further up (a token
+    // getter's or a flag's grant: Completion::token_rule, grant_rules): an error entry of a
+    // silent request the model ran as a success names them first, as a non-silent one's does.
+    std::vector<std::pair<Context, RuleList>> silent_success_hints;
     // Requests the oracle already reported against (accepted although they had to fail): their
     // entries, if any, are not judged again.
     std::vector<Context> unjudged;  // (vectors: an empty deque still allocates)
