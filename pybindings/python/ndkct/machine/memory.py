@@ -281,7 +281,8 @@ class MemoryRules:
         ``shift`` picks the odd values (page index, offsets). Then (``then``) the peer writes
         or reads the region, or it is the local source or sink of a's request, from its start
         or up to its end (FR-MAP-01: which page each byte is in); a region registered without
-        local write is then the buffer of a receive, which must not land (FR-FLG-03)."""
+        local write is then the source of a write (FR-FLG-02) and the buffer of a receive, which
+        must not land (FR-FLG-03)."""
         pair = self.pair
         if pair is None:  # the first pair was refused (resources)
             return
@@ -330,11 +331,16 @@ class MemoryRules:
                                                4096, "local", False)
             if not flags & _ndkct.OP_FLAG_ALLOW_LOCAL_WRITE and fmr.length and \
                     fmr.base == address and self.usable(pair):
-                # s11flg3: without NDK_OP_FLAG_ALLOW_LOCAL_WRITE (0x10, also in 0x30) no receive
-                # may write into the region (FR-FLG-03): b's receive into it for a send of a.
-                # Derived from the drawn Flags, not drawn, as above.
+                # s11flg3: a region without NDK_OP_FLAG_ALLOW_LOCAL_WRITE (0x10, also in 0x30)
+                # is still a local source, local read needing no flag (FR-FLG-02): a's write from
+                # it; but no receive may write into it (FR-FLG-03): b's receive into it for a
+                # send of a. Derived from the drawn Flags, not drawn, as above.
                 offset, count = self.where(end, shift, PAGE_SIZE, n)
-                self.receive_into(pair, address + offset, count, fmr.mr.local_token)
+                sge = [(address + offset, count, fmr.mr.local_token)]
+                self.transfer(pair, pair.link.a, True, sge, pair.tgt.address,
+                              pair.tgt.remote_token, 0)
+                if self.usable(pair):
+                    self.receive_into(pair, address + offset, count, fmr.mr.local_token)
 
     @rule(which=nst.which_fmr, flags=nst.invalidate_flags)
     def invalidate(self, which, flags):
