@@ -160,3 +160,6 @@ ndkct_property_bites(fr_entry_after_invalid_parameter FR-ST-04      MemoryRegist
 ndkct_property_bites(fr_posted_unsignaled           FR-ST-01        FastRegisterCompletion)
 ndkct_property_bites(fr_deferred_dropped            FR-DEFER-01     FastRegisterCompletion)
 ndkct_property_bites(fr_waits_for_callback          FR-IRQL-01      FastRegisterCompletion)
+# s11flg3 (issue 13): local write carried by 0x5 / granted only by 0x10 (AccessFlags' LocalAccessProbe).
+ndkct_property_bites(mr_remote_write_drops_local_write RMR-FLG-03    AccessFlags)
+ndkct_property_bites(fr_grants_local_write          FR-FLG-03       AccessFlags)

@@ -50,6 +50,11 @@ ALSO["fr_on_unconnected_qp"] = ["CQP-STATE-01"]
 # the limit's own rule (it names STATUS_INVALID_PARAMETER, and the oracle names it first) beside
 # CQP-SRQ-05 (refused as the page says).
 ALSO["srq_qp_limit_wrong_status"] = ["CQP-SRQ-02", "CQP-SRQ-03", "CQP-SRQ-04"]
+# s11flg3 (issue 13): fr_grants_remote_write adds NDK_OP_FLAG_ALLOW_REMOTE_WRITE, 0x30, which
+# carries local write (0x10): a region fast-registered without 0x10 then takes a receive
+# (FR-FLG-03, which the machine's receive into such a region observes first) beside the peer's
+# RDMA write (FR-FLG-05).
+ALSO["fr_grants_remote_write"] = ["FR-FLG-03"]
 CAUGHT = {fault: rules + ALSO.get(fault, []) for fault, rules in faults().items()}
 
 

@@ -43,7 +43,8 @@ class MemoryRules:
         right and read sink (RMR-SINK-*) and now and then an undocumented bit, a Length of the
         chain's bytes, an odd part of them, 0 or one past the chain (RMR-LEN-*); then the peer
         writes or reads the region, or a writes from it or reads into it (``then``: what its
-        rights allow is the oracle's to say, RMR-ACC-*)."""
+        rights allow is the oracle's to say, RMR-ACC-*); a region registered with 0x5 is then a
+        receive buffer too (RMR-FLG-03)."""
         pair = self.pair
         if pair is None:  # the first pair was refused (resources)
             return multiple()
@@ -79,7 +80,25 @@ class MemoryRules:
             self.transfer(pair, pair.link.a, then == "local_source",
                           [(region.address, min(usable, 4096), mr.local_token)],
                           pair.tgt.address, pair.tgt.remote_token, 0)
+        if usable and (flags & nst.MR_RW) == nst.MR_RW and self.usable(pair):
+            # s11flg3: a region registered with NDK_MR_FLAG_ALLOW_REMOTE_WRITE (0x5) has local
+            # write too (RMR-FLG-03): b's receive buffer for a send of a. Derived from the drawn
+            # Flags, not drawn, so that the stream every other fault is found with stays as it
+            # was.
+            self.receive_into(pair, region.address, min(usable, 4096), mr.local_token)
         return region
+
+    def receive_into(self, pair, address, length, token):
+        """b posts a receive into [address, +length) through ``token``, a sends as many bytes
+        from the pair's source (RCV-*; whether the region may be written is the oracle's to
+        say: RMR-FLG-03, FR-FLG-03, RMR-ACC-02)."""
+        link = pair.link
+        if not _ndkct.nt_success(link.b.receive([(address, length, token)])):
+            self.settle(pair)  # refused at once: no send to land anywhere
+            return
+        if not _ndkct.nt_success(link.a.send(pair.src.sge(0, length))):
+            self.marker(pair)
+        self.settle(pair)
 
     @rule(region=regions)
     def deregister(self, region):
@@ -261,7 +280,9 @@ class MemoryRules:
         congruent to FBO, misaligned, or 0 (FR-ALIGN-*); any rights (FR-ACC-*, FR-SINK-*).
         ``shift`` picks the odd values (page index, offsets). Then (``then``) the peer writes
         or reads the region, or it is the local source or sink of a's request, from its start
-        or up to its end (FR-MAP-01: which page each byte is in)."""
+        or up to its end (FR-MAP-01: which page each byte is in); a region registered without
+        local write is then the source of a write (FR-FLG-02) and the buffer of a receive, which
+        must not land (FR-FLG-03)."""
         pair = self.pair
         if pair is None:  # the first pair was refused (resources)
             return
@@ -308,6 +329,18 @@ class MemoryRules:
             elif then != "none":
                 self.local_use_fast_registered(which, then[len("local_"):], end, shift,
                                                4096, "local", False)
+            if not flags & _ndkct.OP_FLAG_ALLOW_LOCAL_WRITE and fmr.length and \
+                    fmr.base == address and self.usable(pair):
+                # s11flg3: a region without NDK_OP_FLAG_ALLOW_LOCAL_WRITE (0x10, also in 0x30)
+                # is still a local source, local read needing no flag (FR-FLG-02): a's write from
+                # it; but no receive may write into it (FR-FLG-03): b's receive into it for a
+                # send of a. Derived from the drawn Flags, not drawn, as above.
+                offset, count = self.where(end, shift, PAGE_SIZE, n)
+                sge = [(address + offset, count, fmr.mr.local_token)]
+                self.transfer(pair, pair.link.a, True, sge, pair.tgt.address,
+                              pair.tgt.remote_token, 0)
+                if self.usable(pair):
+                    self.receive_into(pair, address + offset, count, fmr.mr.local_token)
 
     @rule(which=nst.which_fmr, flags=nst.invalidate_flags)
     def invalidate(self, which, flags):
