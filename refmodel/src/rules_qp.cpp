@@ -2336,6 +2336,19 @@ Verdict Model::observe_completion(ObjectId cq, const NDK_RESULT_EX& r, bool ex, 
                 });
             };
             if (queued(q.initiator) || queued(q.receive)) {
+                // Unless an entry of this connection showed the reading the profile did not
+                // choose (open_outcomes): then the model's prediction that the peer's request
+                // failed (and left this one waiting) no longer holds, and the entry says only
+                // that it ran (a receive that took the peer's message after a read into a
+                // sink-only region landed, AMB-37). It is taken off the queue, not judged.
+                const auto* other = state_of<QpState>(q.peer);
+                if (q.outcome_open || (other && other->outcome_open)) {
+                    for (auto* list : {&q.initiator, &q.receive})
+                        std::erase_if(*list, [&](const WorkRequest& wr) {
+                            return wr.request_context == request;
+                        });
+                    return v;
+                }
                 fail_qp(qp_id, true);
                 return observe_completion(cq, r, ex);
             }
