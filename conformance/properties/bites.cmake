@@ -160,3 +160,5 @@ ndkct_property_bites(fr_entry_after_invalid_parameter FR-ST-04      MemoryRegist
 ndkct_property_bites(fr_posted_unsignaled           FR-ST-01        FastRegisterCompletion)
 ndkct_property_bites(fr_deferred_dropped            FR-DEFER-01     FastRegisterCompletion)
 ndkct_property_bites(fr_waits_for_callback          FR-IRQL-01      FastRegisterCompletion)
+# s11mdl (issue 13): NdkRegisterMr over a chain broken past Length.
+ndkct_property_bites(mr_checks_whole_chain          RMR-MDL-04      ChainsPastLength)
