@@ -163,3 +163,5 @@ ndkct_property_bites(fr_waits_for_callback          FR-IRQL-01      FastRegister
 # s11flg3 (issue 13): local write carried by 0x5 / granted only by 0x10 (AccessFlags' LocalAccessProbe).
 ndkct_property_bites(mr_remote_write_drops_local_write RMR-FLG-03    AccessFlags)
 ndkct_property_bites(fr_grants_local_write          FR-FLG-03       AccessFlags)
+# s11mdl (issue 13): NdkRegisterMr over a chain broken past Length.
+ndkct_property_bites(mr_checks_whole_chain          RMR-MDL-04      ChainsPastLength)

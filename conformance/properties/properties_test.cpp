@@ -16,6 +16,7 @@
 #include "commands_s11qp.hpp"
 #include "commands_s11rmr.hpp"
 #include "commands_s11lam.hpp"
+#include "commands_s11mdl.hpp"
 #include "commands_s11flags.hpp"
 #include "commands_s11frq.hpp"
 #include "ndkct/conformance/suite.hpp"
@@ -251,6 +252,16 @@ NDKCT_PROPERTY(FastRegisterCompletion, "ndk.property.fast_register_completion", 
                   Write, Read, Invalidate, DeferredChain, DeferredChain, GetCqResults,
                   FastRegisterFromNotification, FastRegisterAfterAnEntry,
                   FastRegisterAfterAnEntry>());
+}
+
+// NdkRegisterMr over chains contiguous for whole pages of Length and broken past them (issue 13,
+// s11mdl; a property of its own, so that the others' sequences stay as they were): they must be
+// registered (RMR-MDL-04) and written into, among ordinary registrations, deregistrations and
+// writes (commands_s11mdl.hpp).
+NDKCT_PROPERTY(ChainsPastLength, "ndk.property.chains_past_length", "RMR-MDL-04") {
+    check("ndk.property.chains_past_length",
+          machine<CreateMr, RegisterMr, DeregisterMr, Write, GetCqResults, RegisteredBeforeABreak,
+                  RegisteredBeforeABreak>());
 }
 
 // Every command at once: the one big machine.

@@ -253,6 +253,19 @@ Expectation Model::expect_call(const calls::RegisterMr& c) const {
             e.success_rules.push_back("RMR-MDL-05");
         }
     }
+    // RMR-MDL-04: only the first Length bytes must be contiguous; a refusal of a chain broken
+    // only past them names it first where Length is whole pages (ahead of RMR-MDL-05: such a
+    // chain always has several MDLs), else after RMR-LEN-03 (mr_refuses_partial_page_length's).
+    if (c.mdl.present && c.mdl.broken_past_length && c.length > 0) {
+        RuleList rules;
+        if (c.length % PAGE_SIZE == 0) rules.push_back("RMR-MDL-04");
+        for (const char* id : e.success_rules) {
+            rules.push_back(id);
+            if (c.length % PAGE_SIZE != 0 && std::string_view(id) == "RMR-LEN-03")
+                rules.push_back("RMR-MDL-04");
+        }
+        e.success_rules = rules;
+    }
     if (mr.lacked_resources) {  // RMR-ST-03: the failed registration left it unregistered
         RuleList rules{"RMR-ST-03"};
         for (const char* id : e.success_rules)

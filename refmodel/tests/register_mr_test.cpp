@@ -83,6 +83,26 @@ TEST_F(RegisterMr, ChainContiguousForLengthIsAcceptedDespiteALaterHole) {
     MdlChain chain = platform::with_hole(buffer, 0, 2 * PAGE_SIZE, PAGE_SIZE, PAGE_SIZE);
     Expectation e = h.model.expect(call(chain, 2 * PAGE_SIZE));
     EXPECT_FALSE(e.must_fail()) << describe(e);
+    // A provider that checks the whole chain and refuses it breaks RMR-MDL-04, named first for
+    // whole pages (ahead of RMR-MDL-05: the chain has two MDLs).
+    Verdict refused = judge_inline(e, STATUS_INVALID_PARAMETER, "NdkRegisterMr");
+    ASSERT_FALSE(refused.violations.empty());
+    EXPECT_EQ(refused.violations.front().rules.front(), "RMR-MDL-04") << refused.describe();
+    // A partial page: RMR-LEN-03 stays first (a refusal of it is as likely the partial page's),
+    // RMR-MDL-04 right after.
+    Verdict partial = judge_inline(h.model.expect(call(chain, PAGE_SIZE + 100)),
+                                   STATUS_INVALID_PARAMETER, "NdkRegisterMr");
+    ASSERT_FALSE(partial.violations.empty());
+    const auto& rules = partial.violations.front().rules;
+    ASSERT_GE(rules.size(), 2u) << partial.describe();
+    EXPECT_EQ(rules[0], "RMR-LEN-03") << partial.describe();
+    EXPECT_EQ(rules[1], "RMR-MDL-04") << partial.describe();
+    // A chain contiguous to its end: a refusal does not name RMR-MDL-04.
+    MdlChain whole = platform::describe(buffer, 0, 3 * PAGE_SIZE);
+    Verdict plain = judge_inline(h.model.expect(call(whole, 2 * PAGE_SIZE)),
+                                 STATUS_INVALID_PARAMETER, "NdkRegisterMr");
+    ASSERT_FALSE(plain.violations.empty());
+    EXPECT_FALSE(violation_names(plain, "RMR-MDL-04")) << plain.describe();
 }
 
 // RMR-LEN-01, AMB-26: a Length beyond the chain (a short chain) is the caller's error: the

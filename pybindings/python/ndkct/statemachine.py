@@ -55,10 +55,13 @@ from .machine.create_qp_page import CreateQpPageRules
 # s11lam (issue 13): NdkBuildLam over a chain broken past Length (LAM-MDL-04), and from inside
 # a CQ notification callback (LAM-IRQL-01).
 from .machine.lam import LamRules
+# s11mdl (issue 13): NdkRegisterMr of whole pages of a chain broken past them (RMR-MDL-04;
+# no rule of its own: lam.py's build_lam_before_a_break calls it).
+from .machine.chains import ChainRules
 
 
 class NdkMachine(MemoryRules, DataRules, ObjectRules, ConnectionRules, BoundsRules,
-                 CreateQpPageRules, LamRules, MachineBase):
+                 CreateQpPageRules, LamRules, ChainRules, MachineBase):
     """Random NDK sequences against ``provider``, judged by the oracle at every step."""
 
     buffers = MachineBase.buffers

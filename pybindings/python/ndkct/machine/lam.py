@@ -58,7 +58,8 @@ class LamRules:
     def build_lam_before_a_break(self, buffer, offset, gap, cut):
         """NdkBuildLam of the first piece of a two-piece chain with ``gap`` bytes skipped after
         it: Length is that piece, contiguous, so the chain must be mapped (LAM-MDL-04). The
-        oracle judges the mapping; it is released at once."""
+        oracle judges the mapping; it is released at once. Then the whole pages of that piece
+        are registered over the same chain (RMR-MDL-04, chains.py)."""
         offset = min(offset, len(buffer) - 1)
         room = len(buffer) - offset - gap  # for both pieces
         if room < 2:
@@ -68,6 +69,9 @@ class LamRules:
         lam = self.adapter.build_lam(mdl, length=first)
         if lam.ok:
             self.adapter.release_lam(lam)
+        # s11mdl: the same chain registered for the whole pages of its first piece (RMR-MDL-04;
+        # chains.py: derived, not drawn).
+        self.register_before_a_break(mdl, buffer, offset, first)
 
     @rule(buffer=buffers, offset=nst.page_offsets)
     def build_lam_in_notification(self, buffer, offset):
