@@ -84,6 +84,25 @@ TEST_F(ReadSinkCheckDefault, AFailedReadIsRightALandedOneAWarning) {
     EXPECT_TRUE(later.ok()) << later.describe();
 }
 
+// Until the read's entry shows which reading the provider follows, whether its QP went to
+// error is open: a request posted behind it whose entry is retrieved first may have run (a
+// provider reading the flag as enough keeps the QP working), so it is not judged flushed.
+TEST_F(ReadSinkCheckDefault, ARequestBehindTheReadRetrievedFirstMayHaveRun) {
+    LockedBuffer target = h.arena.allocate(PAGE_SIZE);
+    Region t = h.register_mr(p.pd, target, 0, PAGE_SIZE,
+                             NDK_MR_FLAG_ALLOW_LOCAL_WRITE | NDK_MR_FLAG_ALLOW_REMOTE_WRITE);
+    h.accept(read(0x7A));
+    h.accept(calls::Write{p.qp_a, 0x7B, {{src.va, 8, src.local}}, t.va, t.remote, 0, {}});
+    std::memcpy(target.data(), source.data(), 8);  // the write ran
+    Verdict write = h.model.observe_completion(
+        p.cq_a, cq_entry(STATUS_SUCCESS, p.ctx_a, 0x7B, NdkOperationTypeWrite), true);
+    EXPECT_TRUE(write.ok()) << write.describe();  // not FLS-02
+    Verdict landed = h.model.observe_completion(
+        p.cq_a, cq_entry(STATUS_SUCCESS, p.ctx_a, 0x7A, NdkOperationTypeRead), true);
+    EXPECT_TRUE(landed.ok()) << landed.describe();
+    EXPECT_TRUE(warning_names(landed, "AMB-37"));
+}
+
 TEST_F(ReadSinkCheckSuffices, ALandedReadIsRightAFailedOneAWarning) {
     fill(source.bytes(), 5);
     h.accept(read(0x75));
