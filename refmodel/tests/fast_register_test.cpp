@@ -175,6 +175,17 @@ TEST_F(FastRegister, RemoteRightsOnALocalOnlyMrAreAnAccessViolation) {
         EXPECT_TRUE(violation_names(accepted, "FR-ACC-01")) << accepted.describe();
         Verdict other = judge_inline(e, STATUS_INVALID_PARAMETER, "NdkFastRegister");
         EXPECT_TRUE(violation_names(other, "FR-ACC-01")) << other.describe();
+        EXPECT_FALSE(violation_names(other, "FR-ALIGN-02")) << other.describe();
+        // At BaseVirtualAddress 0 with FBO 0 (FR-ALIGN-02: an ordinary start address) the
+        // STATUS_INVALID_PARAMETER points at the address too; an acceptance does not.
+        calls::FastRegister at_zero = fr(local_mr, flags);
+        at_zero.base_virtual_address = 0;
+        Expectation z = h.model.expect(at_zero);
+        Verdict zero = judge_inline(z, STATUS_INVALID_PARAMETER, "NdkFastRegister");
+        EXPECT_TRUE(violation_names(zero, "FR-ACC-01")) << zero.describe();
+        EXPECT_TRUE(violation_names(zero, "FR-ALIGN-02")) << zero.describe();
+        EXPECT_FALSE(
+            violation_names(judge_inline(z, STATUS_SUCCESS, "NdkFastRegister"), "FR-ALIGN-02"));
     }
 }
 
