@@ -103,6 +103,28 @@ TEST_F(ReadSinkCheckDefault, ARequestBehindTheReadRetrievedFirstMayHaveRun) {
     EXPECT_TRUE(warning_names(landed, "AMB-37"));
 }
 
+// Once the read showed the other reading (it landed), a receive at the peer that the model
+// held waiting (for a send it flushed behind the read it predicted to fail) may take the send:
+// its entry is not read as the peer's move to error (AMB-12), so not judged flushed.
+TEST_F(ReadSinkCheckDefault, APeersReceiveAfterTheOtherReadingMayTakeTheSend) {
+    std::memcpy(sink.data(), source.data(), 64);  // the provider placed the data
+    h.accept(read(0x7C));
+    Verdict landed = h.model.observe_completion(
+        p.cq_a, cq_entry(STATUS_SUCCESS, p.ctx_a, 0x7C, NdkOperationTypeRead), true);
+    EXPECT_TRUE(landed.ok()) << landed.describe();
+    LockedBuffer inbox = h.arena.allocate(PAGE_SIZE);
+    Region r = h.register_mr(p.pd, inbox, 0, PAGE_SIZE, NDK_MR_FLAG_ALLOW_LOCAL_WRITE);
+    h.accept(calls::Receive{p.qp_b, 0x7D, {{r.va, 64, r.local}}});
+    h.accept(calls::Send{p.qp_a, 0x7E, {{src.va, 8, src.local}}, 0, {}});
+    std::memcpy(inbox.data(), source.data(), 8);
+    Verdict received = h.model.observe_completion(
+        p.cq_b, cq_entry(STATUS_SUCCESS, p.ctx_b, 0x7D, NdkOperationTypeReceive, 8), true);
+    EXPECT_TRUE(received.ok()) << received.describe();  // not FLS-02
+    Verdict sent = h.model.observe_completion(
+        p.cq_a, cq_entry(STATUS_SUCCESS, p.ctx_a, 0x7E, NdkOperationTypeSend), true);
+    EXPECT_TRUE(sent.ok()) << sent.describe();
+}
+
 TEST_F(ReadSinkCheckSuffices, ALandedReadIsRightAFailedOneAWarning) {
     fill(source.bytes(), 5);
     h.accept(read(0x75));
