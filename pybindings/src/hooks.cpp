@@ -179,7 +179,9 @@ InCall parse_call(Core& c, const py::tuple& t) {
         call.flags = t[8].cast<ULONG>();
     } else {
         throw py::value_error(
-            "calls inside a callback: ('register_mr', mr, chain, flags), "
+            "('" + call.name + "' with " + std::to_string(t.size() - 1) +
+            " arguments) is not a call this hook can make; calls inside a callback: "
+            "('register_mr', mr, chain, flags), "
             "('initialize_fast_register_mr', mr, pages, remote_access), ('create_qp', pd, cq), "
             "('create_mr', pd, fast_register), ('build_lam', chain), ('fast_register', qp, "
             "context, mr, pages, fbo, length, base_virtual_address, flags)");
