@@ -244,6 +244,20 @@ struct Judge::Impl {
     std::unordered_map<uint64_t, std::vector<uint64_t>> close_antecedents;
     std::unordered_map<uint64_t, std::vector<uint8_t>> sent_private_data;  // by connector
 
+    // WR-04 across threads: posts are written when entered, so a post that another thread's
+    // close (or NdkDisconnect) of its QP's connector overtook inside the provider stands before
+    // that close, though it saw the connection already going. Its STATUS_CONNECTION_INVALID is
+    // then right (the close came first); its findings wait here for a close of that connector,
+    // from another thread, entered before the post returned. The rest are reported at the end.
+    struct HeldPost {
+        uint64_t connector = 0;
+        uint32_t thread = 0;
+        uint64_t return_seq = 0;
+        std::vector<Finding> findings;
+    };
+    std::vector<HeldPost> held_posts;
+    size_t posts_behind_a_close = 0;
+
     Decoded d;                       // reused
     std::vector<bool> seen, broken;  // get_results's, reused
     std::vector<uint64_t> shown;
@@ -491,6 +505,73 @@ struct Judge::Impl {
         }
         Observed o;
         o.status = d.status;
+        const uint64_t racing_connector = connector_a_close_may_have_overtaken(f);
+        const size_t findings_before = out.findings.size();
+        dispatch_call(f, o);
+        if (racing_connector && out.findings.size() > findings_before) {
+            HeldPost held{
+                racing_connector,
+                current->head.thread,
+                current->head.return_delta ? current->head.seq + current->head.return_delta : 0,
+                {}};
+            held.findings.assign(std::make_move_iterator(out.findings.begin() + findings_before),
+                                 std::make_move_iterator(out.findings.end()));
+            out.findings.resize(findings_before);
+            held_posts.push_back(std::move(held));
+        }
+    }
+
+    // The connector of the post's QP, when the post failed with STATUS_CONNECTION_INVALID on a
+    // QP the oracle still has connected through a connector nobody is closing yet (WR-04).
+    uint64_t connector_a_close_may_have_overtaken(uint32_t f) const {
+        switch (f) {
+            case NDKT_FN_SEND:
+            case NDKT_FN_SEND_AND_INVALIDATE:
+            case NDKT_FN_WRITE:
+            case NDKT_FN_READ:
+            case NDKT_FN_BIND:
+            case NDKT_FN_FAST_REGISTER:
+            case NDKT_FN_INVALIDATE:
+                break;
+            default:
+                return 0;
+        }
+        if (d.status != STATUS_CONNECTION_INVALID || (current->head.flags & NDKT_FLAG_EXPIRED))
+            return 0;
+        const auto* q = oracle->state_of<model::QpState>(id(d.object));
+        if (!q || !q->connector) return 0;
+        const auto* c = oracle->find(q->connector);
+        auto handle = handles.find(q->connector);
+        if (!c || c->life != model::Life::ready || handle == handles.end()) return 0;
+        return handle->second;
+    }
+
+    // A close or NdkDisconnect of `connector` (the current record): the held posts it overtook.
+    void close_overtook_posts(uint64_t connector) {
+        const uint64_t entered = current->head.seq;
+        const uint32_t thread = current->head.thread;
+        std::erase_if(held_posts, [&](const HeldPost& h) {
+            bool overtook = h.connector == connector && h.thread != thread && h.return_seq &&
+                            entered < h.return_seq;
+            posts_behind_a_close += overtook;
+            return overtook;
+        });
+    }
+
+    void report_held_posts() {
+        for (auto& h : held_posts)
+            for (auto& finding : h.findings)
+                out.findings.push_back(std::move(finding));
+        held_posts.clear();
+        if (posts_behind_a_close)
+            out.notes.push_back(std::to_string(posts_behind_a_close) +
+                                " post(s) failed with STATUS_CONNECTION_INVALID while another "
+                                "thread was closing or disconnecting their QP's connector: "
+                                "judged after that close (WR-04)");
+        posts_behind_a_close = 0;
+    }
+
+    void dispatch_call(uint32_t f, Observed& o) {
         switch (f) {
             case NDKT_FN_QUERY_EXTENSION:
                 // EXT-02: a success fills *pExtensionInterface with the extension's table.
@@ -698,6 +779,7 @@ struct Judge::Impl {
                 connection_data(o);
                 break;
             case NDKT_FN_DISCONNECT:
+                close_overtook_posts(d.object);
                 request_call(calls::Disconnect{id(d.object)}, o, d.object);
                 break;
             case NDKT_FN_LISTEN:
@@ -785,6 +867,7 @@ struct Judge::Impl {
     }
 
     void close(Observed& o) {
+        close_overtook_posts(d.object);
         // GEN-CREATE-07: NdkReserved left alone while the object is open.
         if (d.reserved_nonzero)
             report(violation({"GEN-CREATE-07"},
@@ -1255,6 +1338,7 @@ struct Judge::Impl {
     }
 
     void finish(const Reader& reader) {
+        report_held_posts();
         if (reader.problem() && !stopped) {
             stopped = true;
             out.stopped = reader.problem()->describe();

@@ -9,6 +9,7 @@
 #include <deque>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <random>
 #include <regex>
@@ -16,6 +17,7 @@
 #include "ndkct/capture.h"
 #include "ndkct/conformance/capture_host.hpp"
 #include "ndkct/conformance/session.hpp"
+#include "ndkct/trace/decode.hpp"
 #include "ndkct/trace/dump.hpp"
 #include "ndkct/trace/judge.hpp"
 #include "ndkct/trace/reader.hpp"
@@ -371,6 +373,128 @@ TEST(Trace, DigestsTheDrainTakesAreTheOnesTheCallWouldTake) {
         Verdicts v = check(bytes);
         EXPECT_TRUE(v.stopped.empty()) << v.stopped;
         EXPECT_TRUE(v.findings.empty()) << v.findings[0].violation.describe();
+    }
+}
+
+// The trace's header and records again, the records as `edit` leaves them (each one's raw
+// bytes: record header and body), in one frame.
+std::vector<uint8_t> reframed(const std::vector<uint8_t>& bytes,
+                              const std::function<void(std::vector<std::vector<uint8_t>>&)>& edit) {
+    auto records = records_of(bytes);
+    if (records.empty()) return {};
+    std::vector<std::vector<uint8_t>> raw;
+    for (const auto& r : records)
+        raw.emplace_back(bytes.begin() + static_cast<ptrdiff_t>(r.offset),
+                         bytes.begin() + static_cast<ptrdiff_t>(r.offset + r.head.size));
+    edit(raw);
+    std::vector<uint8_t> payload;
+    for (const auto& one : raw)
+        payload.insert(payload.end(), one.begin(), one.end());
+    std::vector<uint8_t> out(bytes.begin(),
+                             bytes.begin() + static_cast<ptrdiff_t>(records.front().offset - 16));
+    auto put32 = [&](uint32_t v) {
+        for (int i = 0; i < 4; ++i)
+            out.push_back(static_cast<uint8_t>(v >> (8 * i)));
+    };
+    put32(0x464B444Eu);
+    put32(static_cast<uint32_t>(payload.size()));
+    put32(static_cast<uint32_t>(raw.size()));
+    put32(crc32(payload));
+    out.insert(out.end(), payload.begin(), payload.end());
+    return out;
+}
+
+template <typename T>
+T field(const std::vector<uint8_t>& record, size_t at) {
+    T v;
+    std::memcpy(&v, record.data() + at, sizeof v);
+    return v;
+}
+template <typename T>
+void set_field(std::vector<uint8_t>& record, size_t at, T v) {
+    std::memcpy(record.data() + at, &v, sizeof v);
+}
+
+// WR-04 across threads. Posts are written when entered, so a write that returned
+// STATUS_CONNECTION_INVALID because another thread's close (or NdkDisconnect) of the connector
+// overtook it inside the provider stands before that call in the trace
+// (ndk.threads.close_connector_during_posts on the verbs provider did this with a close).
+// Captured here in the legal order (NdkDisconnect, then the write it refuses: the reference
+// provider refuses posts after a disconnect, not after a close), then rewritten: the write
+// moved before the disconnect, its times overlapping the disconnect's entry or not, on the
+// disconnect's thread or another.
+TEST(Trace, APostAnotherThreadsCloseOvertookIsJudgedAfterTheClose) {
+    fs::path dir = fs::temp_directory_path() / ("ndkct-trace-test-" + std::to_string(::getpid()));
+    fs::remove_all(dir / "overtaken");
+    SessionOptions options;
+    options.capture = CaptureSettings{(dir / "overtaken").string(), 0};
+    uint64_t connector = 0;
+    {
+        conformance::set_capture_label("overtaken");
+        Session s(conformance::parse_provider_specs("model:seed=3").at(0), options);
+        auto pair = s.loopback_pair();
+        ASSERT_TRUE(pair.connected) << pair.problem;
+        auto source = s.buffer(PAGE_SIZE);
+        auto target = s.buffer(PAGE_SIZE);
+        auto src = s.register_buffer(pair.pd, source, 0);
+        auto dst = s.register_buffer(pair.pd, target, NDK_MR_FLAG_ALLOW_REMOTE_WRITE);
+        connector = reinterpret_cast<uint64_t>(pair.active);
+        ASSERT_EQ(STATUS_SUCCESS, s.disconnect(pair.active).final_status);
+        NDK_SGE sge = Session::sge(source, 0, 64, src.local_token);
+        ASSERT_EQ(STATUS_CONNECTION_INVALID,
+                  s.write(pair.a, nullptr, {&sge, 1}, reinterpret_cast<uint64_t>(target.data()),
+                          dst.remote_token));
+        EXPECT_TRUE(s.close_adapter().ok());
+    }
+    auto files = std::vector<fs::path>(fs::directory_iterator(dir / "overtaken"), {});
+    ASSERT_EQ(1u, files.size());
+    auto bytes = read_all(files[0]);
+    Verdicts legal = check(bytes);
+    ASSERT_TRUE(legal.findings.empty()) << legal.findings[0].violation.describe();
+
+    // The indices of the connector's NdkDisconnect and of the refused write.
+    std::deque<std::vector<uint8_t>> bodies;
+    auto records = records_of(bytes, &bodies);
+    size_t close_at = records.size(), write_at = records.size();
+    for (size_t i = 0; i < records.size(); ++i) {
+        Decoded d;
+        std::string why;
+        if (records[i].head.kind >> 8 != NDKT_KIND_CALL >> 8 || !decode(records[i], d, why))
+            continue;
+        if (d.function == NDKT_FN_DISCONNECT && d.object == connector) close_at = i;
+        if (d.function == NDKT_FN_WRITE && d.status == STATUS_CONNECTION_INVALID) write_at = i;
+    }
+    ASSERT_LT(close_at, write_at);
+    ASSERT_LT(write_at, records.size());
+
+    // The write moved before the close: entered just before it, on `thread`, returning
+    // `returned` counts after its entry.
+    auto overtaken = [&](uint32_t thread, uint32_t returned) {
+        return check(reframed(bytes, [&](std::vector<std::vector<uint8_t>>& raw) {
+            auto write = raw[write_at];
+            const auto close_seq = field<uint64_t>(raw[close_at], 16);
+            set_field<uint32_t>(write, 8, thread);
+            set_field<uint64_t>(write, 16, close_seq - 1);
+            set_field<uint32_t>(write, 32, returned);
+            raw.erase(raw.begin() + static_cast<ptrdiff_t>(write_at));
+            raw.insert(raw.begin() + static_cast<ptrdiff_t>(close_at), std::move(write));
+        }));
+    };
+    const uint32_t close_thread = records[close_at].head.thread;
+    Verdicts raced = overtaken(close_thread + 1, 3);  // returned after the close was entered
+    EXPECT_TRUE(raced.stopped.empty()) << raced.stopped;
+    EXPECT_TRUE(raced.findings.empty()) << raced.findings[0].violation.describe();
+    EXPECT_TRUE(std::any_of(raced.notes.begin(), raced.notes.end(), [](const std::string& n) {
+        return n.find("judged after that close (WR-04)") != std::string::npos;
+    })) << "the note saying so";
+
+    // No overlap, or one thread: the write came first and was refused on a connected QP.
+    for (Verdicts v : {overtaken(close_thread + 1, 1), overtaken(close_thread, 3)}) {
+        ASSERT_EQ(1u, v.findings.size());
+        EXPECT_NE(std::string::npos, v.findings[0].violation.describe().find("WRT-01"))
+            << v.findings[0].violation.describe();
+        EXPECT_NE(std::string::npos,
+                  v.findings[0].violation.describe().find("STATUS_CONNECTION_INVALID"));
     }
 }
 
