@@ -2424,9 +2424,14 @@ Verdict Model::observe_completion(ObjectId cq, const NDK_RESULT_EX& r, bool ex, 
             for (auto* list : {&q.initiator_pending, &q.receive_pending})
                 for (auto it = list->begin(); it != list->end(); ++it)
                     if (it->request_context == request && it->cq == cq) {
-                        v.add({{"CQP-CTX-01", "CQ-RES-02"},
-                               what() + " carries QPContext " + num(qp_context) +
-                                   "; its QP was created with " + num(q.qp_context)});
+                        // The rule of the request's own call first: a fast registration's entry
+                        // carries its QP's QPContext by NdkFastRegister's page (FR-QP-01).
+                        RuleIds rules{"CQP-CTX-01", "CQ-RES-02"};
+                        if (it->type == NdkOperationTypeFastRegister)
+                            rules.insert(rules.begin(), "FR-QP-01");
+                        v.add({std::move(rules), what() + " carries QPContext " + num(qp_context) +
+                                                     "; its QP was created with " +
+                                                     num(q.qp_context)});
                         Completion taken = std::move(*it);
                         list->erase(it);
                         for (const auto& l : taken.landings)
@@ -2447,6 +2452,9 @@ Verdict Model::observe_completion(ObjectId cq, const NDK_RESULT_EX& r, bool ex, 
                     if (it->request_context == request && it->cq != cq) {
                         RuleIds rules{"CQP-OBJ-02", "CQ-RES-05"};
                         if (it->receive_queue && q.srq) rules.insert(rules.begin(), "CQP-SRQ-01");
+                        // A fast registration completes on the initiator CQ (FR-QP-01).
+                        if (it->type == NdkOperationTypeFastRegister)
+                            rules.insert(rules.begin(), "FR-QP-01");
                         v.add({std::move(rules),
                                what() + " came on CQ " + std::to_string(cq) + "; its " +
                                    (it->receive_queue ? "receive" : "initiator") +

@@ -117,6 +117,48 @@ TEST_F(CheckMode, SilentSuccessBytesAreCheckedWithTheNextEntry) {
     EXPECT_TRUE(violation_names(v, "WRT-01")) << v.describe();
 }
 
+// FR-QP-01, CQP-CTX-01, CQP-OBJ-02: a fast registration's entry without its QP's QPContext, or
+// on the QP's receive CQ, breaks NdkFastRegister's own page first; another request's breaks only
+// NdkCreateQp's. Either form of NdkGetCqResults: the oracle knows the request's type.
+TEST_F(CheckMode, FastRegisterEntryOffItsQpNamesFrQp01First) {
+    LockedBuffer f = h.arena.allocate(PAGE_SIZE);
+    Lam lam = h.build_lam(f, 0, PAGE_SIZE);
+    for (bool ex : {true, false}) {
+        const Context ctx = ex ? 0x1B : 0x1C;
+        ObjectId mr = h.fr_mr(p.pd, 1, false);
+        h.accept(calls::FastRegister{p.qp_a, ctx, mr, lam.pages, 0, PAGE_SIZE, 0x200000, 0});
+        Verdict v = h.model.observe_completion(
+            p.cq_a, cq_entry(STATUS_SUCCESS, 0, ctx, NdkOperationTypeFastRegister), ex);
+        ASSERT_FALSE(v.ok()) << v.describe();
+        EXPECT_EQ(v.violations.front().rules.front(), "FR-QP-01") << v.describe();
+        EXPECT_TRUE(violation_names(v, "CQP-CTX-01")) << v.describe();
+        EXPECT_EQ(h.model.outstanding_completions(p.qp_a), 0u);
+    }
+    write(0x1D);
+    provider_moves();
+    Verdict w = h.model.observe_completion(
+        p.cq_a, cq_entry(STATUS_SUCCESS, 0, 0x1D, NdkOperationTypeWrite), true);
+    ASSERT_FALSE(w.ok()) << w.describe();
+    EXPECT_EQ(w.violations.front().rules.front(), "CQP-CTX-01") << w.describe();
+    EXPECT_FALSE(violation_names(w, "FR-QP-01")) << w.describe();
+
+    Harness x(Mode::check, default_readings());
+    ObjectId pd = x.pd();
+    ObjectId a_recv = x.cq(), a_init = x.cq(), b_cq = x.cq();
+    ObjectId qa = x.qp(pd, a_recv, a_init, 0xAAA);
+    ObjectId qb = x.qp(pd, b_cq, b_cq, 0xBBB);
+    x.connect(qa, qb, 7101);
+    LockedBuffer g = x.arena.allocate(PAGE_SIZE);
+    Lam pages = x.build_lam(g, 0, PAGE_SIZE);
+    ObjectId mr = x.fr_mr(pd, 1, false);
+    x.accept(calls::FastRegister{qa, 0x1E, mr, pages.pages, 0, PAGE_SIZE, 0x200000, 0});
+    Verdict o = x.model.observe_completion(
+        a_recv, cq_entry(STATUS_SUCCESS, 0xAAA, 0x1E, NdkOperationTypeFastRegister), true);
+    ASSERT_FALSE(o.ok()) << o.describe();
+    EXPECT_EQ(o.violations.front().rules.front(), "FR-QP-01") << o.describe();
+    EXPECT_TRUE(violation_names(o, "CQP-OBJ-02")) << o.describe();
+}
+
 // WR-05, FR-ST-04: an entry for a request that failed inline is a violation.
 TEST_F(CheckMode, CompletionForAnInlineFailedRequestIsAViolation) {
     // A write with more SGEs than the QP allows is refused inline (SGE-04).
