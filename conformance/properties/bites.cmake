@@ -165,3 +165,5 @@ ndkct_property_bites(mr_remote_write_drops_local_write RMR-FLG-03    AccessFlags
 ndkct_property_bites(fr_grants_local_write          FR-FLG-03       AccessFlags)
 # s11mdl (issue 13): NdkRegisterMr over a chain broken past Length.
 ndkct_property_bites(mr_checks_whole_chain          RMR-MDL-04      ChainsPastLength)
+# s12fence (issue 13): NdkFastRegister's READ_FENCE (commands_s12fence.hpp).
+ndkct_property_bites(fr_ignores_read_fence          FR-FENCE-01     ReadFence)
