@@ -167,3 +167,5 @@ ndkct_property_bites(fr_grants_local_write          FR-FLG-03       AccessFlags)
 ndkct_property_bites(mr_checks_whole_chain          RMR-MDL-04      ChainsPastLength)
 # s12frqp (issue 13): a fast registration's entry without its QP's QPContext.
 ndkct_property_bites(fr_entry_without_qp_context    FR-QP-01        MemoryRegistration)
+# s12fence (issue 13): NdkFastRegister's READ_FENCE (commands_s12fence.hpp).
+ndkct_property_bites(fr_ignores_read_fence          FR-FENCE-01     ReadFence)

@@ -19,6 +19,7 @@
 #include "commands_s11mdl.hpp"
 #include "commands_s11qp.hpp"
 #include "commands_s11rmr.hpp"
+#include "commands_s12fence.hpp"
 #include "ndkct/conformance/suite.hpp"
 #include "property.hpp"
 
@@ -262,6 +263,15 @@ NDKCT_PROPERTY(ChainsPastLength, "ndk.property.chains_past_length", "RMR-MDL-04"
     check("ndk.property.chains_past_length",
           machine<CreateMr, RegisterMr, DeregisterMr, Write, GetCqResults, RegisteredBeforeABreak,
                   RegisteredBeforeABreak>());
+}
+
+// NdkFastRegister's READ_FENCE (issue 13, s12fence; a property of its own, so that the others'
+// sequences stay as they were): reads, and fenced fast registrations posted right after a read
+// on the same QP (commands_s12fence.hpp), their entries polled in batches of any size: a fenced
+// registration's entry may not come ahead of an earlier read's (FR-FENCE-01, WR-FENCE-01).
+NDKCT_PROPERTY(ReadFence, "ndk.property.read_fence", "FR-FENCE-01", "WR-FENCE-01") {
+    check("ndk.property.read_fence", machine<ReadThenFencedFastRegister, ReadThenFencedFastRegister,
+                                             Read, FencedFastRegister, BuildLam, GetCqResults>());
 }
 
 // Every command at once: the one big machine.

@@ -704,6 +704,7 @@ void Model::post(ObjectId qp, const Call& call, Context request_context, uint32_
             std::get<QpState>(objects_[qp].state).initiator.push_back(std::move(wr));
         } else {
             done.deferred = wr.flags & NDK_OP_FLAG_DEFER;
+            done.read_fence = (wr.flags & NDK_OP_FLAG_READ_FENCE) && !NT_ERROR(done.status);
             if ((late || contested_failure(done)) && done.outcome != Completion::Outcome::success)
                 std::get<QpState>(objects_[qp].state).error_timing_open = true;
             deliver(std::move(done));
@@ -791,6 +792,7 @@ void Model::run_queues(ObjectId qp) {
             return;
         }
         done.deferred = wr.flags & NDK_OP_FLAG_DEFER;
+        done.read_fence = (wr.flags & NDK_OP_FLAG_READ_FENCE) && !NT_ERROR(done.status);
         if ((late || contested_failure(done)) && done.outcome != Completion::Outcome::success)
             std::get<QpState>(objects_[qp].state).error_timing_open = true;
         deliver(std::move(done));
@@ -2116,7 +2118,31 @@ Verdict Model::observe_completion(ObjectId cq, const NDK_RESULT_EX& r, bool ex, 
                 return c.request_context == request && c.qp_context == qp_context;
             });
             if (it == list.end()) continue;
-            if (it != list.begin() && !readings_.completion_order_relaxed) {  // AMB-35
+            // WR-FENCE-01, FR-FENCE-01: a request posted with READ_FENCE starts only after every
+            // earlier read of its QP has completed, so its entry ahead of such a read's is a
+            // failure whatever AMB-35 reads for unfenced requests.
+            const bool fenced_ahead_of_read =
+                it->read_fence && std::any_of(list.begin(), it, [](const Completion& e) {
+                    return e.type == NdkOperationTypeRead;
+                });
+            if (fenced_ahead_of_read) {
+                std::string reads;
+                size_t count = 0;
+                for (auto e = list.begin(); e != it; ++e) {
+                    if (e->type != NdkOperationTypeRead) continue;
+                    if (count < 4) reads += (count ? ", " : "") + num(e->request_context);
+                    ++count;
+                }
+                if (count > 4) reads += " and " + std::to_string(count - 4) + " more";
+                const bool fast_register = it->type == NdkOperationTypeFastRegister;
+                v.add({fast_register ? RuleIds{"FR-FENCE-01", "WR-FENCE-01", "AMB-35"}
+                                     : RuleIds{"WR-FENCE-01", "AMB-35"},
+                       what() + " of a" + (fast_register ? " fast registration" : " request") +
+                           " posted with NDK_OP_FLAG_READ_FENCE arrived ahead of the entries of "
+                           "reads posted earlier on its QP (" +
+                           reads +
+                           "): the fence lets it start only after those reads have completed"});
+            } else if (it != list.begin() && !readings_.completion_order_relaxed) {  // AMB-35
                 // No page promises that one queue completes in posting order; the deferred
                 // processing page promises only that an accepted request "must eventually" make
                 // an entry (WR-10, DEFER-03). So an entry ahead of earlier requests is the

@@ -218,6 +218,65 @@ TEST_F(CheckMode, OutOfOrderCompletionIsAWarningByDefault) {
             .clean());
 }
 
+// The rule a verdict's first failure (not a warning) names first.
+std::string first_failure_rule(const Verdict& v) {
+    for (const auto& violation : v.violations)
+        if (!violation.warning && !violation.rules.empty()) return violation.rules.front();
+    return "";
+}
+
+// FR-FENCE-01, WR-FENCE-01: a request posted with READ_FENCE starts only after every earlier
+// read of its QP has completed, so its entry ahead of such a read's is a failure, whatever the
+// AMB-35 reading (in_order or relaxed) says of unfenced requests; FR-FENCE-01 first for a fast
+// registration. An unfenced one ahead of the read stays AMB-35's warning.
+TEST_F(CheckMode, FencedRequestAheadOfAnEarlierReadIsAViolation) {
+    for (const char* order : {"in_order", "relaxed"}) {
+        SCOPED_TRACE(order);
+        Harness x(Mode::check, readings_with("completion_order", order));
+        Pair q = x.connected_pair();
+        LockedBuffer buffer = x.arena.allocate(2 * PAGE_SIZE);
+        Region r = x.register_mr(q.pd, buffer, 0, 2 * PAGE_SIZE, 0xF);
+        LockedBuffer pages = x.arena.allocate(PAGE_SIZE);
+        Lam lam = x.build_lam(pages, 0, PAGE_SIZE);
+        auto read = [&](Context ctx) {  // the second page into the first
+            x.accept(calls::Read{q.qp_a, ctx, {{r.va, 8, r.local}}, r.va + PAGE_SIZE, r.remote, 0});
+        };
+        auto fast_register = [&](Context ctx, uint32_t flags) {
+            x.accept(calls::FastRegister{q.qp_a, ctx, x.fr_mr(q.pd, 1, true), lam.pages, 0,
+                                         PAGE_SIZE, 0x200000, flags});
+        };
+        auto observe = [&](Context ctx, NDK_OPERATION_TYPE type) {
+            return x.model.observe_completion(q.cq_a, cq_entry(STATUS_SUCCESS, q.ctx_a, ctx, type),
+                                              true);
+        };
+
+        read(0x40);
+        fast_register(0x41, NDK_OP_FLAG_ALLOW_REMOTE_WRITE | NDK_OP_FLAG_READ_FENCE);
+        Verdict fr = observe(0x41, NdkOperationTypeFastRegister);
+        EXPECT_EQ(first_failure_rule(fr), "FR-FENCE-01") << fr.describe();
+        EXPECT_TRUE(violation_names(fr, "WR-FENCE-01")) << fr.describe();
+        EXPECT_TRUE(observe(0x40, NdkOperationTypeRead).clean());  // still expected
+
+        read(0x42);
+        x.accept(calls::Write{
+            q.qp_a, 0x43, {{r.va, 8, r.local}}, r.va + 100, r.remote, NDK_OP_FLAG_READ_FENCE, {}});
+        std::memcpy(buffer.data() + 100, buffer.data(), 8);
+        Verdict write = observe(0x43, NdkOperationTypeWrite);
+        EXPECT_EQ(first_failure_rule(write), "WR-FENCE-01") << write.describe();
+        EXPECT_TRUE(observe(0x42, NdkOperationTypeRead).clean());
+
+        read(0x44);
+        fast_register(0x45, NDK_OP_FLAG_ALLOW_REMOTE_WRITE);  // no fence: the order is AMB-35's
+        Verdict unfenced = observe(0x45, NdkOperationTypeFastRegister);
+        EXPECT_TRUE(unfenced.ok()) << unfenced.describe();
+        EXPECT_EQ(warning_names(unfenced, "AMB-35"), std::string_view(order) == "in_order");
+        EXPECT_TRUE(observe(0x44, NdkOperationTypeRead).clean());
+
+        fast_register(0x46, NDK_OP_FLAG_ALLOW_REMOTE_WRITE | NDK_OP_FLAG_READ_FENCE);
+        EXPECT_TRUE(observe(0x46, NdkOperationTypeFastRegister).clean());  // no read before it
+    }
+}
+
 // RMR-FLG-04, CQ-CST-03: a request that must fail but succeeds names the rule that makes it fail;
 // MODEL-CQ-ERR-01: another error status than ndkct's table is a warning (exact: a violation).
 TEST_F(CheckMode, ExpectedErrorsAreJudged) {

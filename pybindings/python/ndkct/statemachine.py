@@ -58,10 +58,13 @@ from .machine.lam import LamRules
 # s11mdl (issue 13): NdkRegisterMr of whole pages of a chain broken past them (RMR-MDL-04;
 # no rule of its own: lam.py's build_lam_before_a_break calls it).
 from .machine.chains import ChainRules
+# s12fence (issue 13): a read outstanding when a fenced fast registration is posted
+# (FR-FENCE-01; no rule of its own: memory.py's fast_register calls it).
+from .machine.fence import FenceRules
 
 
 class NdkMachine(MemoryRules, DataRules, ObjectRules, ConnectionRules, BoundsRules,
-                 CreateQpPageRules, LamRules, ChainRules, MachineBase):
+                 CreateQpPageRules, LamRules, ChainRules, FenceRules, MachineBase):
     """Random NDK sequences against ``provider``, judged by the oracle at every step."""
 
     buffers = MachineBase.buffers

@@ -309,6 +309,9 @@ class MemoryRules:
                    "misaligned": label + (first + 1 + shift % (PAGE_SIZE - 1)) % PAGE_SIZE,
                    "zero": 0}[base]
         ctx = self.adapter.next_context()
+        # s12fence: a read outstanding on a when a fenced registration is posted (FR-FENCE-01;
+        # fence.py: derived from the drawn Flags, not drawn).
+        self.read_before_the_fence(pair, flags)
         status = pair.link.a.fast_register(fmr.mr, listed, fbo=first, length=n,
                                            base_virtual_address=address, flags=flags,
                                            context=ctx)

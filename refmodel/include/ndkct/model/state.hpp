@@ -209,6 +209,9 @@ struct Completion {
     bool silent_flag = false;          // posted with SILENT_SUCCESS (whatever its outcome)
     ObjectId target = 0;               // the MR or MW a FastRegister, Invalidate or Bind acts on
     bool deferred = false;  // posted with NDK_OP_FLAG_DEFER (a lost one breaks DEFER-03 too)
+    // Posted with NDK_OP_FLAG_READ_FENCE and run (not flushed): its entry may not come ahead of
+    // an earlier read of its QP (WR-FENCE-01, FR-FENCE-01 for a fast registration).
+    bool read_fence = false;
     // The rule a failure of this expected success breaks before the data-path rule: the remote
     // token the consumer was given is the MR's local token (RMR-TOK-02, FR-TOK-01), so the
     // failed access shows the token getter wrong, not the access.
