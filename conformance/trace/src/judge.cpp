@@ -244,19 +244,25 @@ struct Judge::Impl {
     std::unordered_map<uint64_t, std::vector<uint64_t>> close_antecedents;
     std::unordered_map<uint64_t, std::vector<uint8_t>> sent_private_data;  // by connector
 
-    // WR-04 across threads: posts are written when entered, so a post that another thread's
-    // close (or NdkDisconnect) of its QP's connector overtook inside the provider stands before
-    // that close, though it saw the connection already going. Its STATUS_CONNECTION_INVALID is
-    // then right (the close came first); its findings wait here for a close of that connector,
-    // from another thread, entered before the post returned. The rest are reported at the end.
+    // Posts racing another thread's call: posts are written when entered, so a post that
+    // another thread's close (or NdkDisconnect) of its QP's connector, or NdkFlush of its QP,
+    // overtook inside the provider stands before that call in the trace, though it saw its
+    // effect. The post's refusal is then judged as if that call came first: the findings of a
+    // refused post wait here for such a call from another thread, entered before the post
+    // returned; those no call explains are reported at the end.
+    //  - WR-04: STATUS_CONNECTION_INVALID once the QP's connector is being closed or
+    //    disconnected;
+    //  - MODEL-FLS-01: any failure once the QP is flushed (a warning under the reading that a
+    //    flushed QP stays usable, as the model judges a post after the flush).
     struct HeldPost {
-        uint64_t connector = 0;
+        uint64_t qp = 0;
+        uint64_t connector = 0;  // with STATUS_CONNECTION_INVALID: a close of it explains it
         uint32_t thread = 0;
         uint64_t return_seq = 0;
         std::vector<Finding> findings;
     };
     std::vector<HeldPost> held_posts;
-    size_t posts_behind_a_close = 0;
+    size_t posts_behind_a_close = 0, posts_behind_a_flush = 0;
 
     Decoded d;                       // reused
     std::vector<bool> seen, broken;  // get_results's, reused
@@ -505,25 +511,15 @@ struct Judge::Impl {
         }
         Observed o;
         o.status = d.status;
-        const uint64_t racing_connector = connector_a_close_may_have_overtaken(f);
+        const bool may_be_overtaken = refused_post_another_call_may_explain(f);
         const size_t findings_before = out.findings.size();
         dispatch_call(f, o);
-        if (racing_connector && out.findings.size() > findings_before) {
-            HeldPost held{
-                racing_connector,
-                current->head.thread,
-                current->head.return_delta ? current->head.seq + current->head.return_delta : 0,
-                {}};
-            held.findings.assign(std::make_move_iterator(out.findings.begin() + findings_before),
-                                 std::make_move_iterator(out.findings.end()));
-            out.findings.resize(findings_before);
-            held_posts.push_back(std::move(held));
-        }
+        if (may_be_overtaken && out.findings.size() > findings_before) hold(findings_before);
     }
 
-    // The connector of the post's QP, when the post failed with STATUS_CONNECTION_INVALID on a
-    // QP the oracle still has connected through a connector nobody is closing yet (WR-04).
-    uint64_t connector_a_close_may_have_overtaken(uint32_t f) const {
+    // A post refused where the oracle's current state says it must succeed, on a QP whose
+    // connector is open or not yet flushed: a call of another thread may explain it.
+    bool refused_post_another_call_may_explain(uint32_t f) const {
         switch (f) {
             case NDKT_FN_SEND:
             case NDKT_FN_SEND_AND_INVALIDATE:
@@ -532,43 +528,90 @@ struct Judge::Impl {
             case NDKT_FN_BIND:
             case NDKT_FN_FAST_REGISTER:
             case NDKT_FN_INVALIDATE:
+            case NDKT_FN_RECEIVE:
                 break;
             default:
-                return 0;
+                return false;
         }
-        if (d.status != STATUS_CONNECTION_INVALID || (current->head.flags & NDKT_FLAG_EXPIRED))
-            return 0;
+        if (!NT_ERROR(d.status) || (current->head.flags & NDKT_FLAG_EXPIRED) ||
+            !current->head.return_delta)
+            return false;
         const auto* q = oracle->state_of<model::QpState>(id(d.object));
-        if (!q || !q->connector) return 0;
-        const auto* c = oracle->find(q->connector);
-        auto handle = handles.find(q->connector);
-        if (!c || c->life != model::Life::ready || handle == handles.end()) return 0;
-        return handle->second;
+        return q && !q->flushed && !q->flushed_usable;
     }
 
-    // A close or NdkDisconnect of `connector` (the current record): the held posts it overtook.
+    void hold(size_t findings_before) {
+        HeldPost held;
+        held.qp = d.object;
+        held.thread = current->head.thread;
+        held.return_seq = current->head.seq + current->head.return_delta;
+        if (d.status == STATUS_CONNECTION_INVALID)
+            if (const auto* q = oracle->state_of<model::QpState>(id(d.object)); q && q->connector)
+                if (const auto* c = oracle->find(q->connector); c && c->life == model::Life::ready)
+                    if (auto handle = handles.find(q->connector); handle != handles.end())
+                        held.connector = handle->second;
+        held.findings.assign(std::make_move_iterator(out.findings.begin() + findings_before),
+                             std::make_move_iterator(out.findings.end()));
+        out.findings.resize(findings_before);
+        held_posts.push_back(std::move(held));
+    }
+
+    // Whether the current record, a call of another thread than the held post's, was entered
+    // before that post returned.
+    bool overtook(const HeldPost& h) const {
+        return h.thread != current->head.thread && current->head.seq < h.return_seq;
+    }
+
+    // A close or NdkDisconnect of `connector` (the current record): the held posts it explains.
     void close_overtook_posts(uint64_t connector) {
-        const uint64_t entered = current->head.seq;
-        const uint32_t thread = current->head.thread;
         std::erase_if(held_posts, [&](const HeldPost& h) {
-            bool overtook = h.connector == connector && h.thread != thread && h.return_seq &&
-                            entered < h.return_seq;
-            posts_behind_a_close += overtook;
-            return overtook;
+            bool explained = h.connector == connector && overtook(h);
+            posts_behind_a_close += explained;
+            return explained;
         });
+    }
+
+    // NdkFlush of `qp` (the current record, already applied): the held posts it explains.
+    void flush_overtook_posts(uint64_t qp) {
+        const auto* q = oracle->state_of<model::QpState>(id(qp));
+        if (!q || !(q->flushed || q->flushed_usable)) return;
+        std::erase_if(held_posts, [&](HeldPost& h) {
+            if (h.qp != qp || !overtook(h)) return false;
+            ++posts_behind_a_flush;
+            if (!q->flushed_usable) return true;
+            for (auto& finding : h.findings) {  // the other reading's refusal: a warning
+                finding.violation.warning = true;
+                finding.violation.rules.push_back("MODEL-FLS-01");
+                finding.violation.message += " (another thread's NdkFlush of the QP overtook it)";
+                put_back(std::move(finding));
+            }
+            return true;
+        });
+    }
+
+    // A held finding back among the others, behind the last one made at or before its record.
+    void put_back(Finding finding) {
+        auto at = out.findings.end();
+        while (at != out.findings.begin() && std::prev(at)->record > finding.record)
+            --at;
+        out.findings.insert(at, std::move(finding));
     }
 
     void report_held_posts() {
         for (auto& h : held_posts)
             for (auto& finding : h.findings)
-                out.findings.push_back(std::move(finding));
+                put_back(std::move(finding));
         held_posts.clear();
         if (posts_behind_a_close)
             out.notes.push_back(std::to_string(posts_behind_a_close) +
                                 " post(s) failed with STATUS_CONNECTION_INVALID while another "
                                 "thread was closing or disconnecting their QP's connector: "
-                                "judged after that close (WR-04)");
-        posts_behind_a_close = 0;
+                                "judged after that call (WR-04)");
+        if (posts_behind_a_flush)
+            out.notes.push_back(std::to_string(posts_behind_a_flush) +
+                                " post(s) failed while another thread was flushing their QP: "
+                                "judged after that NdkFlush (MODEL-FLS-01)");
+        posts_behind_a_close = posts_behind_a_flush = 0;
     }
 
     void dispatch_call(uint32_t f, Observed& o) {
@@ -688,6 +731,7 @@ struct Judge::Impl {
                 break;
             case NDKT_FN_FLUSH:
                 apply(calls::Flush{id(d.object)}, {});
+                flush_overtook_posts(d.object);
                 break;
             case NDKT_FN_RECEIVE:
                 apply(calls::Receive{id(d.object), d.context, sgl_of(d.sgl)}, o);

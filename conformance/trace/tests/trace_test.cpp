@@ -17,6 +17,7 @@
 #include "ndkct/capture.h"
 #include "ndkct/conformance/capture_host.hpp"
 #include "ndkct/conformance/session.hpp"
+#include "ndkct/spec/profile.hpp"
 #include "ndkct/trace/decode.hpp"
 #include "ndkct/trace/dump.hpp"
 #include "ndkct/trace/judge.hpp"
@@ -485,7 +486,7 @@ TEST(Trace, APostAnotherThreadsCloseOvertookIsJudgedAfterTheClose) {
     EXPECT_TRUE(raced.stopped.empty()) << raced.stopped;
     EXPECT_TRUE(raced.findings.empty()) << raced.findings[0].violation.describe();
     EXPECT_TRUE(std::any_of(raced.notes.begin(), raced.notes.end(), [](const std::string& n) {
-        return n.find("judged after that close (WR-04)") != std::string::npos;
+        return n.find("judged after that call (WR-04)") != std::string::npos;
     })) << "the note saying so";
 
     // No overlap, or one thread: the write came first and was refused on a connected QP.
@@ -496,6 +497,107 @@ TEST(Trace, APostAnotherThreadsCloseOvertookIsJudgedAfterTheClose) {
         EXPECT_NE(std::string::npos,
                   v.findings[0].violation.describe().find("STATUS_CONNECTION_INVALID"));
     }
+}
+
+// MODEL-FLS-01 across threads, the same way: a receive refused because another thread's
+// NdkFlush of its QP overtook it stands before the flush (ndk.threads.flush_during_receives on
+// the verbs provider can do this: its NdkFlush marks the QP flushed first, and its NdkReceive
+// then refuses with STATUS_CANCELLED). The reference accepts a receive after a flush (and
+// flushes it), so the receive captured after the NdkFlush is made a refused one by its status,
+// then moved as above.
+TEST(Trace, AReceiveAnotherThreadsFlushOvertookIsJudgedAfterTheFlush) {
+    fs::path dir = fs::temp_directory_path() / ("ndkct-trace-test-" + std::to_string(::getpid()));
+    fs::remove_all(dir / "flushed");
+    SessionOptions options;
+    options.capture = CaptureSettings{(dir / "flushed").string(), 0};
+    uint64_t qp = 0;
+    {
+        conformance::set_capture_label("flushed");
+        Session s(conformance::parse_provider_specs("model:seed=3").at(0), options);
+        auto pair = s.loopback_pair();
+        ASSERT_TRUE(pair.connected) << pair.problem;
+        auto sink = s.buffer(PAGE_SIZE);
+        auto region = s.register_buffer(pair.pd, sink, NDK_MR_FLAG_ALLOW_LOCAL_WRITE);
+        qp = reinterpret_cast<uint64_t>(pair.b);
+        s.flush(pair.b);
+        NDK_SGE sge = Session::sge(sink, 0, 64, region.local_token);
+        ASSERT_EQ(STATUS_SUCCESS, s.receive(pair.b, nullptr, {&sge, 1}));
+        EXPECT_TRUE(s.close_adapter().ok());
+    }
+    auto files = std::vector<fs::path>(fs::directory_iterator(dir / "flushed"), {});
+    ASSERT_EQ(1u, files.size());
+    auto bytes = read_all(files[0]);
+
+    std::deque<std::vector<uint8_t>> bodies;
+    auto records = records_of(bytes, &bodies);
+    size_t flush_at = records.size(), receive_at = records.size();
+    for (size_t i = 0; i < records.size(); ++i) {
+        Decoded d;
+        std::string why;
+        if (records[i].head.kind >> 8 != NDKT_KIND_CALL >> 8 || !decode(records[i], d, why))
+            continue;
+        if (d.function == NDKT_FN_FLUSH && d.object == qp) flush_at = i;
+        if (d.function == NDKT_FN_RECEIVE && d.object == qp && flush_at < i) receive_at = i;
+    }
+    ASSERT_LT(flush_at, receive_at);
+    ASSERT_LT(receive_at, records.size());
+    // NdkReceive's outcome (spec/trace/trace-format.json): status, after the arguments
+    // (object, context, sge_count, reserved, one 16-byte SGE).
+    constexpr size_t kStatusAt = NDKT_RECORD_HEADER_BYTES + 8 + 8 + 4 + 4 + 16;
+    auto refused = [&](std::vector<uint8_t> receive) {
+        EXPECT_EQ(STATUS_SUCCESS, field<NTSTATUS>(receive, kStatusAt));
+        set_field<NTSTATUS>(receive, kStatusAt, STATUS_CANCELLED);
+        return receive;
+    };
+    // In the legal order, refused: MODEL-FLS-01 lets a flushed QP refuse it.
+    Verdicts legal = check(reframed(bytes, [&](std::vector<std::vector<uint8_t>>& raw) {
+        raw[receive_at] = refused(raw[receive_at]);
+    }));
+    ASSERT_TRUE(legal.findings.empty()) << legal.findings[0].violation.describe();
+
+    auto overtaken = [&](uint32_t thread, uint32_t returned, const JudgeOptions& judging = {}) {
+        return check(reframed(bytes,
+                              [&](std::vector<std::vector<uint8_t>>& raw) {
+                                  auto receive = refused(raw[receive_at]);
+                                  const auto flush_seq = field<uint64_t>(raw[flush_at], 16);
+                                  set_field<uint32_t>(receive, 8, thread);
+                                  set_field<uint64_t>(receive, 16, flush_seq - 1);
+                                  set_field<uint32_t>(receive, 32, returned);
+                                  raw.erase(raw.begin() + static_cast<ptrdiff_t>(receive_at));
+                                  raw.insert(raw.begin() + static_cast<ptrdiff_t>(flush_at),
+                                             std::move(receive));
+                              }),
+                     judging);
+    };
+    const uint32_t flush_thread = records[flush_at].head.thread;
+    Verdicts raced = overtaken(flush_thread + 1, 3);
+    EXPECT_TRUE(raced.stopped.empty()) << raced.stopped;
+    EXPECT_TRUE(raced.findings.empty()) << raced.findings[0].violation.describe();
+    EXPECT_TRUE(std::any_of(raced.notes.begin(), raced.notes.end(), [](const std::string& n) {
+        return n.find("judged after that NdkFlush (MODEL-FLS-01)") != std::string::npos;
+    })) << "the note saying so";
+    for (Verdicts v : {overtaken(flush_thread + 1, 1), overtaken(flush_thread, 3)}) {
+        ASSERT_FALSE(v.findings.empty());
+        EXPECT_FALSE(v.findings[0].violation.warning) << v.findings[0].violation.describe();
+        EXPECT_NE(std::string::npos, v.findings[0].violation.describe().find("STATUS_CANCELLED"))
+            << v.findings[0].violation.describe();
+    }
+    // Under the reading that a flushed QP stays usable (policies.post_after_flush "usable"),
+    // the refusal after the flush is that reading's warning, raced or not.
+    std::string usable = spec::builtin_profile("default").json;
+    usable = std::regex_replace(usable, std::regex(R"("post_after_flush"\s*:\s*"cancelled")"),
+                                R"("post_after_flush": "usable")");
+    ASSERT_NE(std::string::npos, usable.find(R"("post_after_flush": "usable")"));
+    fs::path profile = dir / "flushed-usable.json";
+    std::ofstream(profile) << usable;
+    JudgeOptions under_usable;
+    under_usable.profile = profile.string();
+    Verdicts raced_usable = overtaken(flush_thread + 1, 3, under_usable);
+    ASSERT_EQ(1u, raced_usable.findings.size());
+    EXPECT_TRUE(raced_usable.findings[0].violation.warning)
+        << raced_usable.findings[0].violation.describe();
+    EXPECT_NE(std::string::npos,
+              raced_usable.findings[0].violation.describe().find("MODEL-FLS-01"));
 }
 
 TEST(Trace, TheCrcIsCrc32cWhateverTheLength) {
