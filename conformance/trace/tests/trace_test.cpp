@@ -416,6 +416,72 @@ void set_field(std::vector<uint8_t>& record, size_t at, T v) {
     std::memcpy(record.data() + at, &v, sizeof v);
 }
 
+// Record header offsets (spec/TRACE.md, "The record header").
+constexpr size_t kThreadAt = 8, kSeqAt = 16, kReturnDeltaAt = 32;
+
+// A trace captured from the reference provider by `session`, and its records decoded.
+struct Captured {
+    std::vector<uint8_t> bytes;
+    std::vector<Record> records;
+    std::vector<Decoded> calls;  // function 0 where the record is not a call
+    std::deque<std::vector<uint8_t>> bodies;
+
+    // The first call at or after `from` that `which` picks, or calls.size().
+    size_t find(const std::function<bool(const Decoded&)>& which, size_t from = 0) const {
+        for (size_t i = from; i < calls.size(); ++i)
+            if (calls[i].function && which(calls[i])) return i;
+        return calls.size();
+    }
+
+    // The trace with record `post` (edited by `edit`) moved before record `other`, as a call
+    // entered just before it on `thread`, returning `returned` counts after its entry (> 1: after
+    // `other` was entered).
+    std::vector<uint8_t> moved_before(
+        size_t post, size_t other, uint32_t thread, uint32_t returned,
+        const std::function<void(std::vector<uint8_t>&)>& edit = {}) const {
+        return reframed(bytes, [&](std::vector<std::vector<uint8_t>>& raw) {
+            auto moved = raw[post];
+            if (edit) edit(moved);
+            set_field<uint32_t>(moved, kThreadAt, thread);
+            set_field<uint64_t>(moved, kSeqAt, field<uint64_t>(raw[other], kSeqAt) - 1);
+            set_field<uint32_t>(moved, kReturnDeltaAt, returned);
+            raw.erase(raw.begin() + static_cast<ptrdiff_t>(post));
+            raw.insert(raw.begin() + static_cast<ptrdiff_t>(other), std::move(moved));
+        });
+    }
+};
+
+Captured capture_racing(const std::string& name, const std::function<void(Session&)>& session) {
+    fs::path dir = fs::temp_directory_path() / ("ndkct-trace-test-" + std::to_string(::getpid()));
+    fs::remove_all(dir / name);
+    SessionOptions options;
+    options.capture = CaptureSettings{(dir / name).string(), 0};
+    {
+        conformance::set_capture_label(name);
+        Session s(conformance::parse_provider_specs("model:seed=3").at(0), options);
+        session(s);
+        EXPECT_TRUE(s.close_adapter().ok());
+    }
+    Captured c;
+    auto files = std::vector<fs::path>(fs::directory_iterator(dir / name), {});
+    EXPECT_EQ(1u, files.size());
+    if (files.empty()) return c;
+    c.bytes = read_all(files[0]);
+    c.records = records_of(c.bytes, &c.bodies);
+    for (const auto& r : c.records) {
+        Decoded d;
+        std::string why;
+        if (r.head.kind >> 8 != NDKT_KIND_CALL >> 8 || !decode(r, d, why)) d = {};
+        c.calls.push_back(d);
+    }
+    return c;
+}
+
+bool says(const Verdicts& v, const std::string& text) {
+    return std::any_of(v.notes.begin(), v.notes.end(),
+                       [&](const std::string& n) { return n.find(text) != std::string::npos; });
+}
+
 // WR-04 across threads. Posts are written when entered, so a write that returned
 // STATUS_CONNECTION_INVALID because another thread's close (or NdkDisconnect) of the connector
 // overtook it inside the provider stands before that call in the trace
@@ -425,14 +491,8 @@ void set_field(std::vector<uint8_t>& record, size_t at, T v) {
 // moved before the disconnect, its times overlapping the disconnect's entry or not, on the
 // disconnect's thread or another.
 TEST(Trace, APostAnotherThreadsCloseOvertookIsJudgedAfterTheClose) {
-    fs::path dir = fs::temp_directory_path() / ("ndkct-trace-test-" + std::to_string(::getpid()));
-    fs::remove_all(dir / "overtaken");
-    SessionOptions options;
-    options.capture = CaptureSettings{(dir / "overtaken").string(), 0};
     uint64_t connector = 0;
-    {
-        conformance::set_capture_label("overtaken");
-        Session s(conformance::parse_provider_specs("model:seed=3").at(0), options);
+    auto c = capture_racing("overtaken", [&](Session& s) {
         auto pair = s.loopback_pair();
         ASSERT_TRUE(pair.connected) << pair.problem;
         auto source = s.buffer(PAGE_SIZE);
@@ -445,57 +505,31 @@ TEST(Trace, APostAnotherThreadsCloseOvertookIsJudgedAfterTheClose) {
         ASSERT_EQ(STATUS_CONNECTION_INVALID,
                   s.write(pair.a, nullptr, {&sge, 1}, reinterpret_cast<uint64_t>(target.data()),
                           dst.remote_token));
-        EXPECT_TRUE(s.close_adapter().ok());
-    }
-    auto files = std::vector<fs::path>(fs::directory_iterator(dir / "overtaken"), {});
-    ASSERT_EQ(1u, files.size());
-    auto bytes = read_all(files[0]);
-    Verdicts legal = check(bytes);
+    });
+    Verdicts legal = check(c.bytes);
     ASSERT_TRUE(legal.findings.empty()) << legal.findings[0].violation.describe();
+    size_t disconnect = c.find([&](const Decoded& d) {
+        return d.function == NDKT_FN_DISCONNECT && d.object == connector;
+    });
+    size_t write = c.find([](const Decoded& d) {
+        return d.function == NDKT_FN_WRITE && d.status == STATUS_CONNECTION_INVALID;
+    });
+    ASSERT_LT(disconnect, write);
+    ASSERT_LT(write, c.records.size());
 
-    // The indices of the connector's NdkDisconnect and of the refused write.
-    std::deque<std::vector<uint8_t>> bodies;
-    auto records = records_of(bytes, &bodies);
-    size_t close_at = records.size(), write_at = records.size();
-    for (size_t i = 0; i < records.size(); ++i) {
-        Decoded d;
-        std::string why;
-        if (records[i].head.kind >> 8 != NDKT_KIND_CALL >> 8 || !decode(records[i], d, why))
-            continue;
-        if (d.function == NDKT_FN_DISCONNECT && d.object == connector) close_at = i;
-        if (d.function == NDKT_FN_WRITE && d.status == STATUS_CONNECTION_INVALID) write_at = i;
-    }
-    ASSERT_LT(close_at, write_at);
-    ASSERT_LT(write_at, records.size());
-
-    // The write moved before the close: entered just before it, on `thread`, returning
-    // `returned` counts after its entry.
-    auto overtaken = [&](uint32_t thread, uint32_t returned) {
-        return check(reframed(bytes, [&](std::vector<std::vector<uint8_t>>& raw) {
-            auto write = raw[write_at];
-            const auto close_seq = field<uint64_t>(raw[close_at], 16);
-            set_field<uint32_t>(write, 8, thread);
-            set_field<uint64_t>(write, 16, close_seq - 1);
-            set_field<uint32_t>(write, 32, returned);
-            raw.erase(raw.begin() + static_cast<ptrdiff_t>(write_at));
-            raw.insert(raw.begin() + static_cast<ptrdiff_t>(close_at), std::move(write));
-        }));
-    };
-    const uint32_t close_thread = records[close_at].head.thread;
-    Verdicts raced = overtaken(close_thread + 1, 3);  // returned after the close was entered
+    const uint32_t other_thread = c.records[disconnect].head.thread;
+    Verdicts raced = check(c.moved_before(write, disconnect, other_thread + 1, 3));
     EXPECT_TRUE(raced.stopped.empty()) << raced.stopped;
     EXPECT_TRUE(raced.findings.empty()) << raced.findings[0].violation.describe();
-    EXPECT_TRUE(std::any_of(raced.notes.begin(), raced.notes.end(), [](const std::string& n) {
-        return n.find("judged after that call (WR-04)") != std::string::npos;
-    })) << "the note saying so";
+    EXPECT_TRUE(says(raced, "judged after that call (WR-04)"));
 
     // No overlap, or one thread: the write came first and was refused on a connected QP.
-    for (Verdicts v : {overtaken(close_thread + 1, 1), overtaken(close_thread, 3)}) {
+    for (const Verdicts& v : {check(c.moved_before(write, disconnect, other_thread + 1, 1)),
+                              check(c.moved_before(write, disconnect, other_thread, 3))}) {
         ASSERT_EQ(1u, v.findings.size());
-        EXPECT_NE(std::string::npos, v.findings[0].violation.describe().find("WRT-01"))
-            << v.findings[0].violation.describe();
-        EXPECT_NE(std::string::npos,
-                  v.findings[0].violation.describe().find("STATUS_CONNECTION_INVALID"));
+        const std::string said = v.findings[0].violation.describe();
+        EXPECT_NE(std::string::npos, said.find("WRT-01")) << said;
+        EXPECT_NE(std::string::npos, said.find("STATUS_CONNECTION_INVALID")) << said;
     }
 }
 
@@ -506,14 +540,8 @@ TEST(Trace, APostAnotherThreadsCloseOvertookIsJudgedAfterTheClose) {
 // flushes it), so the receive captured after the NdkFlush is made a refused one by its status,
 // then moved as above.
 TEST(Trace, AReceiveAnotherThreadsFlushOvertookIsJudgedAfterTheFlush) {
-    fs::path dir = fs::temp_directory_path() / ("ndkct-trace-test-" + std::to_string(::getpid()));
-    fs::remove_all(dir / "flushed");
-    SessionOptions options;
-    options.capture = CaptureSettings{(dir / "flushed").string(), 0};
     uint64_t qp = 0;
-    {
-        conformance::set_capture_label("flushed");
-        Session s(conformance::parse_provider_specs("model:seed=3").at(0), options);
+    auto c = capture_racing("flushed", [&](Session& s) {
         auto pair = s.loopback_pair();
         ASSERT_TRUE(pair.connected) << pair.problem;
         auto sink = s.buffer(PAGE_SIZE);
@@ -522,82 +550,56 @@ TEST(Trace, AReceiveAnotherThreadsFlushOvertookIsJudgedAfterTheFlush) {
         s.flush(pair.b);
         NDK_SGE sge = Session::sge(sink, 0, 64, region.local_token);
         ASSERT_EQ(STATUS_SUCCESS, s.receive(pair.b, nullptr, {&sge, 1}));
-        EXPECT_TRUE(s.close_adapter().ok());
-    }
-    auto files = std::vector<fs::path>(fs::directory_iterator(dir / "flushed"), {});
-    ASSERT_EQ(1u, files.size());
-    auto bytes = read_all(files[0]);
-
-    std::deque<std::vector<uint8_t>> bodies;
-    auto records = records_of(bytes, &bodies);
-    size_t flush_at = records.size(), receive_at = records.size();
-    for (size_t i = 0; i < records.size(); ++i) {
-        Decoded d;
-        std::string why;
-        if (records[i].head.kind >> 8 != NDKT_KIND_CALL >> 8 || !decode(records[i], d, why))
-            continue;
-        if (d.function == NDKT_FN_FLUSH && d.object == qp) flush_at = i;
-        if (d.function == NDKT_FN_RECEIVE && d.object == qp && flush_at < i) receive_at = i;
-    }
-    ASSERT_LT(flush_at, receive_at);
-    ASSERT_LT(receive_at, records.size());
+    });
+    size_t flush =
+        c.find([&](const Decoded& d) { return d.function == NDKT_FN_FLUSH && d.object == qp; });
+    size_t receive =
+        c.find([&](const Decoded& d) { return d.function == NDKT_FN_RECEIVE && d.object == qp; },
+               flush + 1);
+    ASSERT_LT(flush, receive);
+    ASSERT_LT(receive, c.records.size());
     // NdkReceive's outcome (spec/trace/trace-format.json): status, after the arguments
     // (object, context, sge_count, reserved, one 16-byte SGE).
     constexpr size_t kStatusAt = NDKT_RECORD_HEADER_BYTES + 8 + 8 + 4 + 4 + 16;
-    auto refused = [&](std::vector<uint8_t> receive) {
-        EXPECT_EQ(STATUS_SUCCESS, field<NTSTATUS>(receive, kStatusAt));
-        set_field<NTSTATUS>(receive, kStatusAt, STATUS_CANCELLED);
-        return receive;
+    auto refuse = [](std::vector<uint8_t>& record) {
+        EXPECT_EQ(STATUS_SUCCESS, field<NTSTATUS>(record, kStatusAt));
+        set_field<NTSTATUS>(record, kStatusAt, STATUS_CANCELLED);
     };
     // In the legal order, refused: MODEL-FLS-01 lets a flushed QP refuse it.
-    Verdicts legal = check(reframed(bytes, [&](std::vector<std::vector<uint8_t>>& raw) {
-        raw[receive_at] = refused(raw[receive_at]);
-    }));
+    Verdicts legal = check(
+        reframed(c.bytes, [&](std::vector<std::vector<uint8_t>>& raw) { refuse(raw[receive]); }));
     ASSERT_TRUE(legal.findings.empty()) << legal.findings[0].violation.describe();
 
-    auto overtaken = [&](uint32_t thread, uint32_t returned, const JudgeOptions& judging = {}) {
-        return check(reframed(bytes,
-                              [&](std::vector<std::vector<uint8_t>>& raw) {
-                                  auto receive = refused(raw[receive_at]);
-                                  const auto flush_seq = field<uint64_t>(raw[flush_at], 16);
-                                  set_field<uint32_t>(receive, 8, thread);
-                                  set_field<uint64_t>(receive, 16, flush_seq - 1);
-                                  set_field<uint32_t>(receive, 32, returned);
-                                  raw.erase(raw.begin() + static_cast<ptrdiff_t>(receive_at));
-                                  raw.insert(raw.begin() + static_cast<ptrdiff_t>(flush_at),
-                                             std::move(receive));
-                              }),
-                     judging);
-    };
-    const uint32_t flush_thread = records[flush_at].head.thread;
-    Verdicts raced = overtaken(flush_thread + 1, 3);
+    const uint32_t other_thread = c.records[flush].head.thread;
+    Verdicts raced = check(c.moved_before(receive, flush, other_thread + 1, 3, refuse));
     EXPECT_TRUE(raced.stopped.empty()) << raced.stopped;
     EXPECT_TRUE(raced.findings.empty()) << raced.findings[0].violation.describe();
-    EXPECT_TRUE(std::any_of(raced.notes.begin(), raced.notes.end(), [](const std::string& n) {
-        return n.find("judged after that NdkFlush (MODEL-FLS-01)") != std::string::npos;
-    })) << "the note saying so";
-    for (Verdicts v : {overtaken(flush_thread + 1, 1), overtaken(flush_thread, 3)}) {
+    EXPECT_TRUE(says(raced, "judged after that NdkFlush (MODEL-FLS-01)"));
+    for (const Verdicts& v : {check(c.moved_before(receive, flush, other_thread + 1, 1, refuse)),
+                              check(c.moved_before(receive, flush, other_thread, 3, refuse))}) {
         ASSERT_FALSE(v.findings.empty());
-        EXPECT_FALSE(v.findings[0].violation.warning) << v.findings[0].violation.describe();
-        EXPECT_NE(std::string::npos, v.findings[0].violation.describe().find("STATUS_CANCELLED"))
-            << v.findings[0].violation.describe();
+        const std::string said = v.findings[0].violation.describe();
+        EXPECT_FALSE(v.findings[0].violation.warning) << said;
+        EXPECT_NE(std::string::npos, said.find("STATUS_CANCELLED")) << said;
     }
+
     // Under the reading that a flushed QP stays usable (policies.post_after_flush "usable"),
     // the refusal after the flush is that reading's warning, raced or not.
     std::string usable = spec::builtin_profile("default").json;
     usable = std::regex_replace(usable, std::regex(R"("post_after_flush"\s*:\s*"cancelled")"),
                                 R"("post_after_flush": "usable")");
     ASSERT_NE(std::string::npos, usable.find(R"("post_after_flush": "usable")"));
-    fs::path profile = dir / "flushed-usable.json";
+    fs::path profile = fs::temp_directory_path() /
+                       ("ndkct-trace-test-" + std::to_string(::getpid())) / "flushed-usable.json";
     std::ofstream(profile) << usable;
     JudgeOptions under_usable;
     under_usable.profile = profile.string();
-    Verdicts raced_usable = overtaken(flush_thread + 1, 3, under_usable);
+    Verdicts raced_usable =
+        check(c.moved_before(receive, flush, other_thread + 1, 3, refuse), under_usable);
     ASSERT_EQ(1u, raced_usable.findings.size());
-    EXPECT_TRUE(raced_usable.findings[0].violation.warning)
-        << raced_usable.findings[0].violation.describe();
-    EXPECT_NE(std::string::npos,
-              raced_usable.findings[0].violation.describe().find("MODEL-FLS-01"));
+    const std::string said = raced_usable.findings[0].violation.describe();
+    EXPECT_TRUE(raced_usable.findings[0].violation.warning) << said;
+    EXPECT_NE(std::string::npos, said.find("MODEL-FLS-01")) << said;
 }
 
 TEST(Trace, TheCrcIsCrc32cWhateverTheLength) {
