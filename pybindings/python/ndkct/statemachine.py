@@ -58,10 +58,12 @@ from .machine.lam import LamRules
 # s11mdl (issue 13): NdkRegisterMr of whole pages of a chain broken past them (RMR-MDL-04;
 # no rule of its own: lam.py's build_lam_before_a_break calls it).
 from .machine.chains import ChainRules
+# s12lamrel (issue 13): a mapping used after an older one was released (LAM-REL-01).
+from .machine.lam_release import LamReleaseRules
 
 
 class NdkMachine(MemoryRules, DataRules, ObjectRules, ConnectionRules, BoundsRules,
-                 CreateQpPageRules, LamRules, ChainRules, MachineBase):
+                 CreateQpPageRules, LamRules, ChainRules, LamReleaseRules, MachineBase):
     """Random NDK sequences against ``provider``, judged by the oracle at every step."""
 
     buffers = MachineBase.buffers
