@@ -146,6 +146,7 @@ ndkct_property_bites(lam_header_cleared             LAM-OUT-01      MemoryRegist
 ndkct_property_bites(ifr_pended_not_ready           IFR-POST-01     MemoryRegistration)
 ndkct_property_bites(ifr_one_at_a_time              IFR-CONC-01     MappingsAndInitializations)
 ndkct_property_bites(lam_privileged_send_refused    LAM-USE-02      MappingsAndInitializations)
+ndkct_property_bites(lam_release_frees_neighbour    LAM-REL-01      LamReleases)
 # s11flags (issue 13): the access flags and addressing of NdkRegisterMr and NdkFastRegister (the
 # AccessFlags property, commands_s11flags.hpp).
 ndkct_property_bites(fr_refuses_zero_base           FR-ALIGN-02     AccessFlags)

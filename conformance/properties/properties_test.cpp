@@ -20,6 +20,7 @@
 #include "commands_s11qp.hpp"
 #include "commands_s11rmr.hpp"
 #include "commands_s12fence.hpp"
+#include "commands_s12lamrel.hpp"
 #include "ndkct/conformance/suite.hpp"
 #include "property.hpp"
 
@@ -226,6 +227,15 @@ NDKCT_PROPERTY(MappingsAndInitializations, "ndk.property.mappings_and_initializa
     check("ndk.property.mappings_and_initializations",
           machine<BuildLam, ReleaseLam, BuildLamBeforeABreak, BuildLamBeforeABreak, NotifiedLam,
                   NotifiedLam, OverlappingInitializations, SendFromMapping, GetCqResults>());
+}
+
+// Mappings released while others stay live (issue 13, s12lamrel; a property of its own, so that
+// the others' sequences stay as they were): sends from a mapping's logical addresses after an
+// older mapping was released (LAM-REL-01: releasing one LAM leaves the others mapped), among
+// ordinary builds, releases and sends from mappings (commands_s12lamrel.hpp).
+NDKCT_PROPERTY(LamReleases, "ndk.property.lam_releases", "LAM-REL-01", "LAM-USE-02") {
+    check("ndk.property.lam_releases", machine<BuildLam, ReleaseLam, SendAfterARelease,
+                                               SendAfterARelease, SendFromMapping, GetCqResults>());
 }
 
 // The access flags and addressing of NdkRegisterMr and NdkFastRegister (issue 13, s11flags; a

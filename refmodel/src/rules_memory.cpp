@@ -755,6 +755,7 @@ void Model::commit(const calls::BuildLam& c, const Observed& o, Applied& applied
     LamState lam{c.mdl.virtual_address, c.length, c.mdl.first_byte_offset, c.mdl.pfns,
                  std::vector<uint64_t>(o.lam_pages.begin(),
                                        o.lam_pages.begin() + std::min(count, c.mdl.pfns.size()))};
+    if (const auto* a = state_of<AdapterState>(c.adapter)) lam.releases_before = a->lam_releases;
     applied.created = create_object(Kind::lam, c.adapter, std::move(lam));
     ready(applied.created);
 }
@@ -772,7 +773,36 @@ Expectation Model::expect_call(const calls::ReleaseLam& c) const {
 }
 
 void Model::commit(const calls::ReleaseLam& c, const Observed&, Applied&, Stage) {
+    const Object* o = find(c.lam);
+    if (o && o->kind == Kind::lam && o->life == Life::ready)
+        if (auto* a = state_mut<AdapterState>(o->adapter)) ++a->lam_releases;
     destroy(c.lam);  // LAM-REL-01: its logical addresses reach nothing from now on
+}
+
+// LAM-REL-01: some SGE with the QP's PD's privileged token reaches a page through a live LAM
+// built before another mapping of the adapter was released. If such a request fails where the
+// model has it succeed, that release taking this LAM's pages with it is the likely reason.
+bool Model::through_lam_outliving_release(ObjectId qp, const std::vector<Sge>& sgl) const {
+    const Object& qo = objects_[qp];
+    const auto* pd = state_of<PdState>(std::get<QpState>(qo.state).pd);
+    const auto* a = state_of<AdapterState>(qo.adapter);
+    if (!pd || !pd->privileged_token || !a || a->lam_releases == 0) return false;
+    for (const Sge& sge : sgl) {
+        if (sge.token != *pd->privileged_token || sge.length == 0) continue;
+        uint64_t first = sge.address & ~uint64_t(PAGE_SIZE - 1);
+        for (uint64_t page = first; page < sge.address + sge.length; page += PAGE_SIZE) {
+            auto it = a->logical_pages.find(page);
+            if (it == a->logical_pages.end()) continue;
+            for (const auto& [lam_id, index] : it->second)  // the mapping pfn_of_logical uses
+                if (objects_[lam_id].life == Life::ready) {
+                    if (std::get<LamState>(objects_[lam_id].state).releases_before <
+                        a->lam_releases)
+                        return true;
+                    break;
+                }
+        }
+    }
+    return false;
 }
 
 // LAM-REL-01: a logical address maps its page while its LAM is live (until NdkReleaseLam).

@@ -965,6 +965,7 @@ bool Model::execute(ObjectId qp, WorkRequest& wr, const Call& call, Completion& 
                 return true;
             }
             done.grant_rules = local_grant_rules(qp, sgl, 0);  // RMR-FLG-02, FR-FLG-02, FR-TOK-02
+            if (through_lam_outliving_release(qp, sgl)) done.token_rule = "LAM-REL-01";
             determined = gather_expected(qp, source, fenced, payload);
         }
         // RCV-03: the next receive at the peer (its receive queue or its SRQ) takes the send.
@@ -1229,6 +1230,8 @@ bool Model::execute(ObjectId qp, WorkRequest& wr, const Call& call, Completion& 
         return true;
     }
     note_token();
+    if (!done.token_rule && !is_inline && through_lam_outliving_release(qp, sgl))
+        done.token_rule = "LAM-REL-01";
     // The local grant is named first only where the remote side is a region: a window's reach
     // is where hardware families differ (a verbs type-2 window answers only through the QP
     // that bound it, rxe's BND-01 finding), so a failure through one may be the window's.
@@ -2219,6 +2222,10 @@ Verdict Model::observe_completion(ObjectId cq, const NDK_RESULT_EX& r, bool ex, 
                                           ? " (it reaches the last ByteOffset bytes of a region "
                                             "registered from mid-page, which a region taken from "
                                             "StartVa, not MmGetMdlVirtualAddress, leaves out)"
+                                      : hint == "LAM-REL-01"
+                                          ? " (a local SGE's logical addresses belong to a live "
+                                            "LAM built before another LAM of the adapter was "
+                                            "released: that release likely unmapped them too)"
                                           : " (its RemoteToken is the target MR's local token: the "
                                             "remote token getter returned the local token)";
                         } else if (!expected.grant_rules.empty()) {  // a local access granted

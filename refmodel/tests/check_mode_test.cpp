@@ -120,6 +120,58 @@ TEST_F(CheckMode, SilentSuccessBytesAreCheckedWithTheNextEntry) {
 // FR-QP-01, CQP-CTX-01, CQP-OBJ-02: a fast registration's entry without its QP's QPContext, or
 // on the QP's receive CQ, breaks NdkFastRegister's own page first; another request's breaks only
 // NdkCreateQp's. Either form of NdkGetCqResults: the oracle knows the request's type.
+// LAM-REL-01: a write from a live LAM's logical addresses (privileged token) that fails, after
+// another LAM of the adapter built before it was released, names LAM-REL-01 first (that release
+// likely took its pages); with no release since it was built, the data-path rules alone.
+TEST_F(CheckMode, FailedAccessThroughLamOutlivingAReleaseNamesLamRel01First) {
+    uint32_t privileged = h.privileged_token(p.pd);
+    LockedBuffer first = h.arena.allocate(PAGE_SIZE), second = h.arena.allocate(PAGE_SIZE);
+    Lam a = h.build_lam(first, 0, PAGE_SIZE);
+    Lam lam = h.build_lam(second, 0, PAGE_SIZE);
+    auto write_from = [&](const Lam& l, Context ctx) {
+        h.accept(calls::Write{p.qp_a, ctx, {{l.pages[0], 64, privileged}}, b.va, b.remote, 0, {}});
+        return h.model.observe_completion(
+            p.cq_a, cq_entry(STATUS_ACCESS_VIOLATION, p.ctx_a, ctx, NdkOperationTypeWrite), true);
+    };
+    Verdict before = write_from(lam, 0x1E);
+    ASSERT_FALSE(before.ok()) << before.describe();
+    EXPECT_FALSE(violation_names(before, "LAM-REL-01")) << before.describe();
+    EXPECT_TRUE(violation_names(before, "WRT-01")) << before.describe();
+
+    Harness x(Mode::check, default_readings());
+    Pair q = x.connected_pair();
+    uint32_t priv = x.privileged_token(q.pd);
+    LockedBuffer f = x.arena.allocate(PAGE_SIZE), g = x.arena.allocate(PAGE_SIZE);
+    LockedBuffer t = x.arena.allocate(PAGE_SIZE);
+    Region to = x.register_mr(q.pd, t, 0, PAGE_SIZE, NDK_MR_FLAG_ALLOW_REMOTE_WRITE);
+    Lam released = x.build_lam(f, 0, PAGE_SIZE);
+    Lam live = x.build_lam(g, 0, PAGE_SIZE);
+    x.accept(calls::ReleaseLam{x.adapter, released.id});
+    x.accept(calls::Write{q.qp_a, 0x1F, {{live.pages[0], 64, priv}}, to.va, to.remote, 0, {}});
+    Verdict after = x.model.observe_completion(
+        q.cq_a, cq_entry(STATUS_ACCESS_VIOLATION, q.ctx_a, 0x1F, NdkOperationTypeWrite), true);
+    ASSERT_FALSE(after.ok()) << after.describe();
+    EXPECT_EQ(after.violations.front().rules.front(), "LAM-REL-01") << after.describe();
+    EXPECT_TRUE(violation_names(after, "WRT-01")) << after.describe();
+    // A mapping built after the release is not the release's victim.
+    Harness y(Mode::check, default_readings());
+    Pair r = y.connected_pair();
+    uint32_t priv_r = y.privileged_token(r.pd);
+    LockedBuffer m = y.arena.allocate(PAGE_SIZE), n = y.arena.allocate(PAGE_SIZE);
+    LockedBuffer u = y.arena.allocate(PAGE_SIZE);
+    Region into = y.register_mr(r.pd, u, 0, PAGE_SIZE, NDK_MR_FLAG_ALLOW_REMOTE_WRITE);
+    Lam gone = y.build_lam(m, 0, PAGE_SIZE);
+    y.accept(calls::ReleaseLam{y.adapter, gone.id});
+    Lam later = y.build_lam(n, 0, PAGE_SIZE);
+    y.accept(
+        calls::Write{r.qp_a, 0x20, {{later.pages[0], 64, priv_r}}, into.va, into.remote, 0, {}});
+    Verdict fresh = y.model.observe_completion(
+        r.cq_a, cq_entry(STATUS_ACCESS_VIOLATION, r.ctx_a, 0x20, NdkOperationTypeWrite), true);
+    ASSERT_FALSE(fresh.ok()) << fresh.describe();
+    EXPECT_FALSE(violation_names(fresh, "LAM-REL-01")) << fresh.describe();
+    EXPECT_TRUE(violation_names(fresh, "WRT-01")) << fresh.describe();
+}
+
 TEST_F(CheckMode, FastRegisterEntryOffItsQpNamesFrQp01First) {
     LockedBuffer f = h.arena.allocate(PAGE_SIZE);
     Lam lam = h.build_lam(f, 0, PAGE_SIZE);

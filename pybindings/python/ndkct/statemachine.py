@@ -61,10 +61,13 @@ from .machine.chains import ChainRules
 # s12fence (issue 13): a read outstanding when a fenced fast registration is posted
 # (FR-FENCE-01; no rule of its own: memory.py's fast_register calls it).
 from .machine.fence import FenceRules
+# s12lamrel (issue 13): a mapping used after an older one was released (LAM-REL-01).
+from .machine.lam_release import LamReleaseRules
 
 
 class NdkMachine(MemoryRules, DataRules, ObjectRules, ConnectionRules, BoundsRules,
-                 CreateQpPageRules, LamRules, ChainRules, FenceRules, MachineBase):
+                 CreateQpPageRules, LamRules, ChainRules, FenceRules, LamReleaseRules,
+                 MachineBase):
     """Random NDK sequences against ``provider``, judged by the oracle at every step."""
 
     buffers = MachineBase.buffers

@@ -340,6 +340,8 @@ class Model {
                         ObjectId* target = nullptr) const;
     std::optional<PFN_NUMBER> pfn_of_logical(ObjectId adapter, uint64_t logical) const;
     bool from_live_mappings(ObjectId qp, const std::vector<Sge>& sgl) const;  // LAM-USE-02
+    bool through_lam_outliving_release(ObjectId qp,
+                                       const std::vector<Sge>& sgl) const;  // LAM-REL-01
     // A NdkFastRegister, NdkInvalidate or NdkBind (`type`) of the MR or MW was posted and its entry
     // not yet retrieved (check mode: the device may not have run it yet).
     bool request_in_flight(ObjectId target, NDK_OPERATION_TYPE type) const;

@@ -85,6 +85,7 @@ struct AdapterState {
     // succeeds is named by the deregistration's rule, not only as a stray token (TOK-03).
     std::unordered_map<uint32_t, ObjectId> deregistered_tokens;
     std::unordered_map<uint64_t, std::vector<std::pair<ObjectId, uint32_t>>> logical_pages;
+    uint64_t lam_releases = 0;  // NdkReleaseLam calls on live mappings so far (LAM-REL-01)
 };
 
 struct PdState {
@@ -152,6 +153,9 @@ struct LamState {
     uint32_t first_byte_offset = 0;
     std::vector<PFN_NUMBER> pfns;         // the pages behind it
     std::vector<uint64_t> logical_pages;  // what the provider returned, one per pfn
+    // LAM-REL-01: the adapter's AdapterState::lam_releases when this mapping was built; a later
+    // release of another mapping must leave this one as it was.
+    uint64_t releases_before = 0;
 };
 
 // An entry the model expects on (or, simulating, has put on) a CQ.
@@ -214,7 +218,9 @@ struct Completion {
     bool read_fence = false;
     // The rule a failure of this expected success breaks before the data-path rule: the remote
     // token the consumer was given is the MR's local token (RMR-TOK-02, FR-TOK-01), so the
-    // failed access shows the token getter wrong, not the access.
+    // failed access shows the token getter wrong, not the access. Likewise a local SGE's token
+    // of an MR's previous registration (RMR-TOK-01), a range in a mid-page region's tail
+    // (RMR-VA-01), and logical addresses of a LAM that outlived another's release (LAM-REL-01).
     const char* token_rule = nullptr;
     // The page rules that grant the local access this expected success relies on (Model::
     // local_grant_rules: RMR-FLG-02/03, FR-FLG-02/03, FR-TOK-02), named before the data-path
