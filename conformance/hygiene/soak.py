@@ -79,14 +79,21 @@ def run_once(args, seed):
         # Each failing property: its name, and the rules its failure names.
         for block in re.split(r"\[ RUN      \] ", output)[1:]:
             name = block.split()[0]
-            if "[  FAILED  ]" not in block:
+            # Its own result line ("[  FAILED  ] NAME, where GetParam() = ... (12 ms)"): the
+            # run's closing summary, which lists every failed test, falls into the last block.
+            if not re.search(r"^\[  FAILED  \] " + re.escape(name) + r"[, ].*\(\d+ ms\)$",
+                             block, re.M):
                 continue
             rules = sorted(set(RULE.findall(block)))
             lines = [line.strip() for line in block.splitlines()]
             first = next((line for line in lines if "failed after" in line or "cannot open" in line
                           or "oracle" in line), lines[1] if len(lines) > 1 else "")
+            # The oracle's own words: what a rare, timing-dependent finding needs to be
+            # diagnosed without a rerun.
+            oracle = [line for line in lines
+                      if line.startswith(("oracle:", "replay:")) or "violation" in line][:5]
             findings.append({"property": name, "seed": seed, "rules": rules[:8],
-                             "detail": first[:200]})
+                             "detail": first[:200], "oracle": [o[:400] for o in oracle]})
         if not findings:
             findings.append({"property": "(the run)", "seed": seed, "rules": [],
                              "detail": f"exit {code}: " + output.strip()[-300:]})
@@ -123,6 +130,8 @@ def main():
         for f in r["findings"]:
             print(f"      FINDING {f['property']} seed {f['seed']}: {', '.join(f['rules'])} "
                   f"{f['detail']}", flush=True)
+            for line in f.get("oracle", []):
+                print(f"        {line}", flush=True)
         seed += 1
     time.sleep(2)  # the last run's kernel objects are released asynchronously
     after = {"device": device_objects(), "mem_available_kib": mem_available_kib()}
