@@ -343,47 +343,63 @@ void SendFromLam::run(const World&, Sut& sut) const {
     finish(sut, *this, answer(s) + " (" + std::to_string(sge.Length) + " bytes)");
 }
 
-SendFromMapping::SendFromMapping(const World& w) : Composite(w) {
-    RC_PRE(w.is(kSender, Kind::qp) && w.is(kReceiver, Kind::qp) && w.node_of(kSender) == 0);
-    World after = w;  // each call generated in the World the ones before it leave
+std::shared_ptr<BuildLam> whole_mapping(const World& w) {
     auto b = std::make_shared<BuildLam>(w);
     b->region.shape = Region::Shape::whole;
     b->length = b->region.length;
     b->buffer_size = uint32_t(NDK_LOGICAL_ADDRESS_MAPPING_SIZE(b->region.pages()));
-    b->apply(after);
+    return b;
+}
+
+ReceiveSink receive_sink(World& after, int mr) {
     auto c = std::make_shared<CreateMr>(after);
     c->pd = kSetupPd;
     c->fast_register = false;
     c->apply(after);
     auto m = std::make_shared<RegisterMr>(after);
-    m->mr = made_at + 1;
+    m->mr = mr;
     m->region.shape = Region::Shape::whole;
     m->length = m->region.length;
     m->flags = NDK_MR_FLAG_ALLOW_LOCAL_WRITE;
     m->apply(after);
     auto r = std::make_shared<Receive>(after);
     r->qp = kReceiver;
-    r->sgl = {SgePlan{made_at + 1, 0, uint32_t(m->length)}};
+    r->sgl = {SgePlan{mr, 0, uint32_t(m->length)}};
     r->apply(after);
+    return {std::move(c), std::move(m), std::move(r)};
+}
+
+std::vector<std::shared_ptr<const Command>> ReceiveSink::steps(const Composite& owner,
+                                                               int base) const {
+    auto m = std::make_shared<RegisterMr>(*register_mr);
+    m->mr = owner.moved(m->mr, base);
+    auto r = std::make_shared<Receive>(*receive);
+    for (auto& p : r->sgl)
+        p.mr = owner.moved(p.mr, base);
+    return {create_mr, m, r};
+}
+
+SendFromMapping::SendFromMapping(const World& w) : Composite(w) {
+    RC_PRE(w.is(kSender, Kind::qp) && w.is(kReceiver, Kind::qp) && w.node_of(kSender) == 0);
+    World after = w;  // each call generated in the World the ones before it leave
+    auto b = whole_mapping(w);
+    b->apply(after);
+    sink = receive_sink(after, made_at + 1);
     auto s = std::make_shared<SendFromLam>(after);
     s->lam = made_at;
-    s->bytes = std::min<uint32_t>(s->bytes, uint32_t(m->length));
+    s->bytes = std::min<uint32_t>(s->bytes, sink.length());
     build_lam = std::move(b);
-    create_mr = std::move(c);
-    register_mr = std::move(m);
-    receive = std::move(r);
     send = std::move(s);
 }
 
 std::vector<std::shared_ptr<const Command>> SendFromMapping::steps(int base) const {
-    auto m = std::make_shared<RegisterMr>(*register_mr);
-    m->mr = moved(m->mr, base);
-    auto r = std::make_shared<Receive>(*receive);
-    for (auto& p : r->sgl)
-        p.mr = moved(p.mr, base);
+    std::vector<std::shared_ptr<const Command>> out{build_lam};
+    for (auto& step : sink.steps(*this, base))
+        out.push_back(step);
     auto s = std::make_shared<SendFromLam>(*send);
     s->lam = moved(s->lam, base);
-    return {build_lam, create_mr, m, r, s};
+    out.push_back(std::move(s));
+    return out;
 }
 
 }  // namespace ndkct::properties

@@ -107,14 +107,27 @@ struct SendFromLam : Command {
     void show(std::ostream& os) const override;
 };
 
-// A send from a mapping into a receive: NdkBuildLam (a whole chain, the exact buffer),
-// NdkCreateMr and NdkRegisterMr with local write (the sink), NdkReceive of it on qp3, then
-// SendFromLam on qp2 from that mapping.
-struct SendFromMapping : Composite {
-    std::shared_ptr<const BuildLam> build_lam;
+// NdkBuildLam of a whole chain into the exact buffer it needs.
+std::shared_ptr<BuildLam> whole_mapping(const World& w);
+
+// The sink of a send from a mapping: NdkCreateMr on pd0 (slot `mr`), NdkRegisterMr of a whole
+// region with local write, NdkReceive of all of it on qp3; each generated in `after`, which it
+// then leaves changed (as a Composite generates its calls).
+struct ReceiveSink {
     std::shared_ptr<const CreateMr> create_mr;
     std::shared_ptr<const RegisterMr> register_mr;
     std::shared_ptr<const Receive> receive;
+    uint32_t length() const { return uint32_t(register_mr->length); }
+    // The three calls of `owner`'s steps(base), their MR slot moved as owner.moved() says.
+    std::vector<std::shared_ptr<const Command>> steps(const Composite& owner, int base) const;
+};
+ReceiveSink receive_sink(World& after, int mr);
+
+// A send from a mapping into a receive: whole_mapping, the ReceiveSink, then SendFromLam on qp2
+// from that mapping.
+struct SendFromMapping : Composite {
+    std::shared_ptr<const BuildLam> build_lam;
+    ReceiveSink sink;
     std::shared_ptr<const SendFromLam> send;
     explicit SendFromMapping(const World& w);
     std::vector<std::shared_ptr<const Command>> steps(int base) const override;

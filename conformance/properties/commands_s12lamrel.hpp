@@ -13,9 +13,7 @@ namespace ndkct::properties {
 // arrive (LAM-REL-01: releasing one LAM leaves the others mapped).
 struct SendAfterARelease : Composite {
     std::shared_ptr<const BuildLam> build_released, build_used;
-    std::shared_ptr<const CreateMr> create_mr;
-    std::shared_ptr<const RegisterMr> register_mr;
-    std::shared_ptr<const Receive> receive;
+    ReceiveSink sink;
     std::shared_ptr<const ReleaseLam> release;
     std::shared_ptr<const SendFromLam> send;
     explicit SendAfterARelease(const World& w);
