@@ -113,3 +113,5 @@ def summarize(result, paths, limit=25):
     else:
         for reason in result["gate"]["reasons"]:
             say(f"FAIL: {reason}")
+        if nxt:  # said first; said again last, where a long failure list leaves the eye
+            say(nxt["text"])

@@ -57,6 +57,9 @@ def case_skeleton(opts):
     check(summary[first - 1].startswith("ndkct: Next: implement NdkCreatePd (CPD-01 is broken"),
           "the summary does not start with what to implement next", done.stderr)
     check(result["rules"]["next"]["function"] == "NdkCreatePd", f"{result['rules']['next']}")
+    last = [x for x in summary if x.strip()][-1]
+    check(last.startswith("ndkct: Next: implement NdkCreatePd (CPD-01 is broken"),
+          "the summary does not end with what to implement next either", last)
     with open(os.path.join(out, "report.html"), encoding="utf-8") as f:
         body = f.read().split("<body>", 1)[1]
     check(re.sub(r"<[^>]+>", "", body).strip().startswith("Next: implement NdkCreatePd"),
