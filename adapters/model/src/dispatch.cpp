@@ -259,8 +259,23 @@ ULONG get_results(NDK_CQ* cq, Result* results, ULONG count, bool ex) {
     Observed o = p->run_void(calls::GetCqResults{id, count, ex}, [&](Observed& out) {
         const auto& entries = p->model.cq_entries(id);
         ULONG n = static_cast<ULONG>(std::min<size_t>(count, entries.size()));
+        std::vector<ULONG> order(n);
+        for (ULONG i = 0; i < n; ++i)
+            order[i] = i;
+        // reference_provider.completion_order = relaxed (AMB-35: no page promises one queue's
+        // posting order): neighbours of one queue in this batch trade places on a seeded coin,
+        // so a consumer that assumes the order shows it. Never around a READ_FENCE request
+        // (FR-FENCE-01, WR-FENCE-01 are documented orders). The batch holds the same entries.
+        if (p->readings().reference.relaxed_completion_order)
+            for (ULONG i = 1; i < n; ++i) {
+                const model::Completion& a = entries[order[i - 1]];
+                const model::Completion& b = entries[order[i]];
+                if (a.qp == b.qp && a.receive_queue == b.receive_queue && !a.read_fence &&
+                    !b.read_fence && p->coin())
+                    std::swap(order[i - 1], order[i]);
+            }
         for (ULONG i = 0; i < n; ++i) {
-            const model::Completion& c = entries[i];
+            const model::Completion& c = entries[order[i]];
             Result& r = results[i];
             r = Result{};
             r.Status = c.outcome == model::Completion::Outcome::success ? STATUS_SUCCESS : c.status;

@@ -129,6 +129,7 @@ class Provider {
     NDK_OBJECT_HEADER* make_object(ObjectId id);  // the NDK object for a model object
 
     uint32_t new_token();
+    bool coin() { return rng_.next() & 1; }  // under `mutex`: the seeded stream
     bool callbacks_idle() { return worker_.idle(); }
     uint64_t logical_address(PFN_NUMBER pfn) const;
 
