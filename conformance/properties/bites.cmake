@@ -1,7 +1,7 @@
 # Which property catches each deliberately faulty provider (conformance/faulty), by the rule it
 # breaks. Included from CMakeLists.txt; see ndkct_property_bites() there.
 #                    fault                          rule            property
-ndkct_property_bites(fr_misaligned_base             FR-ALIGN-01     MemoryRegistration 6)
+ndkct_property_bites(fr_misaligned_base             FR-ALIGN-03     MemoryRegistration 6)
 ndkct_property_bites(fr_remote_on_local_mr          FR-ACC-01       MemoryRegistration)
 ndkct_property_bites(fr_local_write_as_remote       FR-ACC-02       MemoryRegistration)
 ndkct_property_bites(fr_entry_after_inline_failure  FR-ACC-04       MemoryRegistration)
@@ -170,3 +170,5 @@ ndkct_property_bites(mr_checks_whole_chain          RMR-MDL-04      ChainsPastLe
 ndkct_property_bites(fr_entry_without_qp_context    FR-QP-01        MemoryRegistration)
 # s12fence (issue 13): NdkFastRegister's READ_FENCE (commands_s12fence.hpp).
 ndkct_property_bites(fr_ignores_read_fence          FR-FENCE-01     ReadFence)
+# s13align (issue 13): fast registrations at labels beyond every pointer (commands_s13align.hpp).
+ndkct_property_bites(fr_refuses_high_base           FR-ALIGN-01     FastRegisterLabels)

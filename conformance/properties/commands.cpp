@@ -512,7 +512,8 @@ void FastRegister::show(std::ostream& os) const {
             break;
     }
     os << ", Length=pages*4096-FBO" << (length_delta >= 0 ? "+" : "") << length_delta
-       << ", BaseVirtualAddress=0x" << std::hex << fast_label(mr) + base_va_offset << "+FBO";
+       << ", BaseVirtualAddress=0x" << std::hex << label_bias + fast_label(mr) + base_va_offset
+       << "+FBO";
     if (misalignment) os << "+0x" << misalignment;
     os << ", Flags=0x" << flags << std::dec << ")";
 }
@@ -533,7 +534,7 @@ std::string FastRegister::call(Sut& sut) const {
                                              : fbo_other;
     int64_t len = int64_t(page_count) * PAGE_SIZE - fbo + length_delta;
     uint64_t length = uint64_t(std::max<int64_t>(len, 0));
-    uint64_t base = fast_label(mr) + base_va_offset + fbo + misalignment;
+    uint64_t base = label_bias + fast_label(mr) + base_va_offset + fbo + misalignment;
     NTSTATUS s =
         sut.session.fast_register(q, sut.next_context(), m, pages, fbo, length, base, flags);
     if (s == STATUS_SUCCESS) {  // FR-TOK-01: in effect once posted, its tokens readable

@@ -236,6 +236,7 @@ struct FastRegister : Command {
     uint64_t base_va_offset;  // BaseVirtualAddress = label + FBO (+ misalignment)
     uint32_t misalignment;    // 0: congruent to FBO (FR-ALIGN-01)
     uint32_t flags;
+    uint64_t label_bias = 0;  // added to the label: past every pointer (FastRegisterLabels)
     explicit FastRegister(const World& w);
     void checkPreconditions(const World& w) const override {
         RC_PRE(w.is(qp, Kind::qp) && w.is(mr, Kind::mr) && w.is(lam, Kind::lam));

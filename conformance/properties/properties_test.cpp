@@ -21,6 +21,7 @@
 #include "commands_s11rmr.hpp"
 #include "commands_s12fence.hpp"
 #include "commands_s12lamrel.hpp"
+#include "commands_s13align.hpp"
 #include "ndkct/conformance/suite.hpp"
 #include "property.hpp"
 
@@ -282,6 +283,16 @@ NDKCT_PROPERTY(ChainsPastLength, "ndk.property.chains_past_length", "RMR-MDL-04"
 NDKCT_PROPERTY(ReadFence, "ndk.property.read_fence", "FR-FENCE-01", "WR-FENCE-01") {
     check("ndk.property.read_fence", machine<ReadThenFencedFastRegister, ReadThenFencedFastRegister,
                                              Read, FencedFastRegister, BuildLam, GetCqResults>());
+}
+
+// NdkFastRegister's BaseVirtualAddress beyond every pointer (issue 13, s13align; a property of its
+// own, so that the others' sequences stay as they were): registrations at labels with bit 47 or 63
+// set, written into by the peer, beside ordinary ones (commands_s13align.hpp): the address is a
+// label, however large (FR-ALIGN-01).
+NDKCT_PROPERTY(FastRegisterLabels, "ndk.property.fast_register_labels", "FR-ALIGN-01") {
+    check("ndk.property.fast_register_labels",
+          machine<HighLabelFastRegistration, HighLabelFastRegistration, FastRegistration, Write,
+                  GetCqResults>());
 }
 
 // Every command at once: the one big machine.

@@ -483,6 +483,27 @@ NDKCT_TEST(FastRegister, BaseAddressCongruentToFboIsAccepted,
     }
 }
 
+// FR-ALIGN-01 "small or large": the address is a label, never dereferenced, so one that no
+// pointer has (bit 47 set: not canonical on x86-64; bit 63) is a start address like any other.
+NDKCT_TEST(FastRegister, BaseAddressBeyondEveryPointerIsALabel,
+           "ndk.mr.fast_register.base_va_beyond_pointers", "FR-ALIGN-01", "FR-MAP-01") {
+    seed::Mappings maps(session());
+    Rig r = make_rig(session(), maps, 2);
+    ASSERT_TRUE(r.problem.empty()) << r.problem;
+    NDKCT_RULE("FR-ALIGN-01", "FR-MAP-01");  // what the rest of the test checks
+    const ULONG fbo = 300;
+    for (uint64_t base : {(uint64_t{1} << 47) + fbo, (uint64_t{1} << 63) + PAGE_SIZE + fbo}) {
+        NDK_MR* mr = seed::fast_register_mr(session(), r.pair.pd, 2, true);
+        ASSERT_TRUE(mr);
+        UINT32 token =
+            r.registered(mr, r.pages(), fbo, PAGE_SIZE, base, NDK_OP_FLAG_ALLOW_REMOTE_WRITE);
+        ASSERT_STATUS(STATUS_SUCCESS, r.peer_write(base + 10, token, 100))
+            << "base 0x" << std::hex << base;
+        EXPECT_TRUE(same(r.memory, fbo + 10, r.source, 0, 100)) << "base 0x" << std::hex << base;
+        std::memset(r.memory.data(), 0, r.memory.size());
+    }
+}
+
 NDKCT_TEST(FastRegister, BaseAddressNotCongruentToFboDoesNotRegister,
            "ndk.mr.fast_register.base_va_not_fbo_aligned", "FR-ALIGN-01", "FR-ALIGN-03", "AMB-29") {
     seed::Mappings maps(session());

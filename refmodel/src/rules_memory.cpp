@@ -839,6 +839,10 @@ std::optional<PFN_NUMBER> Model::pfn_of_logical(ObjectId adapter, uint64_t logic
 
 namespace {
 
+// The lowest address no x86-64 or arm64 user-space pointer has (bit 47 set, 48-bit virtual
+// addresses): a fast-registered region's BaseVirtualAddress there is still only a label.
+constexpr uint64_t kBeyondEveryPointer = uint64_t{1} << 47;
+
 // The argument problems whose status the docs leave open (AMB-29, AMB-08, AMB-09, AMB-05).
 std::vector<ExpectedFailure> fast_register_argument_problems(const calls::FastRegister& c,
                                                              const MrState& mr, const Readings& r) {
@@ -862,8 +866,10 @@ std::vector<ExpectedFailure> fast_register_argument_problems(const calls::FastRe
     if (c.length == 0 && r.zero_length_mapping_rejected)  // MODEL-RMR-LEN-02: nor here
         bad({"MODEL-RMR-LEN-02"}, "Length is 0", Strength::reading);
     if (c.base_virtual_address % PAGE_SIZE != c.fbo % PAGE_SIZE || c.fbo >= PAGE_SIZE) {
-        // FR-ALIGN-01/03; with BaseVirtualAddress 0 and FBO != 0 it is FR-ALIGN-02.
-        RuleIds rules{"FR-ALIGN-01", "FR-ALIGN-03"};
+        // FR-ALIGN-03 first: it is the rule of exactly this request ("must not result in a
+        // successful registration"); FR-ALIGN-01 states the congruence. With BaseVirtualAddress 0
+        // and FBO != 0 it is FR-ALIGN-02 too.
+        RuleIds rules{"FR-ALIGN-03", "FR-ALIGN-01"};
         if (c.base_virtual_address == 0) rules.push_back("FR-ALIGN-02");
         bad(rules, "BaseVirtualAddress mod PAGE_SIZE is " +
                        num(c.base_virtual_address % PAGE_SIZE) + ", FBO is " + num(c.fbo));
@@ -916,6 +922,10 @@ Expectation Model::expect_call(const calls::FastRegister& c) const {
         // FR-ALIGN-02: BaseVirtualAddress 0 with FBO 0 is an ordinary start address (unless the
         // profile reads AMB-05 as refusing it: then the refusal is expected, not judged here);
         // the one argument no other rule's boundary reaches, so named first.
+        // FR-ALIGN-01: "small or large", every congruent value is a start address. One at or
+        // past 2^47 is beyond every canonical user pointer: a provider that validates it as a
+        // pointer refuses it, and only FR-ALIGN-01's "large" reaches that boundary.
+        if (c.base_virtual_address >= kBeyondEveryPointer) rules.push_back("FR-ALIGN-01");
         if (c.base_virtual_address == 0 && c.fbo == 0 && !readings_.zero_base_va_rejected) {
             rules.push_back("FR-ALIGN-02");
             // ...and where the call must fail for another reason (FR-ACC-01), a refusal with

@@ -28,8 +28,8 @@ class FastRegister : public ::testing::Test {
     const MrState& state(ObjectId mr) { return *h.model.state_of<MrState>(mr); }
 };
 
-// FR-ALIGN-01, FR-ALIGN-03, AMB-29: BaseVirtualAddress not congruent to FBO fails inline with
-// STATUS_INVALID_PARAMETER by default; accepting it is a warning, and then the completion must
+// FR-ALIGN-03 (first), FR-ALIGN-01, AMB-29: BaseVirtualAddress not congruent to FBO fails inline
+// with STATUS_INVALID_PARAMETER by default; accepting it is a warning, and then the completion must
 // report the error and nothing is registered.
 TEST_F(FastRegister, MisalignedBaseVirtualAddressFailsWithInvalidParameter) {
     calls::FastRegister call = fr(remote_mr, 0);
@@ -50,6 +50,8 @@ TEST_F(FastRegister, MisalignedBaseVirtualAddressFailsWithInvalidParameter) {
     auto entries = h.drain(p.cq_a);
     ASSERT_EQ(entries.size(), 1u);
     EXPECT_EQ(entries[0].outcome, Completion::Outcome::error);
+    ASSERT_FALSE(entries[0].rules.empty());
+    EXPECT_EQ(entries[0].rules.front(), "FR-ALIGN-03");  // the rule of exactly this request
     EXPECT_TRUE(names(entries[0].rules, "FR-ALIGN-01"));
     EXPECT_NE(state(remote_mr).phase, MrState::Phase::fast_registered);
 }
@@ -102,6 +104,25 @@ TEST_F(FastRegister, LargeCongruentBaseVirtualAddressIsAccepted) {
         EXPECT_FALSE(h.model.expect(call).must_fail())
             << base << ": " << describe(h.model.expect(call));
     }
+}
+
+// FR-ALIGN-01: a refusal of a congruent address no pointer has (bit 47 or 63 set) breaks
+// FR-ALIGN-01 first ("small or large": a label); below 2^47 the refusal names the others first.
+TEST_F(FastRegister, RefusalOfAnAddressBeyondEveryPointerNamesFrAlign01First) {
+    for (uint64_t base : {(uint64_t{1} << 47) + 5, (uint64_t{1} << 63) + 5}) {
+        calls::FastRegister call = fr(remote_mr, 0, 5, PAGE_SIZE - 5);
+        call.base_virtual_address = base;
+        Verdict refused =
+            judge_inline(h.model.expect(call), STATUS_INVALID_PARAMETER, "NdkFastRegister");
+        ASSERT_FALSE(refused.violations.empty()) << base;
+        EXPECT_EQ(refused.violations.front().rules.front(), "FR-ALIGN-01") << refused.describe();
+    }
+    calls::FastRegister low = fr(remote_mr, 0, 5, PAGE_SIZE - 5);
+    low.base_virtual_address = (uint64_t{1} << 47) - PAGE_SIZE + 5;
+    Verdict refused =
+        judge_inline(h.model.expect(low), STATUS_INVALID_PARAMETER, "NdkFastRegister");
+    ASSERT_FALSE(refused.violations.empty());
+    EXPECT_NE(refused.violations.front().rules.front(), "FR-ALIGN-01") << refused.describe();
 }
 
 // FR-FBO-01, FR-FBO-02: FBO 0, 1 and PAGE_SIZE - 1 are accepted; PAGE_SIZE is not an offset

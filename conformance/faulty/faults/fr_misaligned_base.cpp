@@ -1,6 +1,6 @@
 // NdkFastRegister does not check BaseVirtualAddress against FBO: it rounds the address to the
-// page position FBO names and registers, where the request must not register anything
-// (FR-ALIGN-01, FR-ALIGN-03).
+// page position FBO names and registers, where the request must not result in a successful
+// registration (FR-ALIGN-03; the congruence is FR-ALIGN-01's).
 #include "faulty.hpp"
 
 namespace ndkct::faulty {

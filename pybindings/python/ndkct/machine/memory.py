@@ -305,6 +305,10 @@ class MemoryRules:
         n = {"mapping": min(mapping.length, most), "max": most, "past": most + 1 + shift % 4096,
              "short": 1 + shift % max(most, 1), "zero": 0}[length]
         label = self.label() + (shift % 16) * PAGE_SIZE
+        if shift >> 9 == 7:
+            # s13align: 1 in 8, a label no pointer has (bit 63 set; FR-ALIGN-01: the address is
+            # an index, however large). Derived from ``shift``, not drawn.
+            label |= 1 << 63
         address = {"congruent": label + first % PAGE_SIZE,
                    "misaligned": label + (first + 1 + shift % (PAGE_SIZE - 1)) % PAGE_SIZE,
                    "zero": 0}[base]
