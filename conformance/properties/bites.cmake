@@ -172,3 +172,5 @@ ndkct_property_bites(fr_entry_without_qp_context    FR-QP-01        MemoryRegist
 ndkct_property_bites(fr_ignores_read_fence          FR-FENCE-01     ReadFence)
 # s13align (issue 13): fast registrations at labels beyond every pointer (commands_s13align.hpp).
 ndkct_property_bites(fr_refuses_high_base           FR-ALIGN-01     FastRegisterLabels)
+# s13tok2 (issue 13): the remote token read after initialization changes nothing (commands_s13tok2.hpp).
+ndkct_property_bites(ifr_remote_token_read_claims_mr IFR-TOK-02    FirstRegistrationsAfterTokenReads)

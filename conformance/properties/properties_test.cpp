@@ -22,6 +22,7 @@
 #include "commands_s12fence.hpp"
 #include "commands_s12lamrel.hpp"
 #include "commands_s13align.hpp"
+#include "commands_s13tok2.hpp"
 #include "ndkct/conformance/suite.hpp"
 #include "property.hpp"
 
@@ -293,6 +294,16 @@ NDKCT_PROPERTY(FastRegisterLabels, "ndk.property.fast_register_labels", "FR-ALIG
     check("ndk.property.fast_register_labels",
           machine<HighLabelFastRegistration, HighLabelFastRegistration, FastRegistration, Write,
                   GetCqResults>());
+}
+
+// The tokens of an initialized fast-register MR (issue 13, s13tok2; a property of its own, so
+// that the others' sequences stay as they were): first registrations of two MRs, the second's
+// remote token read after its initialization (commands_s13tok2.hpp): the read changes nothing,
+// so it must be taken like the first (IFR-TOK-02).
+NDKCT_PROPERTY(FirstRegistrationsAfterTokenReads, "ndk.property.first_registrations",
+               "IFR-TOK-02") {
+    check("ndk.property.first_registrations",
+          machine<FirstRegistrations, FirstRegistrations, GetCqResults>());
 }
 
 // Every command at once: the one big machine.

@@ -255,6 +255,22 @@ NDKCT_TEST(InitializeFastRegisterMr, TokensAreReadableOnceInitialized,
     session().remote_token(mr);
 }
 
+// IFR-TOK-01/02: the tokens may be read once the initialization has completed, and reading them
+// changes nothing: the MR still takes its first fast registration, which the peer writes through.
+NDKCT_TEST(InitializeFastRegisterMr, ReadingTheTokensLeavesTheMrReadyForItsFirstRegistration,
+           "ndk.mr.initialize_fast_register.tokens_then_register", "IFR-TOK-01", "IFR-TOK-02",
+           "IFR-POST-01") {
+    seed::Mappings maps(session());
+    Rig r = make_rig(session(), maps, 2);
+    ASSERT_TRUE(r.problem.empty()) << r.problem;
+    NDK_MR* mr = new_fr_mr(session(), r.pair.pd);
+    ASSERT_TRUE(mr);
+    ASSERT_STATUS(STATUS_SUCCESS, session().initialize_fast_register_mr(mr, 2, true).final_status);
+    session().remote_token(mr);
+    session().local_token(mr);
+    r.usable_for(mr, 2, true);
+}
+
 // ---------------------------------------------------------------- many calls
 
 NDKCT_TEST(InitializeFastRegisterMr, ManyInitializationsInlineOrPendingAreEachUsable,

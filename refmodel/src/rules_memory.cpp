@@ -912,6 +912,24 @@ Expectation Model::expect_call(const calls::FastRegister& c) const {
     if (mr.phase == P::initialized) {
         e.refused_with = readings_.mr_wrong_state_status;
         e.refused_with_rules = {"IFR-POST-01"};
+        // IFR-TOK-02: NdkGetRemoteTokenFromMr may be called once the initialization completed.
+        // The model forgets an MR's tokens when an initialization completes, so a remote token
+        // known here was read since: a provider that took that read for a registration refuses
+        // this one the same way, and the read is then what broke the MR.
+        // A request that must fail for another reason, refused with that status instead, points
+        // at the read too.
+        if (mr.remote_token) {
+            const auto* a = find(o->adapter);
+            const auto* adapter = a ? std::get_if<AdapterState>(&a->state) : nullptr;
+            // First when this provider was seen taking a first registration without the read:
+            // then the read is what differs (else the two readings of the refusal are equal).
+            if (adapter && adapter->took_first_registration_unread)
+                e.refused_with_rules = {"IFR-TOK-02", "IFR-POST-01"};
+            else
+                e.refused_with_rules.push_back("IFR-TOK-02");
+            e.mismatch_status = readings_.mr_wrong_state_status;
+            e.mismatch_rules = {"IFR-TOK-02"};
+        }
     }
     // The rules a refusal of this valid request breaks first: the initialization's promise of
     // every count up to the one initialized (IFR-APC-01) where only that promise covers the
@@ -1052,6 +1070,11 @@ void Model::commit(const calls::FastRegister& c, const Observed& observed, Appli
         initiator_completion(c.qp, c.request_context, NdkOperationTypeFastRegister, c.mr);
     std::shared_ptr<const WorkRequest::Undo> undo_info;
     auto problems = fast_register_argument_problems(c, *mr, readings_);
+    // IFR-TOK-02's evidence: a valid first registration taken with no remote token read since
+    // the initialization.
+    if (mr->phase == MrState::Phase::initialized && !mr->remote_token && problems.empty())
+        if (auto* a = state_mut<AdapterState>(objects_[c.mr].adapter))
+            a->took_first_registration_unread = true;
     if (std::get<QpState>(qp->state).error) {
         // FLS-02: the QP is in error, so the request is flushed (STATUS_CANCELLED, decided by
         // the engine) and registers nothing.

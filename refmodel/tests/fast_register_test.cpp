@@ -73,6 +73,35 @@ TEST_F(FastRegister, RefusalAsUninitializedAfterInitializationNamesIfrPost01) {
                                  "IFR-POST-01"));
 }
 
+// IFR-TOK-02: the remote token may be read once the initialization has completed. A refusal of
+// the MR's first registration with the status of an unusable MR, after such a read, names the read
+// beside IFR-POST-01; so does that status where the request had to fail for another reason.
+TEST_F(FastRegister, RefusalAfterARemoteTokenReadNamesIfrTok02) {
+    auto refusal = [&](ObjectId mr, uint32_t flags, NTSTATUS status) {
+        return judge_inline(h.model.expect(fr(mr, flags)), status, "NdkFastRegister");
+    };
+    EXPECT_FALSE(violation_names(refusal(local_mr, 0, STATUS_INVALID_DEVICE_STATE), "IFR-TOK-02"));
+    h.remote_token(local_mr);
+    Verdict after = refusal(local_mr, 0, STATUS_INVALID_DEVICE_STATE);
+    ASSERT_FALSE(after.violations.empty());
+    EXPECT_EQ(after.violations.front().rules.front(), "IFR-POST-01") << after.describe();
+    EXPECT_TRUE(violation_names(after, "IFR-TOK-02")) << after.describe();
+    // FR-ACC-01: remote rights on an MR initialized without RemoteAccess must be refused with
+    // STATUS_ACCESS_VIOLATION; refused as an unusable MR, the read is named beside it.
+    Verdict wrong = refusal(local_mr, NDK_OP_FLAG_ALLOW_REMOTE_WRITE, STATUS_INVALID_DEVICE_STATE);
+    ASSERT_FALSE(wrong.violations.empty());
+    EXPECT_EQ(wrong.violations.front().rules.front(), "FR-ACC-01") << wrong.describe();
+    EXPECT_TRUE(violation_names(wrong, "IFR-TOK-02")) << wrong.describe();
+    EXPECT_FALSE(violation_names(refusal(local_mr, 0, STATUS_INVALID_PARAMETER), "IFR-TOK-02"));
+    // Once the provider took a first registration with no read (remote_mr's), the read is what
+    // differs: named first.
+    h.accept(fr(remote_mr, 0), status(STATUS_SUCCESS));
+    h.drain(p.cq_a);
+    Verdict evidence = refusal(local_mr, 0, STATUS_INVALID_DEVICE_STATE);
+    ASSERT_FALSE(evidence.violations.empty());
+    EXPECT_EQ(evidence.violations.front().rules.front(), "IFR-TOK-02") << evidence.describe();
+}
+
 // FR-ALIGN-02, AMB-05: BaseVirtualAddress 0 is fine with FBO 0, not with FBO != 0; the strict
 // reading refuses 0 altogether.
 TEST_F(FastRegister, ZeroBaseVirtualAddressOnlyWithFboZero) {

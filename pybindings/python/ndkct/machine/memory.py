@@ -256,6 +256,9 @@ class MemoryRules:
         listed = lam_pages[:fmr.pages] + lam_pages[-1:] * max(0, fmr.pages - len(lam_pages))
         flags = self.all_rights(fmr)
         address, n = self.label(), fmr.pages * PAGE_SIZE
+        # s13tok2: the remote token may be read once the initialization has completed, and the
+        # read changes nothing: the registration below must still be taken (IFR-TOK-02).
+        fmr.mr.remote_token
         ctx = self.adapter.next_context()
         status = pair.link.a.fast_register(fmr.mr, listed, fbo=0, length=n,
                                            base_virtual_address=address, flags=flags,

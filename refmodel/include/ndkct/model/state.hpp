@@ -86,6 +86,9 @@ struct AdapterState {
     std::unordered_map<uint32_t, ObjectId> deregistered_tokens;
     std::unordered_map<uint64_t, std::vector<std::pair<ObjectId, uint32_t>>> logical_pages;
     uint64_t lam_releases = 0;  // NdkReleaseLam calls on live mappings so far (LAM-REL-01)
+    // IFR-TOK-02: this provider took an MR's first fast registration after its initialization
+    // with no remote token read in between, so refusing one after such a read points at the read.
+    bool took_first_registration_unread = false;
 };
 
 struct PdState {
