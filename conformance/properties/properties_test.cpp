@@ -21,6 +21,7 @@
 #include "commands_s11rmr.hpp"
 #include "commands_s12fence.hpp"
 #include "commands_s12lamrel.hpp"
+#include "commands_s13inv.hpp"
 #include "ndkct/conformance/suite.hpp"
 #include "property.hpp"
 
@@ -282,6 +283,18 @@ NDKCT_PROPERTY(ChainsPastLength, "ndk.property.chains_past_length", "RMR-MDL-04"
 NDKCT_PROPERTY(ReadFence, "ndk.property.read_fence", "FR-FENCE-01", "WR-FENCE-01") {
     check("ndk.property.read_fence", machine<ReadThenFencedFastRegister, ReadThenFencedFastRegister,
                                              Read, FencedFastRegister, BuildLam, GetCqResults>());
+}
+
+// A fast registration ended by NdkInvalidate (issue 13, s13inv; a property of its own, so that
+// the others' sequences stay as they were): valid fast registrations invalidated at once on their
+// QP and then written through their old remote token (FR-INV-01, INV-01: the invalidation must
+// be carried out, and the token then grants nothing), beside plain registrations the writes
+// may take as sources (commands_s13inv.hpp).
+NDKCT_PROPERTY(FastRegisterInvalidation, "ndk.property.fast_register_invalidation", "FR-INV-01",
+               "INV-01") {
+    check("ndk.property.fast_register_invalidation",
+          machine<FastRegisteredThenInvalidated, FastRegisteredThenInvalidated, CreateMr,
+                  RegisterMr, GetCqResults>());
 }
 
 // Every command at once: the one big machine.
