@@ -23,14 +23,19 @@ struct WriteAfterInvalidate : Write {
 };
 
 // A fast registration ended at once: NdkCreateMr (FastRegister), NdkInitializeFastRegisterMr
-// (for at least the LAM's pages), NdkBuildLam of a whole region, NdkFastRegister of the MR over
-// the LAM with valid arguments (the LAM's FBO, a Length within its pages, rights the MR allows),
-// NdkInvalidate of the MR on the same QP (Flags 0 or SILENT_SUCCESS), and WriteAfterInvalidate.
+// (for at least the LAM's pages; mostly RemoteAccess), NdkBuildLam of a whole region,
+// NdkFastRegister of the MR over the LAM with valid arguments (the LAM's FBO, a Length within
+// its pages, rights the MR allows: mostly remote write), NdkCreateMr and NdkRegisterMr of a plain
+// source region, NdkInvalidate of the fast-register MR on the same QP (Flags 0 or
+// SILENT_SUCCESS), and WriteAfterInvalidate from the source (1-256 bytes, inside what the fast
+// registration covered), so that a token that still granted access would show.
 struct FastRegisteredThenInvalidated : Composite {
     std::shared_ptr<const CreateMr> create_mr;
     std::shared_ptr<const InitializeFastRegisterMr> initialize;
     std::shared_ptr<const BuildLam> build_lam;
     std::shared_ptr<const FastRegister> fast_register;
+    std::shared_ptr<const CreateMr> create_source;
+    std::shared_ptr<const RegisterMr> register_source;
     std::shared_ptr<const Invalidate> invalidate;
     std::shared_ptr<const WriteAfterInvalidate> write;
     explicit FastRegisteredThenInvalidated(const World& w);
