@@ -174,3 +174,5 @@ ndkct_property_bites(fr_ignores_read_fence          FR-FENCE-01     ReadFence)
 ndkct_property_bites(fr_refuses_high_base           FR-ALIGN-01     FastRegisterLabels)
 # s13tok2 (issue 13): the remote token read after initialization changes nothing (commands_s13tok2.hpp).
 ndkct_property_bites(ifr_remote_token_read_claims_mr IFR-TOK-02    FirstRegistrationsAfterTokenReads)
+# s13inv (issue 13): a fast registration ended by NdkInvalidate (commands_s13inv.hpp).
+ndkct_property_bites(fr_refuses_invalidate_of_mr    FR-INV-01       FastRegisterInvalidation)

@@ -23,6 +23,7 @@
 #include "commands_s12lamrel.hpp"
 #include "commands_s13align.hpp"
 #include "commands_s13tok2.hpp"
+#include "commands_s13inv.hpp"
 #include "ndkct/conformance/suite.hpp"
 #include "property.hpp"
 
@@ -304,6 +305,16 @@ NDKCT_PROPERTY(FirstRegistrationsAfterTokenReads, "ndk.property.first_registrati
                "IFR-TOK-02") {
     check("ndk.property.first_registrations",
           machine<FirstRegistrations, FirstRegistrations, GetCqResults>());
+// A fast registration ended by NdkInvalidate (issue 13, s13inv; a property of its own, so that
+// the others' sequences stay as they were): valid fast registrations invalidated at once on their
+// QP and then written through their old remote token (FR-INV-01, INV-01: the invalidation must
+// be carried out, and the token then grants nothing), beside plain registrations the writes
+// may take as sources (commands_s13inv.hpp).
+NDKCT_PROPERTY(FastRegisterInvalidation, "ndk.property.fast_register_invalidation", "FR-INV-01",
+               "INV-01") {
+    check("ndk.property.fast_register_invalidation",
+          machine<FastRegisteredThenInvalidated, FastRegisteredThenInvalidated, CreateMr,
+                  RegisterMr, GetCqResults>());
 }
 
 // Every command at once: the one big machine.

@@ -1328,6 +1328,9 @@ Expectation Model::expect_call(const calls::Invalidate& c) const {
             return e;
         }
         valid = mr.phase == MrState::Phase::fast_registered;
+        // FR-INV-01: NdkInvalidate is how a fast registration ends; a provider that refuses
+        // it for a fast-registered MR (say, one that invalidates only MWs) breaks that first.
+        if (valid) e.success_rules = {"FR-INV-01", "INV-01"};
     } else {
         valid = std::get<MwState>(target->state).bound;
     }

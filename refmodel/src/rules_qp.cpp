@@ -1870,6 +1870,21 @@ bool Model::resolve_remote(ObjectId qp, uint32_t token, uint64_t address, uint64
         why = "RemoteToken " + num(token) + " is a token of MR " +
               num(a->deregistered_tokens.at(token)) + ", whose NdkDeregisterMr completed";
         rules = {"RMR-DEREG-01", "TOK-03"};
+    } else if (a) {
+        // FR-INV-01: the token of a fast-register MR whose registration an invalidation ended
+        // (NdkInvalidate; likewise a peer's NdkSendAndInvalidate or a read's local invalidate)
+        // grants nothing until its next NdkFastRegister: an access the provider lets through
+        // breaks that rule first.
+        if (auto it = a->remote_tokens.find(token); it != a->remote_tokens.end())
+            for (ObjectId holder : it->second)
+                if (const auto* mr = std::get_if<MrState>(&objects_[holder].state);
+                    mr && objects_[holder].life != Life::closed && mr->fast_register &&
+                    mr->phase == MrState::Phase::invalidated) {
+                    why = "RemoteToken " + num(token) + " is the token of MR " + num(holder) +
+                          ", whose fast registration an invalidation ended";
+                    rules = {"FR-INV-01", "TOK-03", "INV-01"};
+                    break;
+                }
     }
     return false;
 }

@@ -617,12 +617,34 @@ TEST_F(FastRegisteredAccess, InvalidateThenAccessFails) {
     h.accept(calls::Write{p.qp_b, 3, {{peer.va, 16, peer.local}}, kBase, token, 0, {}});
     Completion c = only_entry(p.cq_b);
     EXPECT_EQ(c.outcome, Completion::Outcome::error);
+    // FR-INV-01 first: the token is that of a fast registration an invalidation ended (a
+    // provider that let the write through would break it before the generic TOK-03, INV-01).
+    ASSERT_FALSE(c.rules.empty()) << c.why;
+    EXPECT_EQ(c.rules.front(), "FR-INV-01") << c.why;
+    EXPECT_TRUE(names(c.rules, "INV-01")) << c.why;
     EXPECT_EQ(buffer.data()[0], std::byte{0});
     // CQ-RI-03, AMB-32: invalidating again is tolerated inline, and fails its completion.
     Expectation again = h.model.expect(calls::Invalidate{p.qp_a, 4, remote_mr, 0});
     EXPECT_FALSE(again.must_fail());
     EXPECT_TRUE(
         warning_names(judge_inline(again, STATUS_INVALID_DEVICE_STATE, "NdkInvalidate"), "AMB-32"));
+}
+
+// FR-INV-01 (named first), INV-01: NdkInvalidate of a fast-registered MR must succeed; a
+// provider that refuses it (one that invalidates only MWs, say) breaks the page rule.
+TEST_F(FastRegisteredAccess, RefusedInvalidateOfAFastRegisteredMrNamesFrInv01) {
+    h.accept(calls::FastRegister{p.qp_a, 1, remote_mr, lam.pages, 0, PAGE_SIZE, kBase,
+                                 NDK_OP_FLAG_ALLOW_REMOTE_WRITE});
+    h.drain(p.cq_a);
+    Expectation e = h.model.expect(calls::Invalidate{p.qp_a, 2, remote_mr, 0});
+    ASSERT_FALSE(e.must_fail());
+    for (NTSTATUS refusal : {STATUS_NOT_SUPPORTED, STATUS_INVALID_PARAMETER}) {
+        Verdict v = judge_inline(e, refusal, "NdkInvalidate");
+        ASSERT_FALSE(v.ok());
+        EXPECT_EQ(v.violations.front().rules.front(), "FR-INV-01") << v.describe();
+        EXPECT_TRUE(names(v.violations.front().rules, "INV-01")) << v.describe();
+    }
+    EXPECT_TRUE(judge_inline(e, STATUS_SUCCESS, "NdkInvalidate").ok());
 }
 
 // FR-SINK-01, FR-SINK-03: on an adapter that needs read sinks, a read into a fast-registered
