@@ -170,3 +170,5 @@ ndkct_property_bites(mr_checks_whole_chain          RMR-MDL-04      ChainsPastLe
 ndkct_property_bites(fr_entry_without_qp_context    FR-QP-01        MemoryRegistration)
 # s12fence (issue 13): NdkFastRegister's READ_FENCE (commands_s12fence.hpp).
 ndkct_property_bites(fr_ignores_read_fence          FR-FENCE-01     ReadFence)
+# s13tok (issue 13): the local token read before the first fast registration (commands_s13tok.hpp).
+ndkct_property_bites(fr_local_token_before_registration_invalid IFR-TOK-01 InitializedTokens)

@@ -21,6 +21,7 @@
 #include "commands_s11rmr.hpp"
 #include "commands_s12fence.hpp"
 #include "commands_s12lamrel.hpp"
+#include "commands_s13tok.hpp"
 #include "ndkct/conformance/suite.hpp"
 #include "property.hpp"
 
@@ -282,6 +283,17 @@ NDKCT_PROPERTY(ChainsPastLength, "ndk.property.chains_past_length", "RMR-MDL-04"
 NDKCT_PROPERTY(ReadFence, "ndk.property.read_fence", "FR-FENCE-01", "WR-FENCE-01") {
     check("ndk.property.read_fence", machine<ReadThenFencedFastRegister, ReadThenFencedFastRegister,
                                              Read, FencedFastRegister, BuildLam, GetCqResults>());
+}
+
+// Fast-register MRs used through the local token they reported before their first fast
+// registration (issue 13, s13tok; a property of its own, so that the others' sequences stay as
+// they were): writes from the region through the token read once the initialization completed
+// (IFR-TOK-01; AMB-40 from_initialize: it reaches the region the next fast registration makes),
+// among ordinary fast registrations, writes and invalidations (commands_s13tok.hpp).
+NDKCT_PROPERTY(InitializedTokens, "ndk.property.initialized_tokens", "IFR-TOK-01", "AMB-40") {
+    check("ndk.property.initialized_tokens",
+          machine<InitializedTokenSourceWrite, InitializedTokenSourceWrite, FastRegistration, Write,
+                  Invalidate, GetCqResults>());
 }
 
 // Every command at once: the one big machine.
