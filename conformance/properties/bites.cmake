@@ -176,3 +176,5 @@ ndkct_property_bites(fr_refuses_high_base           FR-ALIGN-01     FastRegister
 ndkct_property_bites(ifr_remote_token_read_claims_mr IFR-TOK-02    FirstRegistrationsAfterTokenReads)
 # s13inv (issue 13): a fast registration ended by NdkInvalidate (commands_s13inv.hpp).
 ndkct_property_bites(fr_refuses_invalidate_of_mr    FR-INV-01       FastRegisterInvalidation)
+# s13tok (issue 13): the local token read before the first fast registration (commands_s13tok.hpp).
+ndkct_property_bites(fr_local_token_before_registration_invalid IFR-TOK-01 InitializedTokens)

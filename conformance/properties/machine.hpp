@@ -185,6 +185,9 @@ struct MrRecord {
     uint64_t length = 0;  // the Length it asked for (AccessAcrossTheEnd reaches past it)
     uint32_t local_token = 0;
     uint32_t remote_token = 0;
+    // IFR-TOK-01: the local token a fast-register MR reported once its initialization completed
+    // (before any fast registration since).
+    uint32_t initialized_token = 0;
 };
 
 // Where a sequence's wall time goes, in seconds, summed over sequences (the benchmark's

@@ -24,6 +24,7 @@
 #include "commands_s13align.hpp"
 #include "commands_s13tok2.hpp"
 #include "commands_s13inv.hpp"
+#include "commands_s13tok.hpp"
 #include "ndkct/conformance/suite.hpp"
 #include "property.hpp"
 
@@ -315,6 +316,15 @@ NDKCT_PROPERTY(FastRegisterInvalidation, "ndk.property.fast_register_invalidatio
     check("ndk.property.fast_register_invalidation",
           machine<FastRegisteredThenInvalidated, FastRegisteredThenInvalidated, CreateMr,
                   RegisterMr, GetCqResults>());
+// Fast-register MRs used through the local token they reported before their first fast
+// registration (issue 13, s13tok; a property of its own, so that the others' sequences stay as
+// they were): writes from the region through the token read once the initialization completed
+// (IFR-TOK-01; AMB-40 from_initialize: it reaches the region the next fast registration makes),
+// among ordinary fast registrations, writes and invalidations (commands_s13tok.hpp).
+NDKCT_PROPERTY(InitializedTokens, "ndk.property.initialized_tokens", "IFR-TOK-01", "AMB-40") {
+    check("ndk.property.initialized_tokens",
+          machine<InitializedTokenSourceWrite, InitializedTokenSourceWrite, FastRegistration, Write,
+                  Invalidate, GetCqResults>());
 }
 
 // Every command at once: the one big machine.

@@ -24,6 +24,8 @@ Readings read_profile(const spec::Profile& p) {
         is("policies.build_lam_null_completion", "reject");
     r.fr_token_stable_from_initialize =  // AMB-07
         is("policies.fr_remote_token_timing", "stable_from_initialize");
+    r.fr_local_token_from_initialize =  // AMB-40
+        is("policies.fr_local_token_timing", "from_initialize");
     r.zero_adapter_page_count_rejected =
         is("policies.zero_adapter_page_count", "reject");            // AMB-09
     r.fr_reinitialize = is("policies.fr_mr_reinitialize", "reject")  // AMB-10

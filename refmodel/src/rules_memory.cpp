@@ -572,6 +572,13 @@ void Model::commit(const calls::GetLocalTokenFromMr& c, const Observed& o, Appli
                              "NdkGetLocalTokenFromMr returned a different token for "
                              "the same registration"});
     set_token(c.mr, false, o.value);
+    // IFR-TOK-01, AMB-40: read before the MR's first fast registration since its initialization.
+    if (mr->phase == MrState::Phase::initialized && !mr->indeterminate) {
+        mr->initialized_local_token = o.value;
+        mr->initialized_local_changes = mr->changes;
+        if (auto* a = state_mut<AdapterState>(objects_[c.mr].adapter))
+            a->initialized_local_tokens[o.value] = c.mr;
+    }
 }
 
 Expectation Model::expect_call(const calls::GetRemoteTokenFromMr& c) const {

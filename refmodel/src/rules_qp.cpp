@@ -966,6 +966,7 @@ bool Model::execute(ObjectId qp, WorkRequest& wr, const Call& call, Completion& 
             }
             done.grant_rules = local_grant_rules(qp, sgl, 0);  // RMR-FLG-02, FR-FLG-02, FR-TOK-02
             if (through_lam_outliving_release(qp, sgl)) done.token_rule = "LAM-REL-01";
+            note_initialized_local_token(qp, sgl, done);  // IFR-TOK-01
             determined = gather_expected(qp, source, fenced, payload);
         }
         // RCV-03: the next receive at the peer (its receive queue or its SRQ) takes the send.
@@ -1192,6 +1193,8 @@ bool Model::execute(ObjectId qp, WorkRequest& wr, const Call& call, Completion& 
         // NdkDeregisterMr completed), reported by NdkGetLocalTokenFromMr for the new one: if the
         // request then fails, that getter broke its rule (named first).
         if (done.token_rule || is_inline) return;
+        note_initialized_local_token(qp, sgl, done);  // IFR-TOK-01, before RMR-TOK-01
+        if (done.token_rule) return;
         const ObjectId adapter = objects_[qp].adapter;
         if (const auto* a = state_of<AdapterState>(adapter))
             for (const auto& sge : sgl)
@@ -1645,7 +1648,7 @@ ObjectId Model::object_of_token(ObjectId adapter, uint32_t token, bool remote) c
     if (!a) return 0;
     const auto& index = remote ? a->remote_tokens : a->local_tokens;
     auto it = index.find(token);
-    if (it == index.end()) return 0;
+    if (it == index.end()) return remote ? 0 : initialized_token_holder(adapter, token);
     // The holders of this value, oldest first: the first whose registration or binding is live.
     for (ObjectId id : it->second) {
         const Object& o = objects_[id];
@@ -1658,7 +1661,41 @@ ObjectId Model::object_of_token(ObjectId adapter, uint32_t token, bool remote) c
             if (remote && mw->bound) return id;
         }
     }
-    return 0;
+    return remote ? 0 : initialized_token_holder(adapter, token);
+}
+
+ObjectId Model::initialized_token_holder(ObjectId adapter, uint32_t token) const {
+    const auto* a = state_of<AdapterState>(adapter);
+    if (!a) return 0;
+    auto it = a->initialized_local_tokens.find(token);
+    if (it == a->initialized_local_tokens.end()) return 0;
+    const Object* o = find(it->second);
+    const auto* mr = o && o->life != Life::closed ? std::get_if<MrState>(&o->state) : nullptr;
+    // The first fast registration after the reading (nothing else changed the MR since), and
+    // the getter reported another token for it: the model knows both values.
+    if (!mr || mr->phase != MrState::Phase::fast_registered || mr->indeterminate ||
+        mr->initialized_local_token != token || mr->changes != mr->initialized_local_changes + 1 ||
+        mr->local_token == token)
+        return 0;
+    return it->second;
+}
+
+void Model::note_initialized_local_token(ObjectId qp, const std::vector<Sge>& sgl,
+                                         Completion& done) const {
+    if (done.token_rule) return;
+    const ObjectId adapter = objects_[qp].adapter;
+    for (const Sge& sge : sgl) {
+        if (sge.length == 0 || !initialized_token_holder(adapter, sge.token)) continue;
+        if (readings_.fr_local_token_from_initialize) {
+            done.token_rule = "IFR-TOK-01";
+        } else if (done.other_reading.empty()) {  // AMB-40 after_fast_register_returns
+            done.other_reading = {"IFR-TOK-01", "AMB-40"};
+            done.why =
+                "a local SGE's token was read after the MR's initialization, before its "
+                "fast registration, and the getter reports another one now";
+        }
+        return;
+    }
 }
 
 namespace {
@@ -2229,20 +2266,27 @@ Verdict Model::observe_completion(ObjectId cq, const NDK_RESULT_EX& r, bool ex, 
                         if (expected.token_rule) {  // a getter's token (note_token)
                             rules.insert(rules.begin(), expected.token_rule);
                             const std::string_view hint = expected.token_rule;
-                            because = hint == "RMR-TOK-01"
-                                          ? " (a local SGE's token is the one its MR's previous "
-                                            "registration had: the local token getter returned a "
-                                            "stale token)"
-                                      : hint == "RMR-VA-01"
-                                          ? " (it reaches the last ByteOffset bytes of a region "
-                                            "registered from mid-page, which a region taken from "
-                                            "StartVa, not MmGetMdlVirtualAddress, leaves out)"
-                                      : hint == "LAM-REL-01"
-                                          ? " (a local SGE's logical addresses belong to a live "
-                                            "LAM built before another LAM of the adapter was "
-                                            "released: that release likely unmapped them too)"
-                                          : " (its RemoteToken is the target MR's local token: the "
-                                            "remote token getter returned the local token)";
+                            because =
+                                hint == "IFR-TOK-01"
+                                    ? " (a local SGE's token is the one NdkGetLocalTokenFromMr "
+                                      "returned after the MR's initialization, before this "
+                                      "fast registration: the getter reports another one "
+                                      "now, so the value it gave then was not the MR's "
+                                      "local token)"
+                                : hint == "RMR-TOK-01"
+                                    ? " (a local SGE's token is the one its MR's previous "
+                                      "registration had: the local token getter returned a "
+                                      "stale token)"
+                                : hint == "RMR-VA-01"
+                                    ? " (it reaches the last ByteOffset bytes of a region "
+                                      "registered from mid-page, which a region taken from "
+                                      "StartVa, not MmGetMdlVirtualAddress, leaves out)"
+                                : hint == "LAM-REL-01"
+                                    ? " (a local SGE's logical addresses belong to a live "
+                                      "LAM built before another LAM of the adapter was "
+                                      "released: that release likely unmapped them too)"
+                                    : " (its RemoteToken is the target MR's local token: the "
+                                      "remote token getter returned the local token)";
                         } else if (!expected.grant_rules.empty()) {  // a local access granted
                             rules.insert(rules.begin(), expected.grant_rules.begin(),
                                          expected.grant_rules.end());

@@ -250,6 +250,77 @@ TEST(ReceiveBeforeConnect, RejectReadingRefusesAnAcceptanceIsAWarning) {
     EXPECT_TRUE(warning_names(accepted, "CQP-STATE-02"));
 }
 
+// ---- AMB-40: the local token a fast-register MR reports before its first fast registration ----
+
+class InitializedLocalToken : public ::testing::Test {
+  protected:
+    explicit InitializedLocalToken(std::string_view reading)
+        : h(Mode::check, readings_with("fr_local_token_timing", reading)) {}
+    Harness h;
+    Pair p = h.connected_pair();
+    LockedBuffer memory = h.arena.allocate(PAGE_SIZE);
+    LockedBuffer target = h.arena.allocate(PAGE_SIZE);
+    Lam lam = h.build_lam(memory, 0, PAGE_SIZE);
+    Region dst = h.register_mr(p.pd, target, 0, PAGE_SIZE, NDK_MR_FLAG_ALLOW_REMOTE_WRITE);
+    ObjectId mr = h.fr_mr(p.pd, 1, false);
+    static constexpr uint64_t kBase = 0x70000;
+
+    void report_local_token(uint32_t value) {
+        Observed o;
+        o.value = value;
+        h.accept(calls::GetLocalTokenFromMr{mr}, o);
+    }
+    // The getter reports `early` once the initialization completed, the MR is fast-registered
+    // (local read), the getter reports `late`, and a's write from the region through `early`
+    // completes with `status`: the verdict on that completion.
+    Verdict write_through_early(uint32_t early, uint32_t late, NTSTATUS status) {
+        report_local_token(early);
+        h.accept(calls::FastRegister{p.qp_a, 0x90, mr, lam.pages, 0, PAGE_SIZE, kBase, 0});
+        Verdict registered = h.model.observe_completion(
+            p.cq_a, cq_entry(STATUS_SUCCESS, p.ctx_a, 0x90, NdkOperationTypeFastRegister), true);
+        EXPECT_TRUE(registered.clean()) << registered.describe();
+        report_local_token(late);
+        h.accept(calls::Write{p.qp_a, 0x91, {{kBase, 64, early}}, dst.va, dst.remote, 0, {}});
+        return h.model.observe_completion(
+            p.cq_a, cq_entry(status, p.ctx_a, 0x91, NdkOperationTypeWrite), true, false);
+    }
+};
+
+class FromInitialize : public InitializedLocalToken {
+  protected:
+    FromInitialize() : InitializedLocalToken("from_initialize") {}
+};
+class AfterFastRegisterReturns : public InitializedLocalToken {
+  protected:
+    AfterFastRegisterReturns() : InitializedLocalToken("after_fast_register_returns") {}
+};
+
+// IFR-TOK-01: the token read after initialization reaches the first registration's region; a
+// provider that reports another one after it and fails the access broke the getter's rule,
+// named before the data path's.
+TEST_F(FromInitialize, AFailureThroughTheEarlyTokenNamesIfrTok01First) {
+    const uint32_t early = h.next_token(), late = h.next_token();
+    Verdict v = write_through_early(early, late, STATUS_ACCESS_VIOLATION);
+    ASSERT_FALSE(v.ok()) << v.describe();
+    EXPECT_TRUE(violation_names(v, "IFR-TOK-01")) << v.describe();
+    EXPECT_EQ(v.violations[0].rules.front(), "IFR-TOK-01") << v.describe();
+}
+
+TEST_F(FromInitialize, TheEarlyTokenThatStaysTheMrsWorks) {
+    const uint32_t token = h.next_token();
+    Verdict v = write_through_early(token, token, STATUS_SUCCESS);
+    EXPECT_TRUE(v.ok()) << v.describe();
+}
+
+// The reading not chosen: only the value read after NdkFastRegister returned is promised, so the
+// failure is a warning (DESIGN section 5).
+TEST_F(AfterFastRegisterReturns, AFailureThroughTheEarlyTokenIsAWarning) {
+    const uint32_t early = h.next_token(), late = h.next_token();
+    Verdict v = write_through_early(early, late, STATUS_ACCESS_VIOLATION);
+    EXPECT_TRUE(v.ok()) << v.describe();
+    EXPECT_TRUE(warning_names(v, "AMB-40")) << v.describe();
+}
+
 // ---- NdkBuildLam is bounded by the MDL chain only (LAM-LEN-01, not MaxRegistrationSize) ----
 
 TEST(BuildLamLength, BeyondMaxRegistrationSizeIsAValidMapping) {

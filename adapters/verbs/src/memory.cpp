@@ -192,6 +192,11 @@ NTSTATUS verbs_initialize_fast_register_mr(NDK_MR* ndk, ULONG pages, BOOLEAN rem
     }
     mr->max_pages = pages;
     mr->remote_access = remote_access != 0;  // IFR-RA-01/02
+    // IFR-TOK-01 (AMB-40 from_initialize): the local token read from now on is the one the next
+    // NdkFastRegister's region answers to. A cached MR's is the provider token of the next
+    // generation (fast_register_cached takes it); an uncached MR's lkey exists only once
+    // NdkFastRegister registered the pages, so it reports 0 until then (a known gap: README).
+    if (mr->cached()) mr->lkey.store(Adapter::fr_token(mr->token_slot, uint8_t(mr->token_gen + 1)));
     mr->phase.store(Mr::Phase::initialized);
     return STATUS_SUCCESS;  // IFR-ST-01: inline; nothing on the device until NdkFastRegister
 }

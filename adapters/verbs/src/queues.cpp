@@ -317,6 +317,7 @@ void roll_back_cached_fast_register(Adapter* a, Qp* qp, Slot* s) {
     }
     if (mr->current.load() != r || mr->phase.load() != Mr::Phase::fast_registered) return;
     a->fr_tokens[mr->token_slot].store(0, std::memory_order_release);
+    --mr->token_gen;  // IFR-TOK-01: it never ran; the next registration takes its token (lkey)
     mr->current.store(nullptr);
     mr->phase.store(Mr::Phase::invalidated);
     delete std::exchange(mr->parked, r);
@@ -1201,6 +1202,7 @@ NTSTATUS fast_register_cached(Qp* qp, Slot* s, Mr* mr, const PFN_NUMBER* pfns, U
         s->cached = 0;
         s->retire.store(nullptr);
         a->fr_tokens[mr->token_slot].store(0, std::memory_order_release);
+        --mr->token_gen;  // IFR-TOK-01: the next registration takes the token reported (lkey)
         mr->current.store(nullptr);
         mr->phase.store(before);
         std::lock_guard lock(a->mutex);

@@ -63,11 +63,14 @@ from .machine.chains import ChainRules
 from .machine.fence import FenceRules
 # s12lamrel (issue 13): a mapping used after an older one was released (LAM-REL-01).
 from .machine.lam_release import LamReleaseRules
+# s13tok (issue 13): the local token read after initialization reaches the first fast
+# registration's region (IFR-TOK-01; no rule of its own: memory.py calls it).
+from .machine.tokens import TokenRules
 
 
 class NdkMachine(MemoryRules, DataRules, ObjectRules, ConnectionRules, BoundsRules,
                  CreateQpPageRules, LamRules, ChainRules, FenceRules, LamReleaseRules,
-                 MachineBase):
+                 TokenRules, MachineBase):
     """Random NDK sequences against ``provider``, judged by the oracle at every step."""
 
     buffers = MachineBase.buffers

@@ -82,6 +82,9 @@ class FastMr:
     base: int = 0
     length: int = 0       # 0: nothing registered now
     flags: int = 0
+    # The local token read once its initialization succeeded, until its first fast
+    # registration is posted (tokens.py, IFR-TOK-01); None otherwise.
+    initialized_token: object = None
 
 
 @dataclass(eq=False)

@@ -205,6 +205,7 @@ class MemoryRules:
             status = fmr.mr.initialize_fast_register(count, remote_access, check=False)
             if _ndkct.nt_success(status):
                 fmr.pages, fmr.remote_access, fmr.length = count, remote_access, 0
+                fmr.initialized_token = None  # (tokens.py: new MRs only)
                 self.register_all_pages(fmr)
             return
         if on == "plain":
@@ -231,6 +232,7 @@ class MemoryRules:
             return None
         fmr = FastMr(pair, mr, pages, remote_access)
         pair.fmrs.append(fmr)
+        self.read_initialized_token(fmr)  # s13tok: IFR-TOK-01 (tokens.py)
         return fmr
 
     def all_rights(self, fmr):
@@ -247,6 +249,7 @@ class MemoryRules:
         FR-APC-03), up to FRMRPageCount and past it. The data-path steps do it too for an MR
         with nothing registered."""
         pair = fmr.pair
+        fmr.initialized_token = None  # s13tok: the first registration is this one (tokens.py)
         if fmr.pages > MAX_LISTED_PAGES or not self.usable(pair):
             return
         mapping = self.map(pair.source, 0)
@@ -316,6 +319,7 @@ class MemoryRules:
                    "misaligned": label + (first + 1 + shift % (PAGE_SIZE - 1)) % PAGE_SIZE,
                    "zero": 0}[base]
         ctx = self.adapter.next_context()
+        early, fmr.initialized_token = fmr.initialized_token, None  # s13tok (tokens.py)
         # s12fence: a read outstanding on a when a fenced registration is posted (FR-FENCE-01;
         # fence.py: derived from the drawn Flags, not drawn).
         self.read_before_the_fence(pair, flags)
@@ -333,6 +337,11 @@ class MemoryRules:
                 (not mine and flags & _ndkct.OP_FLAG_SILENT_SUCCESS):
             fmr.base, fmr.length, fmr.flags = address, n, flags
             end = "end" if shift & 1 else "start"
+            if early is not None and n and shift % 4 == 1:
+                # s13tok: a's write from the region through the local token read after the
+                # initialization (IFR-TOK-01; derived from the draws, not drawn).
+                offset, count = self.where(end, shift, PAGE_SIZE, n)
+                self.write_through_initialized_token(pair, fmr, address, offset, count, early)
             if then in ("peer_write", "peer_read"):
                 self.peer_access_fast_registered(which, then == "peer_write", end, shift,
                                                  4096, "remote")

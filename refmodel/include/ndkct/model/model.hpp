@@ -199,6 +199,9 @@ class Model {
     size_t object_count() const { return objects_.size() - 1; }
     // Resolves a token the consumer passed: the MR or MW whose reported token it is, or 0.
     ObjectId object_of_token(ObjectId adapter, uint32_t token, bool remote) const;
+    // IFR-TOK-01, AMB-40: the fast-registered MR whose local token read after its initialization
+    // (before this registration) is `token`, when the getter reported another one since; or 0.
+    ObjectId initialized_token_holder(ObjectId adapter, uint32_t token) const;
 
   private:
     struct Pending {
@@ -335,6 +338,11 @@ class Model {
     // The rules that grant the local access `need` of a resolved SGE list (the first SGE a page
     // rule covers): see Completion::grant_rules. Empty when no rule of the seed pages does.
     RuleList local_grant_rules(ObjectId qp, const std::vector<Sge>& sgl, uint32_t need) const;
+    // IFR-TOK-01, AMB-40: an expected success through a local token read after initialization
+    // that the getter no longer reports names IFR-TOK-01 first if it fails (a warning under
+    // after_fast_register_returns).
+    void note_initialized_local_token(ObjectId qp, const std::vector<Sge>& sgl,
+                                      Completion& done) const;
     bool resolve_remote(ObjectId qp, uint32_t token, uint64_t address, uint64_t bytes,
                         uint32_t need, Extent& out, std::string& why, RuleIds& rules,
                         ObjectId* target = nullptr) const;

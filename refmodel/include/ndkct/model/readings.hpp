@@ -33,6 +33,7 @@ struct Readings {
     bool zero_base_va_rejected = false;               // AMB-05 allow_with_fbo_zero / reject
     bool build_lam_null_completion_rejected = false;  // AMB-06 complete_inline / reject
     bool fr_token_stable_from_initialize = false;     // AMB-07
+    bool fr_local_token_from_initialize = true;       // AMB-40 from_initialize / after_fast_...
     bool zero_adapter_page_count_rejected = true;     // AMB-09
     enum class FrReinitialize { allow_when_unregistered, reject, allow_always };
     FrReinitialize fr_reinitialize = FrReinitialize::allow_when_unregistered;  // AMB-10

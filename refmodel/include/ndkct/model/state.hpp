@@ -84,6 +84,10 @@ struct AdapterState {
     // kept until an object is reported holding the value again: an access through one that
     // succeeds is named by the deregistration's rule, not only as a stray token (TOK-03).
     std::unordered_map<uint32_t, ObjectId> deregistered_tokens;
+    // IFR-TOK-01, AMB-40: values NdkGetLocalTokenFromMr reported for an initialized fast-register
+    // MR before its first fast registration (MrState::initialized_local_token says which still
+    // hold).
+    std::unordered_map<uint32_t, ObjectId> initialized_local_tokens;
     std::unordered_map<uint64_t, std::vector<std::pair<ObjectId, uint32_t>>> logical_pages;
     uint64_t lam_releases = 0;  // NdkReleaseLam calls on live mappings so far (LAM-REL-01)
     // IFR-TOK-02: this provider took an MR's first fast registration after its initialization
@@ -126,6 +130,11 @@ struct MrState {
     bool pending_init_valid = false;  // the pending one was a valid call (not a refused reading)
     std::optional<uint32_t> local_token;  // values the provider reported for this registration
     std::optional<uint32_t> remote_token;
+    // IFR-TOK-01, AMB-40: the local token read while initialized (no fast registration since the
+    // initialization), and MrState::changes then: it is the token of the region the next fast
+    // registration makes (changes one more), even if the getter reports another one after it.
+    std::optional<uint32_t> initialized_local_token;
+    uint64_t initialized_local_changes = 0;
     std::vector<ObjectId> bound_windows;
     bool indeterminate = false;  // a consumer duty was broken on it: its state is unknown
     // AMB-38: an initialization failed after an earlier one had made the MR usable (what that
