@@ -170,3 +170,5 @@ ndkct_property_bites(mr_checks_whole_chain          RMR-MDL-04      ChainsPastLe
 ndkct_property_bites(fr_entry_without_qp_context    FR-QP-01        MemoryRegistration)
 # s12fence (issue 13): NdkFastRegister's READ_FENCE (commands_s12fence.hpp).
 ndkct_property_bites(fr_ignores_read_fence          FR-FENCE-01     ReadFence)
+# s13map (issue 13): NdkFastRegister over pages that are not one run (commands_s13map.hpp).
+ndkct_property_bites(fr_assumes_contiguous_pages    FR-MAP-01       FastRegisterPageRuns)

@@ -21,6 +21,7 @@
 #include "commands_s11rmr.hpp"
 #include "commands_s12fence.hpp"
 #include "commands_s12lamrel.hpp"
+#include "commands_s13map.hpp"
 #include "ndkct/conformance/suite.hpp"
 #include "property.hpp"
 
@@ -282,6 +283,16 @@ NDKCT_PROPERTY(ChainsPastLength, "ndk.property.chains_past_length", "RMR-MDL-04"
 NDKCT_PROPERTY(ReadFence, "ndk.property.read_fence", "FR-FENCE-01", "WR-FENCE-01") {
     check("ndk.property.read_fence", machine<ReadThenFencedFastRegister, ReadThenFencedFastRegister,
                                              Read, FencedFastRegister, BuildLam, GetCqResults>());
+}
+
+// Fast registrations over pages that are not one run of consecutive logical pages (issue 13,
+// s13map; a property of its own, so that the others' sequences stay as they were): byte k of the
+// region lands on page AdapterPageArray[(FBO + k) / PAGE_SIZE] (FR-MAP-01, FR-PAGE-02), among
+// ordinary fast registrations and writes (commands_s13map.hpp).
+NDKCT_PROPERTY(FastRegisterPageRuns, "ndk.property.fast_register_page_runs", "FR-MAP-01",
+               "FR-PAGE-02") {
+    check("ndk.property.fast_register_page_runs",
+          machine<PagesNotARunWrite, PagesNotARunWrite, FastRegistration, Write, GetCqResults>());
 }
 
 // Every command at once: the one big machine.

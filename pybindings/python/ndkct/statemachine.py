@@ -63,11 +63,14 @@ from .machine.chains import ChainRules
 from .machine.fence import FenceRules
 # s12lamrel (issue 13): a mapping used after an older one was released (LAM-REL-01).
 from .machine.lam_release import LamReleaseRules
+# s13map (issue 13): fast registrations over pages that are not one run (FR-MAP-01; no rule of
+# its own: data.py's peer_access_fast_registered calls it).
+from .machine.pages import PageRunRules
 
 
 class NdkMachine(MemoryRules, DataRules, ObjectRules, ConnectionRules, BoundsRules,
                  CreateQpPageRules, LamRules, ChainRules, FenceRules, LamReleaseRules,
-                 MachineBase):
+                 PageRunRules, MachineBase):
     """Random NDK sequences against ``provider``, judged by the oracle at every step."""
 
     buffers = MachineBase.buffers
