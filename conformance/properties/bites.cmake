@@ -178,3 +178,5 @@ ndkct_property_bites(ifr_remote_token_read_claims_mr IFR-TOK-02    FirstRegistra
 ndkct_property_bites(fr_refuses_invalidate_of_mr    FR-INV-01       FastRegisterInvalidation)
 # s13tok (issue 13): the local token read before the first fast registration (commands_s13tok.hpp).
 ndkct_property_bites(fr_local_token_before_registration_invalid IFR-TOK-01 InitializedTokens)
+# s13map (issue 13): NdkFastRegister over pages that are not one run (commands_s13map.hpp).
+ndkct_property_bites(fr_assumes_contiguous_pages    FR-MAP-01       FastRegisterPageRuns)

@@ -25,6 +25,7 @@
 #include "commands_s13tok2.hpp"
 #include "commands_s13inv.hpp"
 #include "commands_s13tok.hpp"
+#include "commands_s13map.hpp"
 #include "ndkct/conformance/suite.hpp"
 #include "property.hpp"
 
@@ -325,6 +326,14 @@ NDKCT_PROPERTY(InitializedTokens, "ndk.property.initialized_tokens", "IFR-TOK-01
     check("ndk.property.initialized_tokens",
           machine<InitializedTokenSourceWrite, InitializedTokenSourceWrite, FastRegistration, Write,
                   Invalidate, GetCqResults>());
+// Fast registrations over pages that are not one run of consecutive logical pages (issue 13,
+// s13map; a property of its own, so that the others' sequences stay as they were): byte k of the
+// region lands on page AdapterPageArray[(FBO + k) / PAGE_SIZE] (FR-MAP-01, FR-PAGE-02), among
+// ordinary fast registrations and writes (commands_s13map.hpp).
+NDKCT_PROPERTY(FastRegisterPageRuns, "ndk.property.fast_register_page_runs", "FR-MAP-01",
+               "FR-PAGE-02") {
+    check("ndk.property.fast_register_page_runs",
+          machine<PagesNotARunWrite, PagesNotARunWrite, FastRegistration, Write, GetCqResults>());
 }
 
 // Every command at once: the one big machine.

@@ -1130,6 +1130,19 @@ void Model::commit(const calls::FastRegister& c, const Observed& observed, Appli
         std::vector<PFN_NUMBER> pfns;
         for (uint64_t page : c.adapter_pages)
             pfns.push_back(*pfn_of_logical(qp->adapter, page));
+        // FR-MAP-01 (forensics for the data path, Model::landed_as_run): where the pages are
+        // not one run of consecutive logical pages, the pages that run from entry 0 would give.
+        mr->run_from_first_entry = nullptr;
+        bool one_run = true;
+        for (size_t i = 1; i < c.adapter_pages.size() && one_run; ++i)
+            one_run = c.adapter_pages[i] == c.adapter_pages[0] + i * PAGE_SIZE;
+        if (!one_run) {
+            std::vector<PFN_NUMBER> run;
+            for (size_t i = 0; i < c.adapter_pages.size(); ++i)
+                run.push_back(pfn_of_logical(qp->adapter, c.adapter_pages[0] + i * PAGE_SIZE)
+                                  .value_or(MrState::kNoPage));
+            mr->run_from_first_entry = std::make_shared<const std::vector<PFN_NUMBER>>(run);
+        }
         ++mr->changes;
         mr->phase = MrState::Phase::fast_registered;
         mr->region = {c.base_virtual_address, c.length, c.fbo, std::move(pfns), op_access(c.flags)};

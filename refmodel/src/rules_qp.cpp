@@ -901,6 +901,25 @@ bool Model::execute(ObjectId qp, WorkRequest& wr, const Call& call, Completion& 
         if (pages.empty()) return nullptr;
         return std::make_shared<const std::vector<PFN_NUMBER>>(std::move(pages));
     };
+    // FR-MAP-01: parallel to fast_registered_pages_of, the pages of each registration's run
+    // from its first entry (its own pages where that run is the array); null when no
+    // registration differs from its run.
+    auto fast_registered_runs_of =
+        [this](ObjectId adapter,
+               const std::vector<Sge>& sgl) -> std::shared_ptr<const std::vector<PFN_NUMBER>> {
+        std::vector<PFN_NUMBER> runs;
+        bool differs = false;
+        for (const Sge& sge : sgl)
+            if (const auto* mr = state_of<MrState>(object_of_token(adapter, sge.token, false));
+                mr && mr->fast_register) {
+                const auto& run = mr->run_from_first_entry;
+                differs |= run != nullptr;
+                runs.insert(runs.end(), run ? run->begin() : mr->region.pages.begin(),
+                            run ? run->end() : mr->region.pages.end());
+            }
+        if (!differs) return nullptr;
+        return std::make_shared<const std::vector<PFN_NUMBER>>(std::move(runs));
+    };
     bool silent_flag = wr.flags & NDK_OP_FLAG_SILENT_SUCCESS;
     if (wr.decided) {
         done = std::move(*wr.decided);  // (it runs now: the request is not queued again)
@@ -1056,9 +1075,12 @@ bool Model::execute(ObjectId qp, WorkRequest& wr, const Call& call, Completion& 
             }
             got.bytes_transferred = static_cast<uint32_t>(payload.size());  // CQ-RES-01
             record_landing(got, used, std::move(payload));                  // (not read after this)
-            if (!got.landings.empty())  // FR-PAGE-02: a receive into a fast registration
+            if (!got.landings.empty()) {  // FR-PAGE-02: a receive into a fast registration
                 got.landings.back().fast_registered_pages =
                     fast_registered_pages_of(objects_[peer_id].adapter, reached);
+                got.landings.back().fast_registered_runs =  // FR-MAP-01
+                    fast_registered_runs_of(objects_[peer_id].adapter, reached);
+            }
             if (!determined) got.landings.back().unchecked = true;
             // RCV-03: a source that overlaps the target may have been written by the transfer
             // itself before it is read here (check mode reads it after the provider ran).
@@ -1248,12 +1270,15 @@ bool Model::execute(ObjectId qp, WorkRequest& wr, const Call& call, Completion& 
             // FR-PAGE-02: a read into a fast registration
             done.landings.back().fast_registered_pages =
                 fast_registered_pages_of(objects_[qp].adapter, sgl);
+            done.landings.back().fast_registered_runs =  // FR-MAP-01
+                fast_registered_runs_of(objects_[qp].adapter, sgl);
             // ...and a read from one (the peer's region, reached through its remote token)
             if (const auto* mr = state_of<MrState>(target);
                 mr && mr->fast_register && !remote.pages.empty()) {
                 done.landings.back().source_fast_registered_pages =
                     std::make_shared<const std::vector<PFN_NUMBER>>(mr->region.pages.begin(),
                                                                     mr->region.pages.end());
+                done.landings.back().source_fast_registered_runs = mr->run_from_first_entry;
                 done.landings.back().source_first_offset = remote.offsets[0];
                 auto first =
                     std::find(mr->region.pages.begin(), mr->region.pages.end(), remote.pages[0]);
@@ -1281,9 +1306,11 @@ bool Model::execute(ObjectId qp, WorkRequest& wr, const Call& call, Completion& 
             determined = gather_expected(qp, local, fenced, data);
         record_landing(done, remote, std::move(data));  // WRT-01
         if (!done.landings.empty())
-            if (const auto* mr = state_of<MrState>(target); mr && mr->fast_register)
+            if (const auto* mr = state_of<MrState>(target); mr && mr->fast_register) {
                 done.landings.back().fast_registered_pages =
                     std::make_shared<const std::vector<PFN_NUMBER>>(mr->region.pages);
+                done.landings.back().fast_registered_runs = mr->run_from_first_entry;  // FR-MAP-01
+            }
         // FR-PAGE-02 for a write from a fast registration (one SGE through its local token): the
         // bytes that land may be another source page's, as for a read from one.
         if (!done.landings.empty() && !is_inline && sgl.size() == 1 && !local.pages.empty())
@@ -1297,6 +1324,7 @@ bool Model::execute(ObjectId qp, WorkRequest& wr, const Call& call, Completion& 
                     landing.source_fast_registered_pages =
                         std::make_shared<const std::vector<PFN_NUMBER>>(mr->region.pages.begin(),
                                                                         mr->region.pages.end());
+                    landing.source_fast_registered_runs = mr->run_from_first_entry;  // FR-MAP-01
                     landing.source_first_offset = local.offsets[0];
                     landing.source_first_page = uint32_t(first - mr->region.pages.begin());
                 }
@@ -2084,6 +2112,67 @@ bool Model::read_from_another_source_page(const Completion::Landing& landing, si
 
 namespace {
 
+// FR-MAP-01's forensics: at least half of `n` bytes differ from the expected ones, as where the
+// bytes went to another page (the place keeps what it held), not where a few were lost or
+// misplaced there (a short write, say), which another page's like bytes must not be taken for.
+bool mostly_missing(const std::byte* found, const std::byte* expected, size_t n) {
+    size_t differ = 0;
+    for (size_t i = 0; i < n; ++i)
+        differ += found[i] != expected[i];
+    return 2 * differ >= n;
+}
+
+}  // namespace
+
+bool Model::landed_as_run(const Completion::Landing& landing, size_t index, size_t at) const {
+    const auto& pages = *landing.fast_registered_pages;
+    const auto& runs = *landing.fast_registered_runs;
+    const auto [page, offset] = landing.at[index];
+    const std::byte* bytes = landing.bytes.data() + at;
+    if (!mostly_missing(memory_.page(page) + offset, bytes, landing.sizes[index])) return false;
+    for (size_t j = 0; j < pages.size() && j < runs.size(); ++j) {
+        PFN_NUMBER run = runs[j];
+        if (pages[j] != page || run == MrState::kNoPage || run == page) continue;
+        if (std::memcmp(memory_.page(run) + offset, bytes, landing.sizes[index]) != 0) continue;
+        // Bytes the landing sends to that page anyway prove nothing (page-periodic data).
+        bool sent_there = false;
+        size_t from = 0;
+        for (size_t k = 0; k < landing.at.size() && !sent_there; ++k) {
+            sent_there = landing.at[k].first == run && landing.at[k].second == offset &&
+                         landing.sizes[k] == landing.sizes[index] &&
+                         std::memcmp(landing.bytes.data() + from, bytes, landing.sizes[k]) == 0;
+            from += landing.sizes[k];
+        }
+        if (!sent_there) return true;
+    }
+    return false;
+}
+
+bool Model::read_as_run(const Completion::Landing& landing, size_t at, const std::byte* landed,
+                        uint32_t size) const {
+    const auto& pages = *landing.source_fast_registered_pages;
+    const auto& runs = *landing.source_fast_registered_runs;
+    // The piece in source-page parts: the first part that differs from the expected bytes
+    // decides (a sink page may span two pages of the source).
+    for (uint32_t done = 0; done < size;) {
+        uint64_t from = uint64_t(landing.source_first_offset) + at + done;
+        size_t e = landing.source_first_page + size_t(from / PAGE_SIZE);
+        uint32_t in_page = uint32_t(from % PAGE_SIZE);
+        uint32_t n = std::min<uint32_t>(size - done, uint32_t(PAGE_SIZE - in_page));
+        if (std::memcmp(landed + done, landing.bytes.data() + at + done, n) != 0) {
+            if (e >= pages.size() || e >= runs.size()) return false;
+            PFN_NUMBER run = runs[e];
+            return run != MrState::kNoPage && run != pages[e] &&
+                   mostly_missing(landed + done, landing.bytes.data() + at + done, n) &&
+                   std::memcmp(memory_.page(run) + in_page, landed + done, n) == 0;
+        }
+        done += n;
+    }
+    return false;
+}
+
+namespace {
+
 // True when the landing sends piece `index` (its bytes from `offset` in the data) to `page` too,
 // byte for byte at the same place: then finding those bytes there proves nothing (page-periodic
 // data), so a misplaced page cannot be told from a short write.
@@ -2379,6 +2468,21 @@ Verdict Model::observe_completion(ObjectId cq, const NDK_RESULT_EX& r, bool ex, 
                         // memcmp: std::equal over std::byte compares byte by byte (the oracle's
                         // hottest loop).
                         if (std::memcmp(p, landing.bytes.data() + at, landing.sizes[i]) != 0) {
+                            // FR-MAP-01 first: the bytes sit where the run of consecutive
+                            // logical pages from AdapterPageArray[0] puts them (the provider
+                            // took the entries for one run), or a read from a fast registration
+                            // brought that run's bytes. Looked at before the order (FR-PAGE-02):
+                            // that run's page may be another of the registration's.
+                            if ((landing.fast_registered_runs && landed_as_run(landing, i, at)) ||
+                                (landing.source_fast_registered_runs &&
+                                 read_as_run(landing, at, p, landing.sizes[i]))) {
+                                v.add({{"FR-MAP-01", "FR-PAGE-02", rule},
+                                       what() + " succeeded, but its bytes are where a run of "
+                                                "consecutive logical pages from "
+                                                "AdapterPageArray[0] puts them, not on the pages "
+                                                "the array names"});
+                                break;
+                            }
                             // FR-PAGE-02, FR-MAP-01: the bytes sit on another page of the fast
                             // registration, at the same offset: its pages are out of order.
                             bool elsewhere = false;

@@ -71,6 +71,13 @@ INVISIBLE = {
         "registration; the trace carries the bytes of the target pages only, so offline the "
         "write shows as WRT-01 (the bytes at the target are not the ones sent), not on which "
         "page they went (the live oracle reads the registration's other pages)",
+    # s13map (issue 13)
+    "fr_assumes_contiguous_pages":
+        "FR-MAP-01's pages: the peer's write lands on, and its read returns, the page after "
+        "AdapterPageArray[0] instead of the array's middle entry; the trace carries the bytes of "
+        "the pages the request names only, so offline the write shows as WRT-01 and the read as "
+        "RD-01 (the bytes are not the ones sent), not on which page they went (the live oracle "
+        "reads the page the run from AdapterPageArray[0] puts them on)",
     # s11qp (issue 13)
     "qp_resource_failure_hands_qp":
         "CQP-ST-03's 'creates no QP': the CreateCompletion that reports "

@@ -66,11 +66,15 @@ from .machine.lam_release import LamReleaseRules
 # s13tok (issue 13): the local token read after initialization reaches the first fast
 # registration's region (IFR-TOK-01; no rule of its own: memory.py calls it).
 from .machine.tokens import TokenRules
+# s13map (issue 13): fast registrations over pages that are not one run (FR-MAP-01; no rule of
+# its own: data.py's peer_access_fast_registered calls it).
+from .machine.pages import PageRunRules
 
 
 class NdkMachine(MemoryRules, DataRules, ObjectRules, ConnectionRules, BoundsRules,
                  CreateQpPageRules, LamRules, ChainRules, FenceRules, LamReleaseRules,
                  TokenRules, MachineBase):
+                 PageRunRules, MachineBase):
     """Random NDK sequences against ``provider``, judged by the oracle at every step."""
 
     buffers = MachineBase.buffers

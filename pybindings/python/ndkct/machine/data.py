@@ -134,8 +134,10 @@ class DataRules:
         start or up to its end (FR-ACC-*, FR-FLG-*, FR-MAP-01: which page each byte is in, the
         region's span, FR-LEN-03). An access from the start whose drawn offset is 3 mod 4
         names the bare offset (RemoteAddress = offset, not BaseVirtualAddress + offset), which
-        must not reach the region (FR-ZBVA-01): derived from the draws, not drawn, so that the
-        stream every other fault is found with stays as it was."""
+        must not reach the region (FR-ZBVA-01), and one up to its end whose drawn offset is 5
+        mod 8 is followed by a fast registration over pages that are not one run, written into
+        (pages.py, FR-MAP-01): both derived from the draws, not drawn, so that the stream every
+        other fault is found with stays as it was."""
         pair = self.pair
         if pair is None:  # the first pair was refused (resources)
             return
@@ -143,10 +145,14 @@ class DataRules:
         if fmr is None:
             return
         bare = end == "start" and offset % 4 == 3  # s10fr: FR-ZBVA-01
+        not_a_run = end == "end" and offset % 8 == 5  # s13map: FR-MAP-01 (pages.py)
+        fbo = offset // 8
         offset, length = self.where(end, offset, length, fmr.length)
         local = (pair.src if write else pair.snk).sge(0, length)
         self.transfer(pair, pair.link.b, write, local, offset if bare else fmr.base + offset,
                       self.remote_token(token, fmr.mr, pair), 0)
+        if not_a_run:
+            self.pages_not_a_run(pair, fbo)
 
     @rule(which=nst.which_fmr, use=st.sampled_from(["source", "sink", "receive"]),
           end=nst.region_ends, offset=st.integers(0, 1 << 24), length=nst.lengths,

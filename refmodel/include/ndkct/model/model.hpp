@@ -401,6 +401,13 @@ class Model {
     // fix them (WR-FENCE-01): false when they depend on an order the docs leave open.
     bool read_from_another_source_page(const Completion::Landing& landing, size_t at,
                                        const std::byte* landed, uint32_t size) const;
+    // FR-MAP-01: the bytes of piece `index` (from `at` in the data) are missing at their page
+    // of the fast registration and sit instead where the run from its first entry puts them
+    // (Completion::Landing::fast_registered_runs); for a read's source, the landed bytes are
+    // the ones that run's page holds (source_fast_registered_runs).
+    bool landed_as_run(const Completion::Landing& landing, size_t index, size_t at) const;
+    bool read_as_run(const Completion::Landing& landing, size_t at, const std::byte* landed,
+                     uint32_t size) const;
     bool gather_expected(ObjectId qp, const Extent& source, bool fenced,
                          std::vector<std::byte>& out);
     void remove_edge(ObjectId successor, ObjectId antecedent);  // LIFE-TREE-*: an edge undone

@@ -119,7 +119,14 @@ struct MrState {
         fast_registered,  // a fast registration is valid
         invalidated,      // invalidated (locally or by a peer's SendAndInvalidate)
     } phase = Phase::unregistered;
-    Region region;           // the registration, when there is one
+    Region region;  // the registration, when there is one
+    // FR-MAP-01 (forensics only, never an expectation): the pages a provider that took
+    // AdapterPageArray for one run of consecutive logical pages from entry 0 would map, entry i
+    // as AdapterPageArray[0] + i * PAGE_SIZE, parallel to region.pages (kNoPage where that
+    // address maps no page); null where the run is the array itself. Set by each fast
+    // registration.
+    std::shared_ptr<const std::vector<PFN_NUMBER>> run_from_first_entry;
+    static constexpr PFN_NUMBER kNoPage = ~PFN_NUMBER(0);
     uint32_t flags = 0;      // NdkRegisterMr flags
     uint32_t max_pages = 0;  // NdkInitializeFastRegisterMr AdapterPageCount
     bool remote_access = false;
@@ -213,10 +220,16 @@ struct Completion {
         // The pages of the fast registration the bytes land in, in AdapterPageArray order: bytes
         // found on another of its pages show the mapping's order broken (FR-PAGE-02).
         std::shared_ptr<const std::vector<PFN_NUMBER>> fast_registered_pages;
+        // FR-MAP-01: parallel to fast_registered_pages, the pages each entry would be if the
+        // provider took the array for one run from its first entry (MrState::
+        // run_from_first_entry); null when no registration it holds differs from that run.
+        std::shared_ptr<const std::vector<PFN_NUMBER>> fast_registered_runs;
         // A read's source when it is a fast registration: its pages in AdapterPageArray order and
         // the in-page offset of the first byte read; landed bytes found at the same offset of
         // another of its pages show the source's mapping order broken (FR-PAGE-02).
         std::shared_ptr<const std::vector<PFN_NUMBER>> source_fast_registered_pages;
+        // FR-MAP-01: the source's run from its first entry, as fast_registered_runs.
+        std::shared_ptr<const std::vector<PFN_NUMBER>> source_fast_registered_runs;
         uint32_t source_first_offset = 0;
         uint32_t source_first_page = 0;  // the index of the page it starts on
     };
