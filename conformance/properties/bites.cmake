@@ -170,3 +170,5 @@ ndkct_property_bites(mr_checks_whole_chain          RMR-MDL-04      ChainsPastLe
 ndkct_property_bites(fr_entry_without_qp_context    FR-QP-01        MemoryRegistration)
 # s12fence (issue 13): NdkFastRegister's READ_FENCE (commands_s12fence.hpp).
 ndkct_property_bites(fr_ignores_read_fence          FR-FENCE-01     ReadFence)
+# s13silent (issue 13): a silent fast registration's error entry dropped (commands_s13silent.hpp).
+ndkct_property_bites(fr_silent_failure_dropped      FR-SILENT-02    SilentFailure)

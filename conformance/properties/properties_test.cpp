@@ -21,6 +21,7 @@
 #include "commands_s11rmr.hpp"
 #include "commands_s12fence.hpp"
 #include "commands_s12lamrel.hpp"
+#include "commands_s13silent.hpp"
 #include "ndkct/conformance/suite.hpp"
 #include "property.hpp"
 
@@ -282,6 +283,15 @@ NDKCT_PROPERTY(ChainsPastLength, "ndk.property.chains_past_length", "RMR-MDL-04"
 NDKCT_PROPERTY(ReadFence, "ndk.property.read_fence", "FR-FENCE-01", "WR-FENCE-01") {
     check("ndk.property.read_fence", machine<ReadThenFencedFastRegister, ReadThenFencedFastRegister,
                                              Read, FencedFastRegister, BuildLam, GetCqResults>());
+}
+
+// NdkFastRegister's SILENT_SUCCESS when the registration fails (issue 13, s13silent; a property
+// of its own, so that the others' sequences stay as they were): a silent registration over a
+// valid one (AMB-30), then the peer's write into its region (commands_s13silent.hpp). A write
+// that fails shows it did not take effect, so its error entry is owed (FR-SILENT-02).
+NDKCT_PROPERTY(SilentFailure, "ndk.property.silent_failure", "FR-SILENT-02", "FR-SILENT-01") {
+    check("ndk.property.silent_failure",
+          machine<SilentFastRegisterOverValid, SilentFastRegisterOverValid, Write, GetCqResults>());
 }
 
 // Every command at once: the one big machine.

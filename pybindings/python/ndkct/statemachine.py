@@ -63,11 +63,14 @@ from .machine.chains import ChainRules
 from .machine.fence import FenceRules
 # s12lamrel (issue 13): a mapping used after an older one was released (LAM-REL-01).
 from .machine.lam_release import LamReleaseRules
+# s13silent (issue 13): a silent fast registration read through by the peer at once
+# (FR-SILENT-02; no rule of its own: memory.py's fast_register calls it).
+from .machine.silent import SilentRules
 
 
 class NdkMachine(MemoryRules, DataRules, ObjectRules, ConnectionRules, BoundsRules,
                  CreateQpPageRules, LamRules, ChainRules, FenceRules, LamReleaseRules,
-                 MachineBase):
+                 SilentRules, MachineBase):
     """Random NDK sequences against ``provider``, judged by the oracle at every step."""
 
     buffers = MachineBase.buffers
