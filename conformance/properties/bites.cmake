@@ -180,3 +180,5 @@ ndkct_property_bites(fr_refuses_invalidate_of_mr    FR-INV-01       FastRegister
 ndkct_property_bites(fr_local_token_before_registration_invalid IFR-TOK-01 InitializedTokens)
 # s13map (issue 13): NdkFastRegister over pages that are not one run (commands_s13map.hpp).
 ndkct_property_bites(fr_assumes_contiguous_pages    FR-MAP-01       FastRegisterPageRuns)
+# s13silent (issue 13): a silent fast registration's error entry dropped (commands_s13silent.hpp).
+ndkct_property_bites(fr_silent_failure_dropped      FR-SILENT-02    SilentFailure)

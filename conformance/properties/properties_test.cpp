@@ -26,6 +26,7 @@
 #include "commands_s13inv.hpp"
 #include "commands_s13tok.hpp"
 #include "commands_s13map.hpp"
+#include "commands_s13silent.hpp"
 #include "ndkct/conformance/suite.hpp"
 #include "property.hpp"
 
@@ -334,6 +335,13 @@ NDKCT_PROPERTY(FastRegisterPageRuns, "ndk.property.fast_register_page_runs", "FR
                "FR-PAGE-02") {
     check("ndk.property.fast_register_page_runs",
           machine<PagesNotARunWrite, PagesNotARunWrite, FastRegistration, Write, GetCqResults>());
+// NdkFastRegister's SILENT_SUCCESS when the registration fails (issue 13, s13silent; a property
+// of its own, so that the others' sequences stay as they were): a silent registration over a
+// valid one (AMB-30), then the peer's write into its region (commands_s13silent.hpp). A write
+// that fails shows it did not take effect, so its error entry is owed (FR-SILENT-02).
+NDKCT_PROPERTY(SilentFailure, "ndk.property.silent_failure", "FR-SILENT-02", "FR-SILENT-01") {
+    check("ndk.property.silent_failure",
+          machine<SilentFastRegisterOverValid, SilentFastRegisterOverValid, Write, GetCqResults>());
 }
 
 // Every command at once: the one big machine.

@@ -1161,6 +1161,16 @@ void Model::commit(const calls::FastRegister& c, const Observed& observed, Appli
     // FR-SILENT-01, FR-SILENT-02: silent only if it succeeds. FR-QP-01: on the initiator queue.
     done.silent_flag = c.flags & NDK_OP_FLAG_SILENT_SUCCESS;
     done.silent = done.silent_flag && done.outcome == Completion::Outcome::success;
+    // FR-SILENT-02: a silent one that must fail owes an error entry; what it would have
+    // registered is kept, so that an access it would have let through, failing, shows that it
+    // did not take effect (a missing entry is then a dropped error entry, not a silent success).
+    mr = state_mut<MrState>(c.mr);
+    if (done.silent_flag && done.outcome == Completion::Outcome::error)
+        mr->failed_silent = MrState::FailedSilentRegistration{
+            c.qp, c.request_context, mr->changes,
+            Region{c.base_virtual_address, c.length, 0, {}, op_access(c.flags)}};
+    else
+        mr->failed_silent.reset();
     post(c.qp, call_of(c), c.request_context, c.flags, false, std::move(done),
          std::move(undo_info));
 }

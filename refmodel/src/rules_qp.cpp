@@ -1251,6 +1251,8 @@ bool Model::execute(ObjectId qp, WorkRequest& wr, const Call& call, Completion& 
         NTSTATUS status = is_read && beyond ? STATUS_REMOTE_RESOURCES : STATUS_ACCESS_VIOLATION;
         if (is_read && beyond) rules.push_back("RD-05");
         remote_failure(qp, done, status, rules, why);
+        note_refuted_registration(qp, remote_token, remote_address, bytes,
+                                  is_read ? kRemoteRead : kRemoteWrite, done);  // FR-SILENT-02
         q.error = true;
         return true;
     }
@@ -1846,6 +1848,35 @@ RuleList Model::local_grant_rules(ObjectId qp, const std::vector<Sge>& sgl, uint
     return {};
 }
 
+void Model::note_refuted_registration(ObjectId qp, uint32_t token, uint64_t address, uint64_t bytes,
+                                      uint32_t need, Completion& done) const {
+    if (mode_ != Mode::check || done.outcome != Completion::Outcome::error) return;
+    const auto& q = std::get<QpState>(objects_[qp].state);
+    const Object* peer = find(q.peer);
+    if (!peer || peer->life == Life::closed) return;
+    const auto* a = state_of<AdapterState>(peer->adapter);
+    if (!a) return;
+    auto holders = a->remote_tokens.find(token);
+    if (holders == a->remote_tokens.end()) return;
+    const auto& pq = std::get<QpState>(peer->state);
+    for (ObjectId id : holders->second) {
+        const Object& o = objects_[id];
+        const auto* mr = std::get_if<MrState>(&o.state);
+        if (!mr || o.life == Life::closed || !mr->failed_silent || mr->indeterminate) continue;
+        const auto& failed = *mr->failed_silent;
+        // The token is the one the provider reported for the MR after that registration was
+        // posted (FR-TOK-01: it reaches the new region), the MR is in the peer QP's PD (AMB-28),
+        // and the registration would have granted this access over this range: only its not
+        // having taken effect makes the access fail.
+        if (failed.changes != mr->changes || mr->remote_token != token || o.parent != pq.pd ||
+            !(failed.requested.access & need) || !failed.requested.covers(address, bytes))
+            continue;
+        done.refutes_qp = failed.qp;
+        done.refutes_request = failed.request_context;
+        return;
+    }
+}
+
 bool Model::resolve_remote(ObjectId qp, uint32_t token, uint64_t address, uint64_t bytes,
                            uint32_t need, Extent& out, std::string& why, RuleIds& rules,
                            ObjectId* target) const {
@@ -2006,7 +2037,9 @@ const char* fast_register_missing_rule(const QpState& q, const Completion& done)
     if (handed_over_by_fast_register(q, done.request_context)) return "FR-DEFER-02";
     if (done.type != NdkOperationTypeFastRegister) return nullptr;
     if (done.deferred) return "FR-DEFER-01";  // DEFER is a hint: it completes all the same
-    if (done.silent_flag) return nullptr;
+    // FR-SILENT-02: a silent one that had to fail and was shown not to have taken effect owes
+    // its error entry; otherwise its failure's own rule is the one (a wrongful silent success).
+    if (done.silent_flag) return done.registration_refuted ? "FR-SILENT-02" : nullptr;
     return "FR-ST-01";  // STATUS_SUCCESS: an entry will be queued
 }
 
@@ -2060,11 +2093,19 @@ Verdict Model::expect_nothing_outstanding(ObjectId qp) {
                     for (const char* r : {"WR-10", "FLS-03"})
                         if (std::find(rules.begin(), rules.end(), r) == rules.end())
                             rules.push_back(r);
+                    // FR-SILENT-02: unless a failed access it would have let through showed
+                    // that it did not take effect: then its error entry was dropped.
+                    const bool dropped = done.registration_refuted;
+                    if (dropped) rules.insert(rules.begin(), "FR-SILENT-02");
                     v.add(
                         {rules, "no completion appeared for the request with RequestContext " +
                                     num(done.request_context) + " on QP " + num(qp) +
                                     ", posted with NDK_OP_FLAG_SILENT_SUCCESS, which must fail (" +
-                                    done.why + "): it was taken as a silent success"});
+                                    done.why +
+                                    (dropped ? "): an access through the region it would have "
+                                               "registered failed, so it did not take effect, "
+                                               "and its error entry never came"
+                                             : "): it was taken as a silent success")});
                 } else if (done.deferred) {  // DEFER-03: DEFER leaves the duty unchanged
                     RuleIds rules{"WR-10", "DEFER-03", "FLS-03"};
                     // FR-DEFER-01: NdkFastRegister's page says so for itself.
@@ -2430,6 +2471,17 @@ Verdict Model::observe_completion(ObjectId cq, const NDK_RESULT_EX& r, bool ex, 
                        what() + " is a read beyond the OutboundReadLimit that the provider queued "
                                 "instead of failing",
                        true});
+            // FR-SILENT-02: this access failed where a silent fast registration that had to
+            // fail would have let it through: that registration did not take effect, so if its
+            // entry never comes, its error entry was dropped (expect_nothing_outstanding).
+            if (expected.refutes_qp && expected.outcome == Out::error && NT_ERROR(r.Status) &&
+                r.Status != STATUS_CANCELLED)
+                if (auto* fq = state_mut<QpState>(expected.refutes_qp))
+                    for (auto& pending : fq->initiator_pending)
+                        if (pending.request_context == expected.refutes_request &&
+                            pending.type == NdkOperationTypeFastRegister && pending.silent_flag &&
+                            pending.outcome == Out::error)
+                            pending.registration_refuted = true;
             if (ex && expected.outcome != Out::any) {
                 NDK_OPERATION_TYPE want = expected.type;
                 // CQ-RES-03; FR-RES-01 first for a fast registration: NdkFastRegister's page

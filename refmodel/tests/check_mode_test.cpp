@@ -329,6 +329,41 @@ TEST_F(CheckMode, FencedRequestAheadOfAnEarlierReadIsAViolation) {
     }
 }
 
+// FR-SILENT-02: a silent fast registration that must fail (over a valid one: AMB-30's
+// completion_error) and never makes its entry owes an error entry once a remote access it would
+// have let through failed (it did not take effect): FR-SILENT-02 first. Without such an access
+// it may have been taken as a silent success: its failure's own rules lead (FR-INV-01).
+TEST_F(CheckMode, SilentFastRegisterShownNotInForceOwesItsErrorEntry) {
+    LockedBuffer pages = h.arena.allocate(PAGE_SIZE);
+    Lam lam = h.build_lam(pages, 0, PAGE_SIZE);
+    for (bool access : {true, false}) {
+        SCOPED_TRACE(access ? "a failed access follows" : "no access follows");
+        const Context base = access ? 0x50 : 0x60;
+        ObjectId mr = h.fr_mr(p.pd, 1, true);
+        h.accept(calls::FastRegister{p.qp_a, base, mr, lam.pages, 0, PAGE_SIZE, 0x200000,
+                                     NDK_OP_FLAG_ALLOW_REMOTE_WRITE});
+        Verdict first = h.model.observe_completion(
+            p.cq_a, cq_entry(STATUS_SUCCESS, p.ctx_a, base, NdkOperationTypeFastRegister), true);
+        EXPECT_TRUE(first.clean()) << first.describe();
+        h.accept(calls::FastRegister{p.qp_a, base + 1, mr, lam.pages, 0, PAGE_SIZE, 0x400000,
+                                     NDK_OP_FLAG_ALLOW_REMOTE_WRITE | NDK_OP_FLAG_SILENT_SUCCESS});
+        if (access) {
+            // qp_b writes into the second region through the token read after the call.
+            const uint32_t token = h.remote_token(mr);
+            h.accept(
+                calls::Write{p.qp_b, base + 2, {{a.va, 8, a.local}}, 0x400000 + 16, token, 0, {}});
+            Verdict write = h.model.observe_completion(
+                p.cq_b, cq_entry(STATUS_ACCESS_VIOLATION, p.ctx_b, base + 2, NdkOperationTypeWrite),
+                true);
+            EXPECT_TRUE(write.ok()) << write.describe();
+        }
+        Verdict missing = h.model.expect_nothing_outstanding(p.qp_a);
+        EXPECT_EQ(first_failure_rule(missing), access ? "FR-SILENT-02" : "FR-INV-01")
+            << missing.describe();
+        EXPECT_TRUE(violation_names(missing, "WR-10")) << missing.describe();
+    }
+}
+
 // RMR-FLG-04, CQ-CST-03: a request that must fail but succeeds names the rule that makes it fail;
 // MODEL-CQ-ERR-01: another error status than ndkct's table is a warning (exact: a violation).
 TEST_F(CheckMode, ExpectedErrorsAreJudged) {

@@ -69,12 +69,16 @@ from .machine.tokens import TokenRules
 # s13map (issue 13): fast registrations over pages that are not one run (FR-MAP-01; no rule of
 # its own: data.py's peer_access_fast_registered calls it).
 from .machine.pages import PageRunRules
+# s13silent (issue 13): a silent fast registration read through by the peer at once
+# (FR-SILENT-02; no rule of its own: memory.py's fast_register calls it).
+from .machine.silent import SilentRules
 
 
 class NdkMachine(MemoryRules, DataRules, ObjectRules, ConnectionRules, BoundsRules,
                  CreateQpPageRules, LamRules, ChainRules, FenceRules, LamReleaseRules,
                  TokenRules, MachineBase):
                  PageRunRules, MachineBase):
+                 SilentRules, MachineBase):
     """Random NDK sequences against ``provider``, judged by the oracle at every step."""
 
     buffers = MachineBase.buffers

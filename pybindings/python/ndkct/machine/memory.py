@@ -329,6 +329,13 @@ class MemoryRules:
         # No entry may come for it (WR-05: failed inline; FR-SILENT-01: silent): one would be
         # there before the marker's.
         self.after_request(pair, status, flags)
+        # s13silent: a silent one with arguments that describe a region is read through at once
+        # by the peer, so that a failure whose entry never comes shows as such (FR-SILENT-02;
+        # silent.py: derived, not drawn).
+        well_formed = (pages in ("lam", "initialized", "fewer") and fbo in ("lam", "zero")
+                       and length in ("mapping", "max") and base == "congruent")
+        if well_formed:
+            self.read_through_a_silent_registration(pair, fmr, status, flags, address, n)
         results = self.settle(pair)
         if not _ndkct.nt_success(status):
             return

@@ -346,6 +346,11 @@ class Model {
     bool resolve_remote(ObjectId qp, uint32_t token, uint64_t address, uint64_t bytes,
                         uint32_t need, Extent& out, std::string& why, RuleIds& rules,
                         ObjectId* target = nullptr) const;
+    // FR-SILENT-02: a remote access through `token` that failed and that a silent fast
+    // registration which had to fail would have let through (MrState::failed_silent): marks
+    // `done` so that its error entry shows that registration did not take effect.
+    void note_refuted_registration(ObjectId qp, uint32_t token, uint64_t address, uint64_t bytes,
+                                   uint32_t need, Completion& done) const;
     std::optional<PFN_NUMBER> pfn_of_logical(ObjectId adapter, uint64_t logical) const;
     bool from_live_mappings(ObjectId qp, const std::vector<Sge>& sgl) const;  // LAM-USE-02
     bool through_lam_outliving_release(ObjectId qp,

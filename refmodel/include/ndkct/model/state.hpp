@@ -147,6 +147,17 @@ struct MrState {
     // AMB-38: an initialization failed after an earlier one had made the MR usable (what that
     // leaves behind is the reading's).
     bool reinit_failed = false;
+    // FR-SILENT-02 (check mode): the last fast registration of this MR was posted with
+    // NDK_OP_FLAG_SILENT_SUCCESS and had to fail in its completion (the model kept what was
+    // there). A remote access that it would have let through and that fails shows it did not
+    // take effect (Completion::refutes_request). Valid while `changes` is unchanged.
+    struct FailedSilentRegistration {
+        ObjectId qp = 0;
+        Context request_context = 0;
+        uint64_t changes = 0;
+        Region requested;  // base, length and access only
+    };
+    std::optional<FailedSilentRegistration> failed_silent;
 };
 
 struct MwState {
@@ -251,6 +262,14 @@ struct Completion {
     // local_grant_rules: RMR-FLG-02/03, FR-FLG-02/03, FR-TOK-02), named before the data-path
     // rule when it fails: a provider that denies that access breaks the grant, not the transfer.
     RuleList grant_rules;
+    // FR-SILENT-02: this expected failure is a remote access that a silent fast registration
+    // which had to fail (on QP refutes_qp, with this RequestContext) would have let through; its
+    // error entry shows that registration did not take effect (Model::note_refuted_registration).
+    ObjectId refutes_qp = 0;
+    Context refutes_request = 0;
+    // A silent fast registration that had to fail and that a failed access showed did not take
+    // effect: with no entry, its error entry was dropped (FR-SILENT-02), not a silent success.
+    bool registration_refuted = false;
 };
 
 // A request posted to a queue, waiting for the model to execute it.
