@@ -308,6 +308,8 @@ NDKCT_PROPERTY(FirstRegistrationsAfterTokenReads, "ndk.property.first_registrati
                "IFR-TOK-02") {
     check("ndk.property.first_registrations",
           machine<FirstRegistrations, FirstRegistrations, GetCqResults>());
+}
+
 // A fast registration ended by NdkInvalidate (issue 13, s13inv; a property of its own, so that
 // the others' sequences stay as they were): valid fast registrations invalidated at once on their
 // QP and then written through their old remote token (FR-INV-01, INV-01: the invalidation must
@@ -318,6 +320,8 @@ NDKCT_PROPERTY(FastRegisterInvalidation, "ndk.property.fast_register_invalidatio
     check("ndk.property.fast_register_invalidation",
           machine<FastRegisteredThenInvalidated, FastRegisteredThenInvalidated, CreateMr,
                   RegisterMr, GetCqResults>());
+}
+
 // Fast-register MRs used through the local token they reported before their first fast
 // registration (issue 13, s13tok; a property of its own, so that the others' sequences stay as
 // they were): writes from the region through the token read once the initialization completed
@@ -327,6 +331,8 @@ NDKCT_PROPERTY(InitializedTokens, "ndk.property.initialized_tokens", "IFR-TOK-01
     check("ndk.property.initialized_tokens",
           machine<InitializedTokenSourceWrite, InitializedTokenSourceWrite, FastRegistration, Write,
                   Invalidate, GetCqResults>());
+}
+
 // Fast registrations over pages that are not one run of consecutive logical pages (issue 13,
 // s13map; a property of its own, so that the others' sequences stay as they were): byte k of the
 // region lands on page AdapterPageArray[(FBO + k) / PAGE_SIZE] (FR-MAP-01, FR-PAGE-02), among
@@ -335,6 +341,8 @@ NDKCT_PROPERTY(FastRegisterPageRuns, "ndk.property.fast_register_page_runs", "FR
                "FR-PAGE-02") {
     check("ndk.property.fast_register_page_runs",
           machine<PagesNotARunWrite, PagesNotARunWrite, FastRegistration, Write, GetCqResults>());
+}
+
 // NdkFastRegister's SILENT_SUCCESS when the registration fails (issue 13, s13silent; a property
 // of its own, so that the others' sequences stay as they were): a silent registration over a
 // valid one (AMB-30), then the peer's write into its region (commands_s13silent.hpp). A write

@@ -76,9 +76,7 @@ from .machine.silent import SilentRules
 
 class NdkMachine(MemoryRules, DataRules, ObjectRules, ConnectionRules, BoundsRules,
                  CreateQpPageRules, LamRules, ChainRules, FenceRules, LamReleaseRules,
-                 TokenRules, MachineBase):
-                 PageRunRules, MachineBase):
-                 SilentRules, MachineBase):
+                 TokenRules, PageRunRules, SilentRules, MachineBase):
     """Random NDK sequences against ``provider``, judged by the oracle at every step."""
 
     buffers = MachineBase.buffers
