@@ -509,6 +509,12 @@ Applied Model::apply(const Call& call, const Observed& observed) {
             if (auto it = std::find(v.rules.begin(), v.rules.end(), "IFR-RA-02");
                 !v.warning && it != v.rules.end())
                 std::rotate(v.rules.begin(), it, it + 1);
+    // LAM-ERR-01, LAM-ST-03: only failed NdkBuildLam requests and NdkReleaseLam calls keep the
+    // witness of the room mappings had (lam_refusal_rules); anything else may take that room.
+    if (!(std::holds_alternative<calls::BuildLam>(call) ||
+          std::holds_alternative<calls::ReleaseLam>(call)) ||
+        e.undefined || !applied.verdict.ok())
+        lam_witness_ = {};
     if (e.undefined) {  // a consumer duty was broken: nothing to judge or apply...
         // ...but an accepted work request still leaves an entry, which is not judged (WR-10).
         if (is_work_request(call) && NT_SUCCESS(observed.status) &&
@@ -578,6 +584,21 @@ Applied Model::complete(uint64_t id, NTSTATUS status, const Observed& outputs) {
     }
     Pending p = std::move(it->second);
     pending_.erase(it);
+    // LAM-ERR-01, LAM-ST-03: another request's completion ends the witness (lam_refusal_rules);
+    // a pended NdkBuildLam's refusal is judged strictly only if the witness still holds now.
+    if (const auto* lam = std::get_if<calls::BuildLam>(&p.call)) {
+        if (!p.expected.may_lack_resources && !p.expected.must_fail() && !p.expected.undefined &&
+            lam_refusal_rules(*lam).empty()) {
+            p.expected.may_lack_resources = true;  // the shortage may be real after all
+            RuleList rules;
+            for (const char* rule : p.expected.success_rules)
+                if (std::string_view(rule) != "LAM-ERR-01" && std::string_view(rule) != "LAM-ST-03")
+                    rules.push_back(rule);
+            p.expected.success_rules = rules;
+        }
+    } else {
+        lam_witness_ = {};
+    }
     // CLOSE-08: a close of the object cancels what is pending on it; the docs name no status
     // for the cancelled request, so any failure is right.
     const Object* on = find(p.object);

@@ -63,11 +63,14 @@ from .machine.chains import ChainRules
 from .machine.fence import FenceRules
 # s12lamrel (issue 13): a mapping used after an older one was released (LAM-REL-01).
 from .machine.lam_release import LamReleaseRules
+# s13lam (issue 13): failing mapping requests between builds of one mapping (LAM-ERR-01,
+# LAM-ST-03).
+from .machine.lam_failures import LamFailureRules
 
 
 class NdkMachine(MemoryRules, DataRules, ObjectRules, ConnectionRules, BoundsRules,
                  CreateQpPageRules, LamRules, ChainRules, FenceRules, LamReleaseRules,
-                 MachineBase):
+                 LamFailureRules, MachineBase):
     """Random NDK sequences against ``provider``, judged by the oracle at every step."""
 
     buffers = MachineBase.buffers
