@@ -64,7 +64,7 @@ from .machine.fence import FenceRules
 # s12lamrel (issue 13): a mapping used after an older one was released (LAM-REL-01).
 from .machine.lam_release import LamReleaseRules
 # s13lam (issue 13): failing mapping requests between builds of one mapping (LAM-ERR-01,
-# LAM-ST-03).
+# LAM-ST-03; no rule of its own: lam_release.py's send_after_a_release calls it).
 from .machine.lam_failures import LamFailureRules
 
 
