@@ -147,6 +147,8 @@ ndkct_property_bites(ifr_pended_not_ready           IFR-POST-01     MemoryRegist
 ndkct_property_bites(ifr_one_at_a_time              IFR-CONC-01     MappingsAndInitializations)
 ndkct_property_bites(lam_privileged_send_refused    LAM-USE-02      MappingsAndInitializations)
 ndkct_property_bites(lam_release_frees_neighbour    LAM-REL-01      LamReleases)
+ndkct_property_bites(lam_failure_leaks_partial_mapping LAM-ERR-01   MappingFailures)
+ndkct_property_bites(lam_resources_failure_leaks    LAM-ST-03       MappingFailures)
 # s11flags (issue 13): the access flags and addressing of NdkRegisterMr and NdkFastRegister (the
 # AccessFlags property, commands_s11flags.hpp).
 ndkct_property_bites(fr_refuses_zero_base           FR-ALIGN-02     AccessFlags)

@@ -27,6 +27,7 @@
 #include "commands_s13tok.hpp"
 #include "commands_s13map.hpp"
 #include "commands_s13silent.hpp"
+#include "commands_s13lam.hpp"
 #include "ndkct/conformance/suite.hpp"
 #include "property.hpp"
 
@@ -242,6 +243,15 @@ NDKCT_PROPERTY(MappingsAndInitializations, "ndk.property.mappings_and_initializa
 NDKCT_PROPERTY(LamReleases, "ndk.property.lam_releases", "LAM-REL-01", "LAM-USE-02") {
     check("ndk.property.lam_releases", machine<BuildLam, ReleaseLam, SendAfterARelease,
                                                SendAfterARelease, SendFromMapping, GetCqResults>());
+}
+
+// Failing mapping requests between builds of one mapping (issue 13, s13lam; a property of its
+// own, so that the others' sequences stay as they were): size probes that fail (LAM-ERR-01) and
+// requests too large for the adapter (LAM-ST-03) must leave no resources behind, among ordinary
+// builds and releases (commands_s13lam.hpp).
+NDKCT_PROPERTY(MappingFailures, "ndk.property.mapping_failures", "LAM-ERR-01", "LAM-ST-03") {
+    check("ndk.property.mapping_failures",
+          machine<BuildLam, ReleaseLam, ProbeBuildAndRelease, ShortageBetweenBuilds>());
 }
 
 // The access flags and addressing of NdkRegisterMr and NdkFastRegister (issue 13, s11flags; a

@@ -435,6 +435,19 @@ bool is_work_request(const Call& call) {
            std::holds_alternative<calls::SrqReceive>(call);
 }
 
+// LAM-ERR-01, LAM-ST-03: says, beside a refusal for want of resources that names them
+// (Model::lam_refusal_rules), what the witness showed.
+void explain_lam_refusal(Verdict& v, uint64_t pages, uint32_t failures, uint32_t lacked) {
+    for (Violation& violation : v.violations)
+        if (!violation.warning && !violation.rules.empty() &&
+            (violation.rules.front() == "LAM-ERR-01" || violation.rules.front() == "LAM-ST-03"))
+            violation.message += " (a mapping of " + std::to_string(pages) +
+                                 " pages succeeded and was released since, with only " +
+                                 std::to_string(failures) + " failed NdkBuildLam requests, " +
+                                 std::to_string(lacked) +
+                                 " of them for want of resources, between: they kept its room)";
+}
+
 }  // namespace
 
 Expectation Model::expect(const Call& call) const {
@@ -478,6 +491,10 @@ Applied Model::apply(const Call& call, const Observed& observed) {
     Expectation e = expect(call);
     const char* name = ndk_function_name(call);
     if (!e.returns_void) applied.verdict = judge_inline(e, observed.status, name);
+    if (std::holds_alternative<calls::BuildLam>(call) &&
+        observed.status == STATUS_INSUFFICIENT_RESOURCES)
+        explain_lam_refusal(applied.verdict, lam_witness_.pages, lam_witness_.failures,
+                            lam_witness_.lacked_resources);
     // FR-ACC-02: local write (0x10) with no remote bit on an MR initialized without RemoteAccess
     // refused with STATUS_ACCESS_VIOLATION (the status of rights) took 0x10 for a remote right:
     // FR-ACC-02 is the rule the refusal breaks, judged first (the status decides, so here).
@@ -509,6 +526,12 @@ Applied Model::apply(const Call& call, const Observed& observed) {
             if (auto it = std::find(v.rules.begin(), v.rules.end(), "IFR-RA-02");
                 !v.warning && it != v.rules.end())
                 std::rotate(v.rules.begin(), it, it + 1);
+    // LAM-ERR-01, LAM-ST-03: only failed NdkBuildLam requests and NdkReleaseLam calls keep the
+    // witness of the room mappings had (lam_refusal_rules); anything else may take that room.
+    if (!(std::holds_alternative<calls::BuildLam>(call) ||
+          std::holds_alternative<calls::ReleaseLam>(call)) ||
+        e.undefined || !applied.verdict.ok())
+        lam_witness_ = {};
     if (e.undefined) {  // a consumer duty was broken: nothing to judge or apply...
         // ...but an accepted work request still leaves an entry, which is not judged (WR-10).
         if (is_work_request(call) && NT_SUCCESS(observed.status) &&
@@ -578,6 +601,21 @@ Applied Model::complete(uint64_t id, NTSTATUS status, const Observed& outputs) {
     }
     Pending p = std::move(it->second);
     pending_.erase(it);
+    // LAM-ERR-01, LAM-ST-03: another request's completion ends the witness (lam_refusal_rules);
+    // a pended NdkBuildLam's refusal is judged strictly only if the witness still holds now.
+    if (const auto* lam = std::get_if<calls::BuildLam>(&p.call)) {
+        if (!p.expected.may_lack_resources && !p.expected.must_fail() && !p.expected.undefined &&
+            lam_refusal_rules(*lam).empty()) {
+            p.expected.may_lack_resources = true;  // the shortage may be real after all
+            RuleList rules;
+            for (const char* rule : p.expected.success_rules)
+                if (std::string_view(rule) != "LAM-ERR-01" && std::string_view(rule) != "LAM-ST-03")
+                    rules.push_back(rule);
+            p.expected.success_rules = rules;
+        }
+    } else {
+        lam_witness_ = {};
+    }
     // CLOSE-08: a close of the object cancels what is pending on it; the docs name no status
     // for the cancelled request, so any failure is right.
     const Object* on = find(p.object);
@@ -585,6 +623,9 @@ Applied Model::complete(uint64_t id, NTSTATUS status, const Observed& outputs) {
                               !std::holds_alternative<calls::CloseObject>(p.call);
     Verdict v =
         cancelled_by_close ? Verdict{} : judge_async(p.expected, status, ndk_function_name(p.call));
+    if (std::holds_alternative<calls::BuildLam>(p.call) && status == STATUS_INSUFFICIENT_RESOURCES)
+        explain_lam_refusal(v, lam_witness_.pages, lam_witness_.failures,
+                            lam_witness_.lacked_resources);
 
     Observed with_status = outputs;
     with_status.status = status;

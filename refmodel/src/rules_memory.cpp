@@ -677,8 +677,41 @@ Expectation Model::expect_call(const calls::BuildLam& c) const {
     } else {  // LAM-SIZE-05: a buffer of the required size (the one reported) is never too small
         e.refused_with = STATUS_BUFFER_TOO_SMALL;
         e.refused_with_rules = {"LAM-SIZE-05"};
+        // LAM-ERR-01, LAM-ST-03: no shortage can explain a refusal here; failed requests
+        // (their partial mappings) kept what a success found free.
+        if (RuleList leak = lam_refusal_rules(c); !leak.empty()) {
+            e.may_lack_resources = false;
+            for (const char* id : e.success_rules)
+                leak.push_back(id);
+            e.success_rules = leak;
+        }
     }
     return e;
+}
+
+// LAM-ERR-01, LAM-ST-03. A request that fails must release what it built; one that fails for
+// want of resources leaves no mapping behind. A leak shows only as a later shortage, so the
+// model keeps one witness (lam_witness_): an NdkBuildLam of P pages that succeeded while
+// nothing else was pending. While only failed NdkBuildLam requests and NdkReleaseLam calls
+// follow it, the mappings live are a subset of those live at that success once its own mapping
+// is released too; the adapter then has at least the room it had then, whatever its allocator
+// (pages, entries, contiguous ranges, a count of mappings). A refusal with
+// STATUS_INSUFFICIENT_RESOURCES of at most P pages is then owed to what the failed requests
+// in between kept: LAM-ERR-01, and LAM-ST-03 first when one of them had itself failed for want
+// of resources. Sound only within that window, so it ends with any other call or callback, on
+// any adapter (another adapter may share the device; an object created, a completion
+// delivered, may take the same resources), and is not judged while a request is pending or
+// before any request failed (a release that kept its pages is LAM-REL-01's, not these rules').
+// The shortage is taken to be the adapter's own: a provider's transient system allocation
+// failure inside the window would look the same (the suite runs with no such pressure).
+RuleList Model::lam_refusal_rules(const calls::BuildLam& c) const {
+    const LamWitness& w = lam_witness_;
+    if (w.adapter == 0 || w.adapter != c.adapter || w.failures == 0 || !c.mdl.present ||
+        pages_spanned(c.mdl.first_byte_offset, c.length) > w.pages || !pending_.empty())
+        return {};
+    if (const Object* built = find(w.mapping); built && built->life == Life::ready) return {};
+    if (w.lacked_resources > 0) return {"LAM-ST-03", "LAM-ERR-01"};
+    return {"LAM-ERR-01"};
 }
 
 void Model::commit(const calls::BuildLam& c, const Observed& o, Applied& applied, Stage stage) {
@@ -695,6 +728,10 @@ void Model::commit(const calls::BuildLam& c, const Observed& o, Applied& applied
     }
     // LAM-ST-04, LAM-ERR-01: a failure leaves no mapping behind (one is created on success only).
     if (stage == Stage::refused || stage == Stage::failed) {
+        if (lam_witness_.adapter == c.adapter) {  // LAM-ERR-01, LAM-ST-03 (lam_refusal_rules)
+            ++lam_witness_.failures;
+            if (o.status == STATUS_INSUFFICIENT_RESOURCES) ++lam_witness_.lacked_resources;
+        }
         // LAM-SIZE-04, LAM-SIZE-02: BUFFER_TOO_SMALL writes a size that will do.
         if (o.status == STATUS_BUFFER_TOO_SMALL) {
             // LAM-SIZE-04: a size left as the caller passed it (below the need) was not written.
@@ -765,6 +802,10 @@ void Model::commit(const calls::BuildLam& c, const Observed& o, Applied& applied
     if (const auto* a = state_of<AdapterState>(c.adapter)) lam.releases_before = a->lam_releases;
     applied.created = create_object(Kind::lam, c.adapter, std::move(lam));
     ready(applied.created);
+    // LAM-ERR-01, LAM-ST-03: a success with nothing else pending is the new witness of the room
+    // the adapter has (lam_refusal_rules).
+    lam_witness_ = {};
+    if (pending_.empty()) lam_witness_ = {c.adapter, applied.created, pages, 0, 0};
 }
 
 Expectation Model::expect_call(const calls::ReleaseLam& c) const {

@@ -322,5 +322,65 @@ TEST_F(BuildLam, LiveLamAtAdapterCloseIsAWarning) {
     EXPECT_TRUE(warning_names(v, "AMB-36"));
 }
 
+// LAM-ERR-01, LAM-ST-03: a STATUS_INSUFFICIENT_RESOURCES refusal of a request no larger than an
+// earlier success, whose mapping was released since, with only failed NdkBuildLam requests in
+// between, is what those requests kept (Model::lam_refusal_rules), in either form; a lack of
+// resources among them names LAM-ST-03 first. No failure in between, another call, the mapping
+// still live or a larger request: a shortage may be real, and it is allowed.
+TEST_F(BuildLam, ShortageAfterFailedRequestsNamesWhatTheyKept) {
+    MdlChain chain = platform::describe(buffer, 0, 2 * PAGE_SIZE);
+    MdlChain larger_chain = platform::describe(buffer, 0, 3 * PAGE_SIZE);
+    const calls::BuildLam valid = call(chain, 2 * PAGE_SIZE, required(0, 2 * PAGE_SIZE));
+    const calls::BuildLam larger = call(larger_chain, 3 * PAGE_SIZE, required(0, 3 * PAGE_SIZE));
+    const calls::BuildLam probe = call(chain, 2 * PAGE_SIZE, 0);
+    auto refuse = [&](const calls::BuildLam& c) {
+        return h.model.apply(c, status(STATUS_INSUFFICIENT_RESOURCES)).verdict;
+    };
+    auto build = [&] { return h.accept(valid, success(valid)).created; };
+    auto build_and_release = [&] { h.accept(calls::ReleaseLam{h.adapter, build()}); };
+    auto probe_fails = [&] {
+        Observed too_small = status(STATUS_BUFFER_TOO_SMALL);
+        too_small.size_out = required(0, 2 * PAGE_SIZE);
+        h.accept(probe, too_small);
+    };
+    // Nothing failed since the success: the release may have kept the room (not these rules).
+    build_and_release();
+    Verdict first = refuse(valid);
+    EXPECT_TRUE(first.ok()) << first.describe();
+    // That refusal kept the room in turn: LAM-ST-03 first.
+    Verdict second = refuse(valid);
+    ASSERT_FALSE(second.ok());
+    EXPECT_EQ(second.violations.front().rules.front(), "LAM-ST-03") << second.describe();
+    EXPECT_TRUE(violation_names(second, "LAM-ERR-01")) << second.describe();
+    // A size probe between: LAM-ERR-01, inline or through the callback.
+    build_and_release();
+    probe_fails();
+    Verdict inline_form = refuse(valid);
+    ASSERT_FALSE(inline_form.ok());
+    EXPECT_EQ(inline_form.violations.front().rules.front(), "LAM-ERR-01") << inline_form.describe();
+    EXPECT_FALSE(violation_names(inline_form, "LAM-ST-03")) << inline_form.describe();
+    build_and_release();
+    probe_fails();
+    Applied pended = h.model.apply(valid, status(STATUS_PENDING));
+    ASSERT_TRUE(pended.verdict.ok()) << pended.verdict.describe();
+    Verdict async_form = h.model.complete(pended.pending, STATUS_INSUFFICIENT_RESOURCES).verdict;
+    ASSERT_FALSE(async_form.ok());
+    EXPECT_EQ(async_form.violations.front().rules.front(), "LAM-ERR-01") << async_form.describe();
+    // Another call between: the shortage may be real.
+    build_and_release();
+    probe_fails();
+    h.pd();
+    EXPECT_TRUE(refuse(valid).ok());
+    // The mapping still live: the room it took is not there.
+    ObjectId live = build();
+    probe_fails();
+    EXPECT_TRUE(refuse(valid).ok());
+    h.accept(calls::ReleaseLam{h.adapter, live});
+    // A request larger than the success: the room was never shown.
+    build_and_release();
+    probe_fails();
+    EXPECT_TRUE(refuse(larger).ok());
+}
+
 }  // namespace
 }  // namespace ndkct::model::test

@@ -72,11 +72,14 @@ from .machine.pages import PageRunRules
 # s13silent (issue 13): a silent fast registration read through by the peer at once
 # (FR-SILENT-02; no rule of its own: memory.py's fast_register calls it).
 from .machine.silent import SilentRules
+# s13lam (issue 13): failing mapping requests between builds of one mapping (LAM-ERR-01,
+# LAM-ST-03; no rule of its own: lam_release.py's send_after_a_release calls it).
+from .machine.lam_failures import LamFailureRules
 
 
 class NdkMachine(MemoryRules, DataRules, ObjectRules, ConnectionRules, BoundsRules,
                  CreateQpPageRules, LamRules, ChainRules, FenceRules, LamReleaseRules,
-                 TokenRules, PageRunRules, SilentRules, MachineBase):
+                 TokenRules, PageRunRules, SilentRules, LamFailureRules, MachineBase):
     """Random NDK sequences against ``provider``, judged by the oracle at every step."""
 
     buffers = MachineBase.buffers

@@ -21,7 +21,8 @@ class LamReleaseRules:
         first, then NdkSend on a from the second's first logical page with the pair's PD's
         privileged token into a receive of the pair's sink on b: the mapping still live must
         still map its pages (LAM-REL-01; LAM-USE-02). The oracle judges the status and the bytes
-        that land; the second mapping is released afterwards."""
+        that land; the second mapping is released afterwards. Then failing requests between
+        builds of the two buffers (lam_failures.py, s13lam: LAM-ERR-01, LAM-ST-03)."""
         pair = self.pair
         if pair is None or not self.usable(pair):
             return
@@ -41,3 +42,4 @@ class LamReleaseRules:
             link.a.send([(second.pages[0] + fbo, n, token)])
             self.settle(pair)
         self.adapter.release_lam(second)
+        self.failing_builds_between(older, newer)  # s13lam

@@ -355,6 +355,9 @@ class Model {
     bool from_live_mappings(ObjectId qp, const std::vector<Sge>& sgl) const;  // LAM-USE-02
     bool through_lam_outliving_release(ObjectId qp,
                                        const std::vector<Sge>& sgl) const;  // LAM-REL-01
+    // LAM-ERR-01, LAM-ST-03: the rules a STATUS_INSUFFICIENT_RESOURCES refusal of this valid
+    // NdkBuildLam breaks now (lam_witness_), or none where a shortage may be real.
+    RuleList lam_refusal_rules(const calls::BuildLam& c) const;
     // A NdkFastRegister, NdkInvalidate or NdkBind (`type`) of the MR or MW was posted and its entry
     // not yet retrieved (check mode: the device may not have run it yet).
     bool request_in_flight(ObjectId target, NDK_OPERATION_TYPE type) const;
@@ -463,6 +466,16 @@ class Model {
     }
     // Check mode: every QP ever created (request_in_flight visits these, not every object).
     std::vector<ObjectId> qps_;
+    // LAM-ERR-01, LAM-ST-03: the last NdkBuildLam that succeeded with nothing else pending, kept
+    // while only failed NdkBuildLam requests and NdkReleaseLam calls follow it (any other call,
+    // or callback, on any adapter, drops it: rules_memory.cpp, lam_refusal_rules).
+    struct LamWitness {
+        ObjectId adapter = 0;           // 0: none
+        ObjectId mapping = 0;           // the mapping it built
+        uint64_t pages = 0;             // the pages it spans
+        uint32_t failures = 0;          // NdkBuildLam requests failed since (either form)
+        uint32_t lacked_resources = 0;  // of them, with STATUS_INSUFFICIENT_RESOURCES
+    } lam_witness_;
 };
 
 }  // namespace ndkct::model
