@@ -170,3 +170,4 @@ ndkct_property_bites(mr_checks_whole_chain          RMR-MDL-04      ChainsPastLe
 ndkct_property_bites(fr_entry_without_qp_context    FR-QP-01        MemoryRegistration)
 # s12fence (issue 13): NdkFastRegister's READ_FENCE (commands_s12fence.hpp).
 ndkct_property_bites(fr_ignores_read_fence          FR-FENCE-01     ReadFence)
+ndkct_property_bites(mr_accesses_through_va         RMR-VA-03       DecoyVirtualAddresses)

@@ -21,6 +21,7 @@
 #include "commands_s11rmr.hpp"
 #include "commands_s12fence.hpp"
 #include "commands_s12lamrel.hpp"
+#include "commands_s13va.hpp"
 #include "ndkct/conformance/suite.hpp"
 #include "property.hpp"
 
@@ -282,6 +283,17 @@ NDKCT_PROPERTY(ChainsPastLength, "ndk.property.chains_past_length", "RMR-MDL-04"
 NDKCT_PROPERTY(ReadFence, "ndk.property.read_fence", "FR-FENCE-01", "WR-FENCE-01") {
     check("ndk.property.read_fence", machine<ReadThenFencedFastRegister, ReadThenFencedFastRegister,
                                              Read, FencedFastRegister, BuildLam, GetCqResults>());
+}
+
+// NdkRegisterMr over decoy-VA MDLs (issue 13, s13va; a property of its own, so that the others'
+// sequences stay as they were): the VA labels the region, the PFNs carry its bytes, so writes
+// into such a region and reads from it move the real pages' bytes, never the decoy's
+// (RMR-VA-03), among ordinary registrations, deregistrations, writes and reads
+// (commands_s13va.hpp).
+NDKCT_PROPERTY(DecoyVirtualAddresses, "ndk.property.decoy_virtual_addresses", "RMR-VA-03") {
+    check("ndk.property.decoy_virtual_addresses",
+          machine<CreateMr, RegisterMr, DeregisterMr, Write, Read, GetCqResults,
+                  RegisteredWithDecoyVa, RegisteredWithDecoyVa>());
 }
 
 // Every command at once: the one big machine.

@@ -63,11 +63,14 @@ from .machine.chains import ChainRules
 from .machine.fence import FenceRules
 # s12lamrel (issue 13): a mapping used after an older one was released (LAM-REL-01).
 from .machine.lam_release import LamReleaseRules
+# s13va (issue 13): NdkRegisterMr over a decoy-VA MDL (RMR-VA-03; no rule of its own:
+# memory.py's register calls it).
+from .machine.decoy_va import DecoyVaRules
 
 
 class NdkMachine(MemoryRules, DataRules, ObjectRules, ConnectionRules, BoundsRules,
                  CreateQpPageRules, LamRules, ChainRules, FenceRules, LamReleaseRules,
-                 MachineBase):
+                 DecoyVaRules, MachineBase):
     """Random NDK sequences against ``provider``, judged by the oracle at every step."""
 
     buffers = MachineBase.buffers
