@@ -184,3 +184,5 @@ ndkct_property_bites(fr_local_token_before_registration_invalid IFR-TOK-01 Initi
 ndkct_property_bites(fr_assumes_contiguous_pages    FR-MAP-01       FastRegisterPageRuns)
 # s13silent (issue 13): a silent fast registration's error entry dropped (commands_s13silent.hpp).
 ndkct_property_bites(fr_silent_failure_dropped      FR-SILENT-02    SilentFailure)
+# s13va (issue 13): NdkRegisterMr over a decoy-VA MDL (commands_s13va.hpp).
+ndkct_property_bites(mr_accesses_through_va         RMR-VA-03       DecoyVirtualAddresses)

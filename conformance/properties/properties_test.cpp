@@ -28,6 +28,7 @@
 #include "commands_s13map.hpp"
 #include "commands_s13silent.hpp"
 #include "commands_s13lam.hpp"
+#include "commands_s13va.hpp"
 #include "ndkct/conformance/suite.hpp"
 #include "property.hpp"
 
@@ -360,6 +361,17 @@ NDKCT_PROPERTY(FastRegisterPageRuns, "ndk.property.fast_register_page_runs", "FR
 NDKCT_PROPERTY(SilentFailure, "ndk.property.silent_failure", "FR-SILENT-02", "FR-SILENT-01") {
     check("ndk.property.silent_failure",
           machine<SilentFastRegisterOverValid, SilentFastRegisterOverValid, Write, GetCqResults>());
+}
+
+// NdkRegisterMr over decoy-VA MDLs (issue 13, s13va; a property of its own, so that the others'
+// sequences stay as they were): the VA labels the region, the PFNs carry its bytes, so writes
+// into such a region and reads from it move the real pages' bytes, never the decoy's
+// (RMR-VA-03), among ordinary registrations, deregistrations, writes and reads
+// (commands_s13va.hpp).
+NDKCT_PROPERTY(DecoyVirtualAddresses, "ndk.property.decoy_virtual_addresses", "RMR-VA-03") {
+    check("ndk.property.decoy_virtual_addresses",
+          machine<CreateMr, RegisterMr, DeregisterMr, Write, Read, GetCqResults,
+                  RegisteredWithDecoyVa, RegisteredWithDecoyVa>());
 }
 
 // Every command at once: the one big machine.

@@ -165,6 +165,18 @@ void bind_memory(py::module_& m) {
             py::arg("offset"), py::arg("first_length"), py::arg("gap"), py::arg("second_length"),
             "A broken chain (RMR-MDL-01): two MDLs with `gap` bytes skipped between them.")
         .def(
+            "with_decoy_va",
+            [](const Buffer& b, const Buffer& decoy, size_t offset, size_t length) {
+                const auto& buf = b.get();
+                check_range(buf, offset, length);
+                check_range(decoy.get(), offset, length);
+                return make_chain(b, platform::with_decoy_va(buf, decoy.get(), offset, length));
+            },
+            py::arg("decoy"), py::arg("offset"), py::arg("length"),
+            "One MDL over [offset, offset + length) of this buffer's pages whose virtual address "
+            "is decoy's (decoy.address + offset): the VA is only a label (RMR-VA-03, LAM-VA-01), "
+            "so the bytes must move through these pages, never the decoy's.")
+        .def(
             "with_misaligned_joint",
             [](const Buffer& b, size_t offset, size_t first, size_t second) {
                 const auto& buf = b.get();

@@ -320,8 +320,8 @@ void Model::commit(const calls::RegisterMr& c, const Observed& o, Applied&, Stag
             // the same however the chain is split (RMR-MDL-05).
             mr->phase = MrState::Phase::registered;
             mr->flags = c.flags;
-            mr->region = {c.mdl.virtual_address, c.length, c.mdl.first_byte_offset, c.mdl.pfns,
-                          mr_access(c.flags)};
+            mr->region = {c.mdl.virtual_address, c.length,     c.mdl.first_byte_offset, c.mdl.pfns,
+                          mr_access(c.flags),    c.mdl.va_pfns};
             set_token(c.mr, false, std::nullopt);
             set_token(c.mr, true, std::nullopt);
             break;

@@ -920,6 +920,46 @@ bool Model::execute(ObjectId qp, WorkRequest& wr, const Call& call, Completion& 
         if (!differs) return nullptr;
         return std::make_shared<const std::vector<PFN_NUMBER>>(std::move(runs));
     };
+    // RMR-VA-03: the regions a landing's bytes go to whose MDL's VA maps other pages than its
+    // PFNs (decoy-VA MDLs), each PFN with the page its VA maps; null when none.
+    auto va_aliases_of = [](const std::vector<const MrState*>& mrs, Completion::Landing& into) {
+        std::vector<std::pair<PFN_NUMBER, PFN_NUMBER>> pairs;
+        for (const MrState* mr : mrs)
+            if (mr && !mr->fast_register && mr->region.va_pages.size() == mr->region.pages.size())
+                for (size_t i = 0; i < mr->region.pages.size(); ++i)
+                    pairs.emplace_back(mr->region.pages[i], mr->region.va_pages[i]);
+        if (pairs.empty()) return;
+        into.va_aliases = std::make_shared<const std::vector<std::pair<PFN_NUMBER, PFN_NUMBER>>>(
+            std::move(pairs));
+        into.va_rule = "RMR-VA-03";
+    };
+    // ...and for a source extent of such regions: the extent the VA would have read.
+    auto note_source_through_va = [](const std::vector<const MrState*>& mrs, const Extent& source,
+                                     Completion::Landing& into) {
+        bool moved = false;
+        Extent through_va;
+        for (size_t i = 0; i < source.pages.size(); ++i) {
+            PFN_NUMBER page = source.pages[i];
+            for (const MrState* mr : mrs)
+                if (mr && !mr->fast_register &&
+                    mr->region.va_pages.size() == mr->region.pages.size())
+                    for (size_t k = 0; k < mr->region.pages.size() && page == source.pages[i]; ++k)
+                        if (mr->region.pages[k] == page && mr->region.va_pages[k] != page) {
+                            page = mr->region.va_pages[k];
+                            moved = true;
+                        }
+            through_va.append(page, source.offsets[i], source.sizes[i]);
+        }
+        if (!moved) return;
+        into.source_through_va = std::make_shared<const Extent>(std::move(through_va));
+        into.va_rule = "RMR-VA-03";
+    };
+    auto sgl_regions = [this](ObjectId adapter, const std::vector<Sge>& sgl) {
+        std::vector<const MrState*> mrs;
+        for (const Sge& sge : sgl)
+            mrs.push_back(state_of<MrState>(object_of_token(adapter, sge.token, false)));
+        return mrs;
+    };
     bool silent_flag = wr.flags & NDK_OP_FLAG_SILENT_SUCCESS;
     if (wr.decided) {
         done = std::move(*wr.decided);  // (it runs now: the request is not queued again)
@@ -1080,6 +1120,13 @@ bool Model::execute(ObjectId qp, WorkRequest& wr, const Call& call, Completion& 
                     fast_registered_pages_of(objects_[peer_id].adapter, reached);
                 got.landings.back().fast_registered_runs =  // FR-MAP-01
                     fast_registered_runs_of(objects_[peer_id].adapter, reached);
+            }
+            if (!got.landings.empty()) {  // RMR-VA-03: a receive into a decoy-VA region
+                va_aliases_of(sgl_regions(objects_[peer_id].adapter, reached), got.landings.back());
+                // ...or a send from one
+                if (!is_inline)
+                    note_source_through_va(sgl_regions(objects_[qp].adapter, sgl), source,
+                                           got.landings.back());
             }
             if (!determined) got.landings.back().unchecked = true;
             // RCV-03: a source that overlaps the target may have been written by the transfer
@@ -1274,6 +1321,9 @@ bool Model::execute(ObjectId qp, WorkRequest& wr, const Call& call, Completion& 
                 fast_registered_pages_of(objects_[qp].adapter, sgl);
             done.landings.back().fast_registered_runs =  // FR-MAP-01
                 fast_registered_runs_of(objects_[qp].adapter, sgl);
+            // RMR-VA-03: a read into a decoy-VA region, or from one
+            va_aliases_of(sgl_regions(objects_[qp].adapter, sgl), done.landings.back());
+            note_source_through_va({state_of<MrState>(target)}, remote, done.landings.back());
             // ...and a read from one (the peer's region, reached through its remote token)
             if (const auto* mr = state_of<MrState>(target);
                 mr && mr->fast_register && !remote.pages.empty()) {
@@ -1307,6 +1357,12 @@ bool Model::execute(ObjectId qp, WorkRequest& wr, const Call& call, Completion& 
         else
             determined = gather_expected(qp, local, fenced, data);
         record_landing(done, remote, std::move(data));  // WRT-01
+        if (!done.landings.empty()) {  // RMR-VA-03: a write into a decoy-VA region, or from one
+            va_aliases_of({state_of<MrState>(target)}, done.landings.back());
+            if (!is_inline)
+                note_source_through_va(sgl_regions(objects_[qp].adapter, sgl), local,
+                                       done.landings.back());
+        }
         if (!done.landings.empty())
             if (const auto* mr = state_of<MrState>(target); mr && mr->fast_register) {
                 done.landings.back().fast_registered_pages =
@@ -2137,6 +2193,40 @@ Verdict Model::expect_nothing_outstanding(ObjectId qp) {
 // FR-PAGE-02 for a read's source: `landed` (the sink's bytes from byte `at` of the landing on)
 // equals the bytes at the same in-page offset of a page of the source fast registration other
 // than the one the expected bytes came from, and differs from the expected bytes there.
+bool Model::moved_through_va(const Completion::Landing& landing) const {
+    // Where the bytes are: the target's own pages, or (a decoy-VA target) the pages its VA maps.
+    Extent real, through_va;
+    bool target_moved = false;
+    for (size_t i = 0; i < landing.at.size(); ++i) {
+        auto [pfn, offset] = landing.at[i];
+        real.append(pfn, offset, landing.sizes[i]);
+        if (landing.va_aliases)
+            for (const auto& [page, behind_va] : *landing.va_aliases)
+                if (page == pfn && behind_va != pfn) {
+                    pfn = behind_va;
+                    target_moved = true;
+                    break;
+                }
+        through_va.append(pfn, offset, landing.sizes[i]);
+    }
+    // What they should be: the bytes sent, or (a decoy-VA source) the bytes its VA maps.
+    std::vector<std::byte> source_via_va;
+    if (landing.source_through_va) gather(memory_, *landing.source_through_va, source_via_va);
+    auto holds = [&](const Extent& where, const std::vector<std::byte>& bytes) {
+        if (bytes.size() < landing.bytes.size()) return false;
+        std::vector<std::byte> found;
+        gather(memory_, where, found);
+        return std::memcmp(found.data(), bytes.data(), found.size()) == 0;
+    };
+    // Any combination but the honest one (the PFNs' bytes on the PFNs' pages, which failed).
+    if (target_moved && holds(through_va, landing.bytes)) return true;
+    if (landing.source_through_va) {
+        if (holds(real, source_via_va)) return true;
+        if (target_moved && holds(through_va, source_via_va)) return true;
+    }
+    return false;
+}
+
 bool Model::read_from_another_source_page(const Completion::Landing& landing, size_t at,
                                           const std::byte* landed, uint32_t size) const {
     const auto& pages = *landing.source_fast_registered_pages;
@@ -2552,6 +2642,19 @@ Verdict Model::observe_completion(ObjectId cq, const NDK_RESULT_EX& r, bool ex, 
                             if (!elsewhere && landing.source_fast_registered_pages)
                                 elsewhere =
                                     read_from_another_source_page(landing, at, p, landing.sizes[i]);
+                            // RMR-VA-03 (LAM-VA-01): the bytes sit on the pages the
+                            // region's MDL VA maps, not on its PFNs' pages: the provider wrote
+                            // through the VA. (An honest provider never lands there: the pages
+                            // differ, and the decoy's bytes are not the ones sent.)
+                            if (!elsewhere && (landing.va_aliases || landing.source_through_va) &&
+                                moved_through_va(landing)) {
+                                v.add({{landing.va_rule, rule},
+                                       what() + " succeeded, but the bytes moved through the "
+                                                "pages an MDL's virtual address maps, not the "
+                                                "pages its PFN array lists: the provider "
+                                                "dereferenced the VA"});
+                                break;
+                            }
                             if (elsewhere)
                                 v.add({{"FR-PAGE-02", "FR-MAP-01", rule},
                                        what() + " succeeded, but its bytes landed on another page "

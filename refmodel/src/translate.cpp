@@ -23,6 +23,11 @@ MdlView view_mdl(const MDL* chain, uint64_t length) {
     view.virtual_address = reinterpret_cast<uintptr_t>(pages.virtual_address);
     view.first_byte_offset = pages.first_byte_offset;
     view.pfns = std::move(pages.pfns);
+    // RMR-VA-03, LAM-VA-01: what the VA maps, kept only where it differs from the PFNs.
+    if (view.contiguous && !view.pfns.empty())
+        if (auto behind = platform::Arena::pages_mapped_at(pages.virtual_address, length);
+            behind && *behind != view.pfns)
+            view.va_pfns = std::move(*behind);
     view.broken_past_length = view.contiguous && view.chain_bytes > length &&
                               !platform::chain_pages(chain, view.chain_bytes).contiguous;
     return view;

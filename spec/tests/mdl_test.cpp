@@ -27,6 +27,27 @@ TEST_F(Mdl, OneMdlHasTheWindowsFieldMeanings) {
         EXPECT_EQ(MmGetMdlPfnArray(mdl)[i], buffer.pfns()[i]);
 }
 
+// RMR-VA-03, LAM-VA-01: a decoy-VA MDL's address is the decoy's while its PFNs are the real
+// buffer's; the arena says which pages the address itself maps.
+TEST_F(Mdl, DecoyVaMdlLabelsOnePagesWithAnothersAddress) {
+    LockedBuffer decoy = arena.allocate(8 * PAGE_SIZE);
+    MdlChain chain = with_decoy_va(buffer, decoy, 100, 2 * PAGE_SIZE);
+    ChainPages pages = chain_pages(chain.head(), 2 * PAGE_SIZE);
+    ASSERT_TRUE(pages.contiguous) << pages.problem;
+    EXPECT_EQ(pages.virtual_address, decoy.data() + 100);
+    EXPECT_EQ(pages.first_byte_offset, 100u);
+    ASSERT_EQ(pages.pfns.size(), 3u);
+    for (size_t i = 0; i < 3; ++i)
+        EXPECT_EQ(pages.pfns[i], buffer.pfns()[i]);
+    auto behind = Arena::pages_mapped_at(pages.virtual_address, 2 * PAGE_SIZE);
+    ASSERT_TRUE(behind.has_value());
+    ASSERT_EQ(behind->size(), 3u);
+    for (size_t i = 0; i < 3; ++i)
+        EXPECT_EQ((*behind)[i], decoy.pfns()[i]);
+    int not_arena = 0;
+    EXPECT_FALSE(Arena::pages_mapped_at(&not_arena, sizeof not_arena).has_value());
+}
+
 TEST_F(Mdl, ContiguousSplitChainReadsBackAsItsPages) {
     const size_t pieces[] = {PAGE_SIZE - 200 + 50, 3000, 2 * PAGE_SIZE};  // joints mid-page
     MdlChain chain = describe_split(buffer, 200, pieces);

@@ -93,6 +93,13 @@ INVISIBLE = {
         "create completion's object only with STATUS_SUCCESS (capture.c, cap_create_completion), "
         "so the trace shows a plain resource failure, which is allowed (the live harness sees "
         "the pointer; the offline judge names the rule for a trace that carries it)",
+    # s13va (issue 13)
+    "mr_accesses_through_va":
+        "RMR-VA-03's 'never dereferences the VA': the peer's bytes land in the decoy buffer the "
+        "decoy-VA MDL's virtual address maps; the trace carries the MDL's VA and PFNs and the "
+        "bytes of the PFNs' pages only, not which pages that VA maps in the consumer's address "
+        "space, so offline the write shows as WRT-01 (the bytes at the target are not the ones "
+        "sent), not where they went (the live oracle asks the arena what the VA maps)",
 }
 
 # Faults whose own rule the offline judge names only generically, and why: the page rule of a

@@ -75,11 +75,15 @@ from .machine.silent import SilentRules
 # s13lam (issue 13): failing mapping requests between builds of one mapping (LAM-ERR-01,
 # LAM-ST-03; no rule of its own: lam_release.py's send_after_a_release calls it).
 from .machine.lam_failures import LamFailureRules
+# s13va (issue 13): NdkRegisterMr over a decoy-VA MDL (RMR-VA-03; no rule of its own:
+# memory.py's register calls it).
+from .machine.decoy_va import DecoyVaRules
 
 
 class NdkMachine(MemoryRules, DataRules, ObjectRules, ConnectionRules, BoundsRules,
                  CreateQpPageRules, LamRules, ChainRules, FenceRules, LamReleaseRules,
-                 TokenRules, PageRunRules, SilentRules, LamFailureRules, MachineBase):
+                 TokenRules, PageRunRules, SilentRules, LamFailureRules, DecoyVaRules,
+                 MachineBase):
     """Random NDK sequences against ``provider``, judged by the oracle at every step."""
 
     buffers = MachineBase.buffers

@@ -5,6 +5,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <map>
 #include <new>
 #include <string>
 #include <system_error>
@@ -25,7 +26,41 @@ uint64_t next_random(uint64_t& state) {  // splitmix64: small, seedable, good en
     return z ^ (z >> 31);
 }
 
+// Every live buffer's virtual range and its pages, process-wide (Arena::pages_mapped_at):
+// keyed by the range's end, so that upper_bound finds the range holding an address.
+struct MappedRange {
+    uintptr_t begin;
+    const PFN_NUMBER* pfns;  // the buffer's own vector (it outlives the entry)
+};
+std::mutex mapped_lock;
+std::map<uintptr_t, MappedRange> mapped_ranges;
+
+void note_mapped(const std::byte* base, const std::vector<PFN_NUMBER>& pfns) {
+    std::lock_guard guard(mapped_lock);
+    auto begin = reinterpret_cast<uintptr_t>(base);
+    mapped_ranges[begin + pfns.size() * PAGE_SIZE] = {begin, pfns.data()};
+}
+
+void forget_mapped(const std::byte* base, size_t bytes) {
+    std::lock_guard guard(mapped_lock);
+    mapped_ranges.erase(reinterpret_cast<uintptr_t>(base) + bytes);
+}
+
 }  // namespace
+
+std::optional<std::vector<PFN_NUMBER>> Arena::pages_mapped_at(const void* va, size_t length) {
+    std::vector<PFN_NUMBER> pages;
+    auto page = reinterpret_cast<uintptr_t>(va) & ~uintptr_t(PAGE_SIZE - 1);
+    const auto end = reinterpret_cast<uintptr_t>(va) + length;
+    std::lock_guard guard(mapped_lock);
+    while (page < end || pages.empty()) {
+        auto it = mapped_ranges.upper_bound(page);
+        if (it == mapped_ranges.end() || it->second.begin > page) return std::nullopt;
+        pages.push_back(it->second.pfns[(page - it->second.begin) / PAGE_SIZE]);
+        page += PAGE_SIZE;
+    }
+    return pages;
+}
 
 Arena::Arena(size_t page_count, uint64_t seed)
     : page_count_(page_count),
@@ -158,6 +193,7 @@ LockedBuffer Arena::allocate(size_t bytes, Placement placement) {
         release(buffer);
         throw;
     }
+    note_mapped(buffer.base_, buffer.pfns_);
     std::memset(buffer.base_, 0, buffer.size());
     return buffer;
 }
@@ -169,11 +205,15 @@ LockedBuffer Arena::alias(std::span<const PFN_NUMBER> pfns) {
     buffer.pfns_.assign(pfns.begin(), pfns.end());
     buffer.arena_ = this;
     buffer.base_ = map_alias(buffer.pfns_);
+    note_mapped(buffer.base_, buffer.pfns_);
     return buffer;
 }
 
 void Arena::release(LockedBuffer& buffer) {
-    if (buffer.base_) munmap(buffer.base_, buffer.size());
+    if (buffer.base_) {
+        forget_mapped(buffer.base_, buffer.size());
+        munmap(buffer.base_, buffer.size());
+    }
     if (buffer.owns_pages_) {
         std::lock_guard guard(lock_);
         for (PFN_NUMBER pfn : buffer.pfns_)

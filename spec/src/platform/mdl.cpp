@@ -29,13 +29,20 @@ size_t MdlChain::byte_count() const {
 }
 
 void MdlChain::append(const LockedBuffer& buffer, size_t offset, size_t length) {
+    append_with_decoy_va(buffer, buffer, offset, length);
+}
+
+void MdlChain::append_with_decoy_va(const LockedBuffer& buffer, const LockedBuffer& decoy,
+                                    size_t offset, size_t length) {
     if (offset > buffer.size() || length > buffer.size() - offset)
         throw std::out_of_range("MDL piece [" + std::to_string(offset) + ", +" +
                                 std::to_string(length) + ") lies outside a buffer of " +
                                 std::to_string(buffer.size()) + " bytes");
+    if (offset + length > decoy.size())
+        throw std::out_of_range("a decoy VA range must lie inside the decoy buffer");
     if (length > std::numeric_limits<ULONG>::max())
         throw std::out_of_range("an MDL's ByteCount is a ULONG");
-    std::byte* va = buffer.data() + offset;
+    std::byte* va = decoy.data() + offset;  // the label (RMR-VA-03); buffer's own unless a decoy
     size_t pages = length == 0 ? 0 : ADDRESS_AND_SIZE_TO_SPAN_PAGES(va, length);
     if (pages > kMaxPagesPerMdl)
         throw std::out_of_range("one MDL describes at most " + std::to_string(kMaxPagesPerMdl) +
@@ -56,6 +63,13 @@ void MdlChain::append(const LockedBuffer& buffer, size_t offset, size_t length) 
         pfns[i] = source[i];
     if (!mdls_.empty()) this->mdl(mdls_.size() - 1)->Next = mdl;
     mdls_.push_back(std::move(storage));
+}
+
+MdlChain with_decoy_va(const LockedBuffer& pages, const LockedBuffer& decoy, size_t offset,
+                       size_t length) {
+    MdlChain chain;
+    chain.append_with_decoy_va(pages, decoy, offset, length);
+    return chain;
 }
 
 MdlChain describe(const LockedBuffer& buffer, size_t offset, size_t length) {

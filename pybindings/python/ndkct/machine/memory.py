@@ -86,6 +86,10 @@ class MemoryRules:
             # Flags, not drawn, so that the stream every other fault is found with stays as it
             # was.
             self.receive_into(pair, region.address, min(usable, 4096), mr.local_token)
+        if then == "peer_write" and usable and chain == "whole" and offset % 4 == 3:
+            # s13va: the same range again through a decoy-VA MDL, and the peer's write into it
+            # (RMR-VA-03, decoy_va.py). Derived from the draws, not drawn, as above.
+            self.register_with_decoy_va(pair, buffer, offset, usable)
         return region
 
     def receive_into(self, pair, address, length, token):

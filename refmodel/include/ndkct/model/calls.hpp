@@ -34,6 +34,11 @@ struct MdlView {
     // Contiguous for the first `length` bytes, but not past them (LAM-MDL-04, RMR-MDL-04: such a
     // chain is valid; only the described range must be contiguous).
     bool broken_past_length = false;
+    // RMR-VA-03, LAM-VA-01: the pages the VA maps in the consumer's memory, where they are not
+    // the chain's own pages (a decoy-VA MDL); empty otherwise, and always offline (the trace
+    // does not carry the consumer's address space). Only for forensics: a provider that moved
+    // bytes through these pages dereferenced the VA.
+    std::vector<PFN_NUMBER> va_pfns;
 };
 
 // A socket address as NDKPI passes it (SOCKADDR_IN / SOCKADDR_IN6).

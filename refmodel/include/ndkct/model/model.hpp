@@ -407,6 +407,9 @@ class Model {
     void retrieved(const Completion& done);
     // Check mode: the bytes a request reads from local memory, as far as the requests before it
     // fix them (WR-FENCE-01): false when they depend on an order the docs leave open.
+    // RMR-VA-03, LAM-VA-01: the landing's bytes moved through the pages a decoy-VA MDL's VA
+    // maps: they sit, whole, on the target's VA pages, or are the source's VA pages' bytes.
+    bool moved_through_va(const Completion::Landing& landing) const;
     bool read_from_another_source_page(const Completion::Landing& landing, size_t at,
                                        const std::byte* landed, uint32_t size) const;
     // FR-MAP-01: the bytes of piece `index` (from `at` in the data) are missing at their page

@@ -62,6 +62,9 @@ struct Region {
     uint32_t first_byte_offset = 0;
     std::vector<PFN_NUMBER> pages;
     uint32_t access = 0;
+    // RMR-VA-03: the pages the registered MDL's VA maps, where they are not `pages` (a decoy-VA
+    // MDL, MdlView::va_pfns); empty otherwise. Forensics only: never where bytes belong.
+    std::vector<PFN_NUMBER> va_pages;
 
     bool covers(uint64_t address, uint64_t bytes) const {
         return address >= base && bytes <= length && address - base <= length - bytes;
@@ -243,6 +246,15 @@ struct Completion {
         std::shared_ptr<const std::vector<PFN_NUMBER>> source_fast_registered_runs;
         uint32_t source_first_offset = 0;
         uint32_t source_first_page = 0;  // the index of the page it starts on
+        // RMR-VA-03 (LAM-VA-01): where the bytes land in a region (mapping) whose MDL's VA maps
+        // other pages than its PFNs, each such PFN with the page its VA maps, and the rule: bytes
+        // found on those pages instead show a provider that wrote through the VA.
+        std::shared_ptr<const std::vector<std::pair<PFN_NUMBER, PFN_NUMBER>>> va_aliases;
+        const char* va_rule = nullptr;
+        // RMR-VA-03 (LAM-VA-01) for the source: the source extent with each page of a decoy-VA
+        // region replaced by the page its VA maps; the landed bytes equal to what it holds show
+        // a provider that read through the VA. Null when no source page is such.
+        std::shared_ptr<const Extent> source_through_va;
     };
     SmallVector<Landing, 1> landings;  // (one, or a few with the silent ones before it)
     bool silent = false;               // success makes no entry (SILENT_SUCCESS)

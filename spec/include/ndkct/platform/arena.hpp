@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -89,6 +90,13 @@ class Arena {
     };
     Mark mark() const;
     bool rewind(const Mark& mark);
+
+    // The arena pages that the consumer virtual range [va, va + length) maps, page by page
+    // (from va's page), when every page of it lies in a live buffer of some arena of this
+    // process; nullopt otherwise. What dereferencing an MDL's virtual address would reach: the
+    // oracle compares it with the MDL's PFNs to tell a decoy-VA MDL (RMR-VA-03, LAM-VA-01: the
+    // VA is only a label) from an ordinary one.
+    static std::optional<std::vector<PFN_NUMBER>> pages_mapped_at(const void* va, size_t length);
 
   private:
     friend class LockedBuffer;

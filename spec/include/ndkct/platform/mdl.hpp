@@ -30,6 +30,10 @@ class MdlChain {
 
     // Appends one MDL describing [offset, offset + length) of buffer's virtual range.
     void append(const LockedBuffer& buffer, size_t offset, size_t length);
+    // Appends one MDL whose virtual address is decoy's (decoy.data() + offset) while its PFN
+    // array lists pages' pages under [offset, offset + length): see with_decoy_va.
+    void append_with_decoy_va(const LockedBuffer& pages, const LockedBuffer& decoy, size_t offset,
+                              size_t length);
 
   private:
     struct Free {
@@ -56,6 +60,13 @@ MdlChain with_hole(const LockedBuffer& buffer, size_t offset, size_t first_lengt
 // does not line up (the bytes between are missing from the chain).
 MdlChain with_misaligned_joint(const LockedBuffer& buffer, size_t offset, size_t first_length,
                                size_t second_length);
+
+// A decoy-VA MDL (RMR-VA-03, LAM-VA-01): the pages are pages' [offset, offset + length), but the
+// virtual address (StartVa + ByteOffset) is decoy.data() + offset, a range of another buffer
+// that maps other pages. The consumer may do this: the VA is only an index for the region, and
+// data must move through the PFNs, so a provider that dereferences the VA reaches the decoy.
+MdlChain with_decoy_va(const LockedBuffer& pages, const LockedBuffer& decoy, size_t offset,
+                       size_t length);
 
 // ---- Reading chains (provider side) ----
 
