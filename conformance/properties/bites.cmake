@@ -186,3 +186,4 @@ ndkct_property_bites(fr_assumes_contiguous_pages    FR-MAP-01       FastRegister
 ndkct_property_bites(fr_silent_failure_dropped      FR-SILENT-02    SilentFailure)
 # s13va (issue 13): NdkRegisterMr over a decoy-VA MDL (commands_s13va.hpp).
 ndkct_property_bites(mr_accesses_through_va         RMR-VA-03       DecoyVirtualAddresses)
+ndkct_property_bites(lam_maps_through_va            LAM-VA-01       DecoyVaMappings)

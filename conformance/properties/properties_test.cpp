@@ -22,12 +22,13 @@
 #include "commands_s12fence.hpp"
 #include "commands_s12lamrel.hpp"
 #include "commands_s13align.hpp"
-#include "commands_s13tok2.hpp"
 #include "commands_s13inv.hpp"
-#include "commands_s13tok.hpp"
+#include "commands_s13lam.hpp"
+#include "commands_s13lamva.hpp"
 #include "commands_s13map.hpp"
 #include "commands_s13silent.hpp"
-#include "commands_s13lam.hpp"
+#include "commands_s13tok.hpp"
+#include "commands_s13tok2.hpp"
 #include "commands_s13va.hpp"
 #include "ndkct/conformance/suite.hpp"
 #include "property.hpp"
@@ -372,6 +373,17 @@ NDKCT_PROPERTY(DecoyVirtualAddresses, "ndk.property.decoy_virtual_addresses", "R
     check("ndk.property.decoy_virtual_addresses",
           machine<CreateMr, RegisterMr, DeregisterMr, Write, Read, GetCqResults,
                   RegisteredWithDecoyVa, RegisteredWithDecoyVa>());
+}
+
+// NdkBuildLam over decoy-VA MDLs (issue 13, s13lamva; a property of its own, so that the others'
+// sequences stay as they were): the VA labels the start of the range, the PFNs are what the
+// mapping reaches, so a send through the LAM's logical addresses carries the real pages' bytes,
+// never the decoy's (LAM-VA-01), among ordinary builds, releases and sends from mappings
+// (commands_s13lamva.hpp).
+NDKCT_PROPERTY(DecoyVaMappings, "ndk.property.decoy_va_mappings", "LAM-VA-01", "LAM-USE-02") {
+    check("ndk.property.decoy_va_mappings",
+          machine<BuildLam, ReleaseLam, SendFromMapping, GetCqResults, SendFromDecoyVaMapping,
+                  SendFromDecoyVaMapping>());
 }
 
 // Every command at once: the one big machine.

@@ -800,6 +800,7 @@ void Model::commit(const calls::BuildLam& c, const Observed& o, Applied& applied
                  std::vector<uint64_t>(o.lam_pages.begin(),
                                        o.lam_pages.begin() + std::min(count, c.mdl.pfns.size()))};
     if (const auto* a = state_of<AdapterState>(c.adapter)) lam.releases_before = a->lam_releases;
+    if (c.mdl.va_pfns.size() == c.mdl.pfns.size()) lam.va_pfns = c.mdl.va_pfns;  // LAM-VA-01
     applied.created = create_object(Kind::lam, c.adapter, std::move(lam));
     ready(applied.created);
     // LAM-ERR-01, LAM-ST-03: a success with nothing else pending is the new witness of the room

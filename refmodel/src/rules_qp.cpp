@@ -960,6 +960,61 @@ bool Model::execute(ObjectId qp, WorkRequest& wr, const Call& call, Completion& 
             mrs.push_back(state_of<MrState>(object_of_token(adapter, sge.token, false)));
         return mrs;
     };
+    // LAM-VA-01: the pages of decoy-VA mappings (NdkBuildLam over an MDL whose VA maps other
+    // pages than its PFNs) an SGL reaches through the privileged token, each PFN with the page
+    // its VA maps; empty when none.
+    auto lam_va_pairs = [this](ObjectId on_qp, const std::vector<Sge>& sgl) {
+        std::vector<std::pair<PFN_NUMBER, PFN_NUMBER>> pairs;
+        const Object& qo = objects_[on_qp];
+        const auto* pd = state_of<PdState>(std::get<QpState>(qo.state).pd);
+        const auto* a = state_of<AdapterState>(qo.adapter);
+        if (!pd || !pd->privileged_token || !a) return pairs;
+        for (const Sge& sge : sgl) {
+            if (sge.token != *pd->privileged_token || sge.length == 0) continue;
+            uint64_t first = sge.address & ~uint64_t(PAGE_SIZE - 1);
+            for (uint64_t page = first; page < sge.address + sge.length; page += PAGE_SIZE) {
+                auto it = a->logical_pages.find(page);
+                if (it == a->logical_pages.end()) continue;
+                for (const auto& [lam_id, index] : it->second)  // the mapping pfn_of_logical uses
+                    if (objects_[lam_id].life == Life::ready) {
+                        const auto& lam = std::get<LamState>(objects_[lam_id].state);
+                        if (index < lam.va_pfns.size() && lam.va_pfns[index] != lam.pfns[index])
+                            pairs.emplace_back(lam.pfns[index], lam.va_pfns[index]);
+                        break;
+                    }
+            }
+        }
+        return pairs;
+    };
+    // ...a landing into such pages (a receive, a read's sink)
+    auto lam_va_aliases = [&](ObjectId on_qp, const std::vector<Sge>& sgl,
+                              Completion::Landing& into) {
+        if (into.va_aliases) return;  // (a decoy-VA region already named RMR-VA-03)
+        auto pairs = lam_va_pairs(on_qp, sgl);
+        if (pairs.empty()) return;
+        into.va_aliases = std::make_shared<const std::vector<std::pair<PFN_NUMBER, PFN_NUMBER>>>(
+            std::move(pairs));
+        into.va_rule = "LAM-VA-01";
+    };
+    // ...and a source extent from them (a send, a write): the extent the VA would have read.
+    auto lam_source_through_va = [&](ObjectId on_qp, const std::vector<Sge>& sgl,
+                                     const Extent& source, Completion::Landing& into) {
+        if (into.source_through_va) return;
+        auto pairs = lam_va_pairs(on_qp, sgl);
+        if (pairs.empty()) return;
+        Extent through_va;
+        for (size_t i = 0; i < source.pages.size(); ++i) {
+            PFN_NUMBER page = source.pages[i];
+            for (const auto& [pfn, behind_va] : pairs)
+                if (pfn == page) {
+                    page = behind_va;
+                    break;
+                }
+            through_va.append(page, source.offsets[i], source.sizes[i]);
+        }
+        into.source_through_va = std::make_shared<const Extent>(std::move(through_va));
+        if (!into.va_rule) into.va_rule = "LAM-VA-01";
+    };
     bool silent_flag = wr.flags & NDK_OP_FLAG_SILENT_SUCCESS;
     if (wr.decided) {
         done = std::move(*wr.decided);  // (it runs now: the request is not queued again)
@@ -1127,6 +1182,9 @@ bool Model::execute(ObjectId qp, WorkRequest& wr, const Call& call, Completion& 
                 if (!is_inline)
                     note_source_through_va(sgl_regions(objects_[qp].adapter, sgl), source,
                                            got.landings.back());
+                // LAM-VA-01: the same through a LAM's logical addresses (privileged token)
+                lam_va_aliases(peer_id, reached, got.landings.back());
+                if (!is_inline) lam_source_through_va(qp, sgl, source, got.landings.back());
             }
             if (!determined) got.landings.back().unchecked = true;
             // RCV-03: a source that overlaps the target may have been written by the transfer
@@ -1324,6 +1382,7 @@ bool Model::execute(ObjectId qp, WorkRequest& wr, const Call& call, Completion& 
             // RMR-VA-03: a read into a decoy-VA region, or from one
             va_aliases_of(sgl_regions(objects_[qp].adapter, sgl), done.landings.back());
             note_source_through_va({state_of<MrState>(target)}, remote, done.landings.back());
+            lam_va_aliases(qp, sgl, done.landings.back());  // LAM-VA-01: a LAM sink
             // ...and a read from one (the peer's region, reached through its remote token)
             if (const auto* mr = state_of<MrState>(target);
                 mr && mr->fast_register && !remote.pages.empty()) {
@@ -1362,6 +1421,8 @@ bool Model::execute(ObjectId qp, WorkRequest& wr, const Call& call, Completion& 
             if (!is_inline)
                 note_source_through_va(sgl_regions(objects_[qp].adapter, sgl), local,
                                        done.landings.back());
+            if (!is_inline)  // LAM-VA-01: from a LAM's logical addresses
+                lam_source_through_va(qp, sgl, local, done.landings.back());
         }
         if (!done.landings.empty())
             if (const auto* mr = state_of<MrState>(target); mr && mr->fast_register) {

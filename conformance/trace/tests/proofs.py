@@ -100,6 +100,14 @@ INVISIBLE = {
         "bytes of the PFNs' pages only, not which pages that VA maps in the consumer's address "
         "space, so offline the write shows as WRT-01 (the bytes at the target are not the ones "
         "sent), not where they went (the live oracle asks the arena what the VA maps)",
+    # s13lamva (issue 13)
+    "lam_maps_through_va":
+        "LAM-VA-01's 'never reads or writes through the VA': the LAM's logical pages map the "
+        "decoy buffer the decoy-VA MDL's virtual address maps, so a send through them carries "
+        "the decoy's bytes and a receive into them lands in the decoy; the trace carries the "
+        "MDL's VA and PFNs and the bytes of the PFNs' pages only, not which pages that VA maps "
+        "in the consumer's address space, so offline both show as RCV-03 (the bytes are not the "
+        "ones sent), not where they went (the live oracle asks the arena what the VA maps)",
 }
 
 # Faults whose own rule the offline judge names only generically, and why: the page rule of a

@@ -78,12 +78,15 @@ from .machine.lam_failures import LamFailureRules
 # s13va (issue 13): NdkRegisterMr over a decoy-VA MDL (RMR-VA-03; no rule of its own:
 # memory.py's register calls it).
 from .machine.decoy_va import DecoyVaRules
+# s13lamva (issue 13): NdkBuildLam over a decoy-VA MDL (LAM-VA-01; no rule of its own: lam.py's
+# send_from_mapping calls it).
+from .machine.lam_decoy_va import LamDecoyVaRules
 
 
 class NdkMachine(MemoryRules, DataRules, ObjectRules, ConnectionRules, BoundsRules,
                  CreateQpPageRules, LamRules, ChainRules, FenceRules, LamReleaseRules,
                  TokenRules, PageRunRules, SilentRules, LamFailureRules, DecoyVaRules,
-                 MachineBase):
+                 LamDecoyVaRules, MachineBase):
     """Random NDK sequences against ``provider``, judged by the oracle at every step."""
 
     buffers = MachineBase.buffers

@@ -53,6 +53,10 @@ class LamRules:
         link.b.receive(pair.snk.sge(0, n))
         link.a.send([(mapping.lam.pages[0] + fbo, n, token)])
         self.settle(pair)
+        if count == 100:
+            # s13lamva: the same range mapped again through a decoy-VA MDL, and a send through
+            # it (LAM-VA-01, lam_decoy_va.py). Derived from the draws, not drawn.
+            self.send_from_decoy_va_mapping(pair, mapping.buffer, mapping.offset, count)
 
     @rule(buffer=buffers, offset=nst.page_offsets, gap=_GAP, cut=_CUT)
     def build_lam_before_a_break(self, buffer, offset, gap, cut):

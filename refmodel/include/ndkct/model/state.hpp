@@ -189,6 +189,9 @@ struct LamState {
     // LAM-REL-01: the adapter's AdapterState::lam_releases when this mapping was built; a later
     // release of another mapping must leave this one as it was.
     uint64_t releases_before = 0;
+    // LAM-VA-01: the pages the MDL's VA maps, where they are not `pfns` (a decoy-VA MDL,
+    // MdlView::va_pfns); empty otherwise. Forensics only: never where bytes belong.
+    std::vector<PFN_NUMBER> va_pfns;
 };
 
 // An entry the model expects on (or, simulating, has put on) a CQ.
