@@ -15,12 +15,6 @@ NDKCT_SUITE(LamVirtualAddressIsALabel);
 
 constexpr uint8_t kDecoySeed = 0xD5;
 
-bool decoy_intact(const platform::LockedBuffer& decoy) {
-    for (size_t i = 0; i < decoy.size(); ++i)
-        if (decoy.data()[i] != seed::pattern(i, kDecoySeed)) return false;
-    return true;
-}
-
 ULONG required_size(size_t first_byte_offset, size_t length) {
     return static_cast<ULONG>(
         NDK_LOGICAL_ADDRESS_MAPPING_SIZE((first_byte_offset + length + PAGE_SIZE - 1) / PAGE_SIZE));
@@ -58,7 +52,7 @@ NDKCT_TEST(LamVirtualAddressIsALabel, SendThroughTheMappingCarriesItsPagesBytes,
     NDKCT_RULE("LAM-VA-01");  // what the rest of the test checks
     EXPECT_EQ(std::memcmp(landing.data(), pages.data() + kOffset, kLength), 0)
         << "the bytes sent are not those of the pages the PFN array names";
-    EXPECT_TRUE(decoy_intact(decoy));
+    EXPECT_TRUE(seed::still_filled(decoy, kDecoySeed));
     session().release_lam(lam);
 }
 
@@ -98,7 +92,8 @@ NDKCT_TEST(LamVirtualAddressIsALabel, ReceiveThroughTheMappingLandsInItsPages,
     NDKCT_RULE("LAM-VA-01");  // what the rest of the test checks
     EXPECT_EQ(std::memcmp(pages.data() + kOffset, source.data(), kLength), 0)
         << "the bytes did not land in the pages the PFN array names";
-    EXPECT_TRUE(decoy_intact(decoy)) << "the receive reached the pages the VA points into";
+    EXPECT_TRUE(seed::still_filled(decoy, kDecoySeed))
+        << "the receive reached the pages the VA points into";
     session().release_lam(lam);
 }
 

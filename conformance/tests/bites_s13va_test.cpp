@@ -12,12 +12,6 @@ NDKCT_SUITE(VirtualAddressIsALabel);
 
 constexpr uint8_t kDecoySeed = 0xD3;
 
-bool decoy_intact(const platform::LockedBuffer& decoy) {
-    for (size_t i = 0; i < decoy.size(); ++i)
-        if (decoy.data()[i] != seed::pattern(i, kDecoySeed)) return false;
-    return true;
-}
-
 // A peer's write to a region registered over a decoy-VA MDL, addressed by the VA (RMR-VA-01),
 // lands in the pages the PFN array names; the decoy the VA points into stays as it was.
 NDKCT_TEST(VirtualAddressIsALabel, RegisteredRegionMovesDataThroughItsPfns,
@@ -51,7 +45,8 @@ NDKCT_TEST(VirtualAddressIsALabel, RegisteredRegionMovesDataThroughItsPfns,
         << "the bytes did not land in the pages the PFN array names";
     EXPECT_TRUE(seed::untouched(target, 0, 100));
     EXPECT_TRUE(seed::untouched(target, 5100, 3 * PAGE_SIZE - 5100));
-    EXPECT_TRUE(decoy_intact(decoy)) << "the write reached the pages the VA points into";
+    EXPECT_TRUE(seed::still_filled(decoy, kDecoySeed))
+        << "the write reached the pages the VA points into";
     EXPECT_STATUS(STATUS_SUCCESS, session().deregister_mr(made.object).final_status);
 }
 
@@ -86,7 +81,7 @@ NDKCT_TEST(VirtualAddressIsALabel, SendFromARegionCarriesItsPagesBytes,
     NDKCT_RULE("RMR-VA-03");  // what the rest of the test checks
     EXPECT_EQ(std::memcmp(landing.data(), pages.data() + 300, 3000), 0)
         << "the bytes sent are not those of the pages the PFN array names";
-    EXPECT_TRUE(decoy_intact(decoy));
+    EXPECT_TRUE(seed::still_filled(decoy, kDecoySeed));
     EXPECT_STATUS(STATUS_SUCCESS, session().deregister_mr(made.object).final_status);
 }
 

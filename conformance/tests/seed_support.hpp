@@ -55,6 +55,13 @@ inline void fill(const platform::LockedBuffer& b, uint8_t seed) {
         b.data()[i] = pattern(i, seed);
 }
 
+// True while every byte of b is still the one fill(b, seed) wrote (nothing landed there).
+inline bool still_filled(const platform::LockedBuffer& b, uint8_t seed) {
+    for (size_t i = 0; i < b.size(); ++i)
+        if (b.data()[i] != pattern(i, seed)) return false;
+    return true;
+}
+
 // True when [offset, offset + length) of b is all zero (nothing landed there).
 inline bool untouched(const platform::LockedBuffer& b, size_t offset, size_t length) {
     return std::all_of(b.data() + offset, b.data() + offset + length,
