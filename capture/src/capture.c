@@ -66,12 +66,14 @@ void* memset(void* d, int c, size_t n);
 #define cap_copy memcpy
 #define cap_fill memset
 #define CAP_INLINE static __inline
+#define CAP_ALWAYS_INLINE static __forceinline
 #else
 #define ld32(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
 #define ld64(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
 #define st32(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
 #define st64(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
 #define CAP_INLINE static inline
+#define CAP_ALWAYS_INLINE static inline __attribute__((always_inline))
 CAP_INLINE int cas32(volatile uint32_t* p, uint32_t expect, uint32_t want) {
     return __atomic_compare_exchange_n(p, &expect, want, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
 }
@@ -259,7 +261,6 @@ struct _NDKCAP {
      * lines of its own: sharing a line with the drain's counters made every call fetch it back
      * from the drain's core. */
     uint8_t calls_apart[64];
-    volatile uint64_t clock;   /* the event count: one increment a call (tick, tick_back) */
     volatile uint64_t current; /* the block seq producers fill */
     uint8_t drain_apart[64];
     volatile uint64_t drain_seq; /* written by the drain; read by producers (deferral) */
@@ -292,8 +293,9 @@ struct _NDKCAP {
     uint32_t max_requests;
     volatile uint64_t request_cursor;
     struct cap_thread threads[CAP_THREADS];
-    uint32_t crc_table[8][256]; /* slicing by 8 (the drain's CRC of every frame) */
-    int crc_instruction;        /* the CPU computes CRC-32C itself */
+    volatile uint32_t thread_hint; /* the slot the last call's thread found */
+    uint32_t crc_table[8][256];    /* slicing by 8 (the drain's CRC of every frame) */
+    int crc_instruction;           /* the CPU computes CRC-32C itself */
     NDK_ADAPTER* adapter;
     struct cap_object* adapter_entry;
     /* Where callbacks with contexts the capture never gave go (GEN-CB-03): the consumer's latest.
@@ -304,6 +306,8 @@ struct _NDKCAP {
 };
 
 static NDKCAP* volatile g_captures[CAP_MAX_CAPTURES];
+/* One past the highest registry slot ever taken: lookups scan no further (one capture: one). */
+static volatile uint32_t g_capture_limit;
 
 /* ================================ Small helpers ================================ */
 
@@ -320,20 +324,6 @@ static uint32_t text_length(const char* s, uint32_t limit) {
     while (n < limit && s[n])
         ++n;
     return n;
-}
-
-/* ---- The event count ----
- * A record's seq is twice the count of its event: entries, callback starts and meta records
- * take a count (one atomic increment); a return takes seq + 1 when nothing took a count since
- * its entry (a plain load tells), else a count of its own. So a return is still ordered
- * after everything before it and before everything after it, with one atomic increment a call
- * instead of two (spec/TRACE.md: counts increase, with gaps, since 1.2). */
-CAP_INLINE uint64_t tick(NDKCAP* c) {
-    return add64(&c->clock, 1) * 2u;
-}
-CAP_INLINE uint64_t tick_back(NDKCAP* c, uint64_t seq) {
-    if (ld64(&c->clock) == seq / 2u + 1u) return seq + 1u;
-    return tick(c);
 }
 
 CAP_INLINE uint64_t now(NDKCAP* c) {
@@ -725,6 +715,9 @@ NTSTATUS NdkCaptureOpen(const NDKCAP_HOST* Host, const NDKCAP_OPTIONS* Options,
     for (uint32_t i = 0; i < CAP_MAX_CAPTURES; ++i) {
         if (cas64((volatile uint64_t*)&g_captures[i], 0, (uint64_t)(ULONG_PTR)c)) {
             c->registry_index = i;
+            for (uint32_t limit = ld32(&g_capture_limit); limit <= i;
+                 limit = ld32(&g_capture_limit))
+                if (cas32(&g_capture_limit, limit, i + 1)) break;
             *ppCapture = c;
             return STATUS_SUCCESS;
         }
@@ -750,8 +743,8 @@ VOID NdkCaptureGetStats(const NDKCAP* c, NDKCAP_STATS* s) {
 #define RES_GEN(r) ((uint32_t)((r) >> 32))
 
 /* Room for `size` bytes (prefix included) in the current block, or NULL when the ring is full
- * (the caller counts the loss). */
-static uint8_t* ring_reserve(NDKCAP* c, uint32_t size) {
+ * (the caller counts the loss); *position: where it starts among every byte ever reserved. */
+CAP_ALWAYS_INLINE uint8_t* ring_reserve(NDKCAP* c, uint32_t size, uint64_t* position) {
     for (int attempt = 0; attempt < 64; ++attempt) {
         uint64_t s = ld64(&c->current);
         volatile uint64_t* res = &c->reserved[s & c->block_mask];
@@ -759,8 +752,10 @@ static uint8_t* ring_reserve(NDKCAP* c, uint32_t size) {
         if (RES_GEN(r) == (uint32_t)s && !(r & RES_SEALED)) {
             uint32_t off = RES_OFFSET(r);
             if (off + size <= c->block_bytes) {
-                if (cas64(res, r, r + size))
+                if (cas64(res, r, r + size)) {
+                    *position = s * c->block_bytes + off;
                     return c->ring + (SIZE_T)(s & c->block_mask) * c->block_bytes + off;
+                }
                 continue;
             }
             if (!cas64(res, r, r | RES_SEALED)) continue;
@@ -782,6 +777,46 @@ CAP_INLINE void ring_commit(uint8_t* ring_record, uint64_t seq, uint32_t state) 
     st64((volatile uint64_t*)ring_record, (seq << 8) | state);
 }
 
+/* Where the next reservation will start: after every byte reserved so far. */
+CAP_INLINE uint64_t ring_free_position(NDKCAP* c) {
+    for (;;) {
+        uint64_t s = ld64(&c->current);
+        uint64_t r = ld64(&c->reserved[s & c->block_mask]);
+        if (RES_GEN(r) == (uint32_t)s) return s * c->block_bytes + RES_OFFSET(r);
+        /* Sealed, drained and handed back while `current` still names it: the next
+         * reservation goes to the next block (ring_reserve). */
+        if (ld64(&c->current) == s) return (s + 1) * c->block_bytes;
+    }
+}
+
+/* ---- The event count ----
+ * The ring counts events (spec/TRACE.md: counts only order, with gaps, since 1.2): a record's
+ * count is 8 * (the byte position of its ring record) + 64, so the one atomic operation that
+ * reserves an entry-recorded call's, a callback's or a meta record's room also orders it. The
+ * counts between two records name moments that reserve nothing: a return that nothing came
+ * before takes its entry's count + 1 (its record is still the last one: a plain load tells),
+ * and the entry of a return-recorded call takes 8 * (the free position) + its thread's slot
+ * (below any record reserved after it, above every one before, apart from another thread's
+ * entry at the same position). Any other return reserves an empty slot for its count
+ * (count_now). */
+#define CAP_COUNT(position) ((position)*8u + 64u)
+
+CAP_INLINE uint64_t count_between(NDKCAP* c, const struct cap_thread* t) {
+    uint64_t slot = t ? (uint64_t)(t - c->threads) : CAP_THREADS - 1u;
+    return ring_free_position(c) * 8u + slot;
+}
+
+/* A count of its own for this moment: an empty ring slot the drain skips (RING_PAD). */
+static uint64_t count_now(NDKCAP* c, const struct cap_thread* t) {
+    uint64_t position;
+    uint8_t* pad = ring_reserve(c, CAP_RING_PREFIX, &position);
+    if (!pad) return count_between(c, t); /* the ring is full: the next best order */
+    *(uint32_t*)(pad + 8) = CAP_RING_PREFIX;
+    *(uint32_t*)(pad + 12) = 0;
+    ring_commit(pad, 0, RING_PAD);
+    return CAP_COUNT(position);
+}
+
 static void count_loss(NDKCAP* c, uint32_t bytes) {
     add64(&c->lost_records, 1);
     add64(&c->lost_bytes, bytes);
@@ -796,17 +831,19 @@ struct cap_record {
     uint8_t* body;
     uint32_t size; /* header + body */
     uint64_t seq, time;
+    uint64_t end;        /* the byte position after its ring record */
     uint8_t* defer_link; /* where the next deferred DATA block's offset goes */
 };
 
 /* Reserves a record of `body` bytes (a multiple of 8); writes a LOSS record first when records
  * were lost since the last one kept. */
-static int record_reserve(NDKCAP* c, struct cap_record* r, uint32_t body) {
+CAP_ALWAYS_INLINE int record_reserve(NDKCAP* c, struct cap_record* r, uint32_t body) {
     uint32_t size = NDKT_RECORD_HEADER_BYTES + body;
     uint32_t need = CAP_RING_PREFIX + size;
     uint64_t lost = ld64(&c->pending_lost_records);
     uint32_t loss_size = CAP_RING_PREFIX + NDKT_RECORD_HEADER_BYTES + 16;
-    uint8_t* at = ring_reserve(c, lost ? need + loss_size : need);
+    uint64_t position;
+    uint8_t* at = ring_reserve(c, lost ? need + loss_size : need, &position);
     if (!at) {
         count_loss(c, size);
         r->ring = 0;
@@ -829,7 +866,9 @@ static int record_reserve(NDKCAP* c, struct cap_record* r, uint32_t body) {
         *(uint32_t*)(at + 12) = 0;
         ring_commit(at, 0, n ? RING_COMPLETE : RING_PAD);
         at += loss_size;
+        position += loss_size;
     }
+    r->end = position + need;
     *(uint32_t*)(at + 8) = need;
     *(uint32_t*)(at + 12) = 0;
     r->ring = at;
@@ -840,9 +879,14 @@ static int record_reserve(NDKCAP* c, struct cap_record* r, uint32_t body) {
     return 1;
 }
 
+/* The count a reserved record's place in the ring gives it. */
+CAP_INLINE uint64_t record_count(const struct cap_record* r) {
+    return CAP_COUNT(r->end - CAP_RING_PREFIX - r->size);
+}
+
 /* ---- Threads: nesting and callbacks ---- */
 
-static struct cap_thread* thread_of(NDKCAP* c, uint32_t id) {
+static struct cap_thread* thread_lookup(NDKCAP* c, uint32_t id) {
     uint32_t h = (uint32_t)mix64(id) & (CAP_THREADS - 1);
     for (uint32_t i = 0; i < CAP_THREADS; ++i) {
         struct cap_thread* t = &c->threads[(h + i) & (CAP_THREADS - 1)];
@@ -854,6 +898,16 @@ static struct cap_thread* thread_of(NDKCAP* c, uint32_t id) {
     return 0;
 }
 
+/* The thread's slot: the one the last call used first (a consumer mostly calls from one thread
+ * at a time), written only when it changes, so that calls of one thread share no line. */
+CAP_INLINE struct cap_thread* thread_of(NDKCAP* c, uint32_t id) {
+    uint32_t hint = ld32(&c->thread_hint);
+    if (hint < CAP_THREADS && ld32(&c->threads[hint].id) == id) return &c->threads[hint];
+    struct cap_thread* t = thread_lookup(c, id);
+    if (t) st32(&c->thread_hint, (uint32_t)(t - c->threads));
+    return t;
+}
+
 /* Where a call or callback runs: its thread, and what it is nested in. */
 struct cap_frame {
     struct cap_thread* thread;
@@ -862,7 +916,7 @@ struct cap_frame {
     uint16_t parent;
 };
 
-static void frame_enter(NDKCAP* c, struct cap_frame* f, uint16_t kind, int callback) {
+CAP_INLINE void frame_enter(NDKCAP* c, struct cap_frame* f, uint16_t kind, int callback) {
     f->thread_id = c->host.CurrentThread(c->host.Context);
     f->irql = c->host.CurrentIrql ? c->host.CurrentIrql(c->host.Context) : NDKT_IRQL_UNKNOWN;
     f->thread = thread_of(c, f->thread_id);
@@ -870,7 +924,13 @@ static void frame_enter(NDKCAP* c, struct cap_frame* f, uint16_t kind, int callb
     f->parent = 0;
     struct cap_thread* t = f->thread;
     if (!t) return;
-    if (t->depth > 0 && t->depth <= CAP_DEPTH) {
+    if (t->depth == 0) { /* the consumer's own call: most of them */
+        t->kind[0] = kind;
+        t->callback[0] = (uint8_t)(callback ? 1 : 0);
+        t->depth = 1;
+        return;
+    }
+    if (t->depth <= CAP_DEPTH) {
         uint32_t top = t->depth - 1;
         f->parent = t->kind[top];
         f->flags = t->callback[top] ? NDKT_FLAG_IN_CALLBACK : NDKT_FLAG_NESTED;
@@ -892,19 +952,13 @@ CAP_INLINE void frame_leave(struct cap_frame* f) {
 
 /* Fills the header of a reserved record. */
 static void record_header(struct cap_record* r, uint16_t kind, const struct cap_frame* f) {
-    struct cap_out o = {r->head};
-    put16(&o, kind);
-    put8(&o, f ? f->flags : 0);
-    put8(&o, 0);
-    put32(&o, r->size);
-    put32(&o, f ? f->thread_id : 0);
-    put8(&o, f ? f->irql : NDKT_IRQL_UNKNOWN);
-    put8(&o, 0);
-    put16(&o, f ? f->parent : 0);
-    put64(&o, r->seq);
-    put64(&o, r->time);
-    put32(&o, 0); /* return_delta */
-    put32(&o, 0); /* duration */
+    /* Five words (little-endian): kind, flags, 0, size | thread, irql, 0, parent | seq | time |
+     * return_delta, duration (0 until the call returns). */
+    uint64_t w0 = (uint64_t)kind | (uint64_t)(f ? f->flags : 0u) << 16 | (uint64_t)r->size << 32;
+    uint64_t w1 = f ? (uint64_t)f->thread_id | (uint64_t)f->irql << 32 | (uint64_t)f->parent << 48
+                    : (uint64_t)NDKT_IRQL_UNKNOWN << 32;
+    uint64_t w[5] = {w0, w1, r->seq, r->time, 0};
+    cap_copy(r->head, w, sizeof w);
 }
 
 CAP_INLINE void record_returned(NDKCAP* c, struct cap_record* r, uint64_t seq_back,
@@ -1118,9 +1172,29 @@ static struct cap_object* object_new(NDKCAP* c, uint16_t type) {
     return 0;
 }
 
-/* An object's entry from its pointer, in whichever capture knows it. */
+/* An object's entry from its pointer, in whichever capture knows it. The object's Dispatch
+ * names the entry itself (object_attach points it at the entry's table), unless the consumer
+ * replaced it (GEN-CREATE-05): a table inside a capture's entries whose object is this one is
+ * the entry, found without hashing; anything else is looked up. */
 static struct cap_object* object_of(const void* handle, NDKCAP** capture) {
-    for (uint32_t i = 0; i < CAP_MAX_CAPTURES; ++i) {
+    uint32_t limit = ld32(&g_capture_limit);
+    if (handle) {
+        uintptr_t table = (uintptr_t)((const NDK_PD*)handle)->Dispatch;
+        for (uint32_t i = 0; i < limit; ++i) {
+            NDKCAP* c = (NDKCAP*)ld64((volatile uint64_t*)&g_captures[i]);
+            if (!c) continue;
+            /* Only object_attach points a Dispatch into the entries, at an entry's table. */
+            uintptr_t at = table - (uintptr_t)&c->objects[0].table;
+            if (at < (uintptr_t)c->max_objects * sizeof(struct cap_object)) {
+                struct cap_object* o = (struct cap_object*)(void*)((uint8_t*)c->objects + at);
+                if (o->handle == handle) {
+                    *capture = c;
+                    return o;
+                }
+            }
+        }
+    }
+    for (uint32_t i = 0; i < limit; ++i) {
         NDKCAP* c = (NDKCAP*)ld64((volatile uint64_t*)&g_captures[i]);
         if (!c) continue;
         struct cap_object* o = object_find_in(c, handle);
@@ -1463,6 +1537,53 @@ static int span_resolve(NDKCAP* c, const struct cap_span* s, struct cap_pieces* 
     return s->remote ? remote_pieces(c, s, p) : local_pieces(c, s, p);
 }
 
+/* [offset, offset + bytes) of a region when it lies within one of its pages (bytes > 0). */
+CAP_INLINE int region_one_piece(NDKCAP* c, struct cap_object* mr, uint64_t offset, uint64_t bytes,
+                                struct cap_piece* out) {
+    if (ld32(&mr->mr_kind) == MR_NONE || !mr->pfn_capacity) return 0;
+    if (offset > mr->length || bytes > mr->length - offset) return 0;
+    uint64_t at = (uint64_t)mr->fbo + offset;
+    uint64_t first = at & (PAGE_SIZE - 1), page = at >> PAGE_SHIFT;
+    if (first + bytes > PAGE_SIZE || page >= mr->pfn_count) return 0;
+    out->pfn = c->pfns[mr->pfn_at + page];
+    out->offset = (uint32_t)first;
+    out->size = (uint32_t)bytes;
+    return 1;
+}
+
+/* Most requests: one SGE (or a remote range) within one page. Its piece, as span_resolve would
+ * give it, or 0 (span_resolve then decides, the same way as before). */
+static int span_one_piece(NDKCAP* c, const struct cap_span* s, struct cap_piece* out) {
+    if (s->remote) {
+        if (!s->length) return 0;
+        struct cap_object* o = token_get(c, c->remote_tokens, s->token);
+        if (!o || o->remote_token != s->token || !o->remote_known) return 0;
+        if (o->type == NdkObjectTypeMw) {
+            if (!o->window_bound || !o->window_mr) return 0;
+            if (s->address < o->window_va || s->length > o->window_length ||
+                s->address - o->window_va > o->window_length - s->length)
+                return 0;
+            o = o->window_mr;
+        }
+        return s->address >= o->va && region_one_piece(c, o, s->address - o->va, s->length, out);
+    }
+    if (s->n != 1) return 0;
+    uint64_t len = CAP_MIN((uint64_t)s->sgl[0].Length, s->limit);
+    if (!len) return 0;
+    uint64_t address = (uint64_t)s->sgl[0].LogicalAddress.QuadPart;
+    uint32_t token = s->sgl[0].MemoryRegionToken;
+    if (s->pd && s->pd->has_privileged && token == s->pd->privileged_token) {
+        uint64_t first = address & (PAGE_SIZE - 1);
+        if (first + len > PAGE_SIZE || !lam_lookup(c, address, &out->pfn)) return 0;
+        out->offset = (uint32_t)first;
+        out->size = (uint32_t)len;
+        return 1;
+    }
+    struct cap_object* mr = token_get(c, c->local_tokens, token);
+    if (!mr || mr->local_token != token || !mr->local_known || address < mr->va) return 0;
+    return region_one_piece(c, mr, address - mr->va, len, out);
+}
+
 /* A DATA block planned (sized) before its record is reserved. Its first piece is kept, so that
  * a block within one page (most requests) is not resolved a second time when it is written;
  * one only: NdkGetCqResults keeps CAP_PLAN plans on a kernel stack. */
@@ -1475,13 +1596,23 @@ struct cap_plan {
 };
 
 static uint32_t plan_data(NDKCAP* c, struct cap_plan* pl, int with_bytes) {
-    struct cap_pieces p = {pl->pieces, CAP_PLAN_PIECES, 0, CAP_MAX_PIECES, 0, 0, 0, 0};
-    pl->ok = (c->flags & NDKT_CAPTURE_DIGESTS) && span_resolve(c, &pl->span, &p);
-    pl->count = p.count;
-    pl->length = p.length;
-    pl->with_bytes = pl->ok && with_bytes && p.length <= c->max_bytes;
+    if (!(c->flags & NDKT_CAPTURE_DIGESTS)) {
+        pl->ok = 0;
+        return 16;
+    }
+    if (span_one_piece(c, &pl->span, &pl->pieces[0])) {
+        pl->ok = 1;
+        pl->count = 1;
+        pl->length = pl->pieces[0].size;
+    } else {
+        struct cap_pieces p = {pl->pieces, CAP_PLAN_PIECES, 0, CAP_MAX_PIECES, 0, 0, 0, 0};
+        pl->ok = span_resolve(c, &pl->span, &p);
+        pl->count = p.count;
+        pl->length = p.length;
+    }
+    pl->with_bytes = pl->ok && with_bytes && pl->length <= c->max_bytes;
     /* A small block is copied now and digested by the drain, unless the ring is filling. */
-    pl->deferred = pl->ok && !pl->with_bytes && p.length <= c->defer_bytes &&
+    pl->deferred = pl->ok && !pl->with_bytes && pl->length <= c->defer_bytes &&
                    ld64(&c->current) - ld64(&c->drain_seq) < c->defer_blocks;
     if (!pl->ok) return 16;
     return 16u + pl->count * 16u +
@@ -1512,6 +1643,34 @@ static void write_data(NDKCAP* c, struct cap_out* o, uint8_t role, const struct 
     uint32_t count = pl->count;
     uint32_t length = (uint32_t)pl->length;
     uint32_t room = 16u + count * 16u + (uint32_t)(copied ? CAP_ALIGN8(length) : 0);
+    if (count == 1) { /* most blocks: one piece, its bytes read through one MapPage */
+        struct cap_piece* piece = (struct cap_piece*)(void*)(start + 16);
+        *piece = pl->pieces[0];
+        const uint8_t* page = (const uint8_t*)c->host.MapPage(c->host.Context, piece->pfn);
+        if (page) {
+            const uint8_t* bytes = page + piece->offset;
+            uint64_t digest = 0;
+            uint8_t flags = pl->with_bytes ? NDKT_DATA_BYTES : 0u;
+            if (copied) {
+                uint8_t* copy = start + 32;
+                cap_copy(copy, bytes, length);
+                if (room > 32u + length) cap_fill(copy + length, 0, room - 32u - length);
+            }
+            if (pl->deferred) {
+                /* Linked for the drain: the previous deferred block (or the ring prefix) names
+                 * this one; the drain digests the copy. */
+                uint32_t offset = (uint32_t)(start - r->head);
+                cap_copy(r->defer_link, &offset, 4);
+                r->defer_link = start + 8;
+                flags |= CAP_DATA_DEFERRED;
+            } else {
+                digest = NdkCaptureDigest(bytes, length);
+            }
+            data_head(start, role, flags, 1, length, digest);
+            o->p = start + room;
+            return;
+        }
+    }
     struct cap_piece* at = (struct cap_piece*)(void*)(start + 16);
     int ok = 1;
     if (count <= CAP_PLAN_PIECES) {
@@ -1708,10 +1867,14 @@ struct cap_call {
 };
 
 /* The moment the provider's function returned: counted before anything else sees the return,
- * so that a callback that sees it has a later count (ndkct orders by the count). */
+ * so that a callback that sees it has a later count (ndkct orders by the count). An
+ * entry-recorded call whose record is still the ring's last takes the count after its own. */
 static void call_back(struct cap_call* k) {
     if (k->has_back) return;
-    k->back = tick_back(k->c, k->r.seq);
+    if (k->r.ring && ring_free_position(k->c) == k->r.end)
+        k->back = k->r.seq + 1u;
+    else
+        k->back = count_now(k->c, k->f.thread);
     k->back_time = k->timed ? now(k->c) : 0;
     k->has_back = 1;
 }
@@ -1722,6 +1885,19 @@ static void request_returned(struct cap_call* k, struct cap_request* q, NTSTATUS
     st32(&q->returned, 1);
     if (status != STATUS_PENDING) st32(&q->busy, 0);
 }
+
+/* The functions recorded at entry (spec/TRACE.md, "order: entry"), as 1 << function: they
+ * take their record's count, the others a count at their entry without an atomic operation. */
+#define CAP_ENTRY_RECORDED                                                                  \
+    ((1ull << NDKT_FN_CLOSE) | (1ull << NDKT_FN_ARM_CQ) | (1ull << NDKT_FN_MODIFY_SRQ) |    \
+     (1ull << NDKT_FN_SRQ_RECEIVE) | (1ull << NDKT_FN_FLUSH) | (1ull << NDKT_FN_SEND) |     \
+     (1ull << NDKT_FN_RECEIVE) | (1ull << NDKT_FN_BIND) | (1ull << NDKT_FN_FAST_REGISTER) | \
+     (1ull << NDKT_FN_INVALIDATE) | (1ull << NDKT_FN_READ) | (1ull << NDKT_FN_WRITE) |      \
+     (1ull << NDKT_FN_SEND_AND_INVALIDATE) | (1ull << NDKT_FN_CONNECT) |                    \
+     (1ull << NDKT_FN_CONNECT_WITH_SHARED_ENDPOINT) | (1ull << NDKT_FN_COMPLETE_CONNECT) |  \
+     (1ull << NDKT_FN_ACCEPT) | (1ull << NDKT_FN_REJECT) | (1ull << NDKT_FN_DISCONNECT) |   \
+     (1ull << NDKT_FN_COMPLETE_CONNECT_EX) | (1ull << NDKT_FN_ACCEPT_EX) |                  \
+     (1ull << NDKT_FN_LISTEN) | (1ull << NDKT_FN_CONTROL_CONNECT_EVENTS))
 
 /* The object's entry and capture; NULL when no capture knows the object (the provider copied
  * a table pointer to an object it never handed out through a create). */
@@ -1734,7 +1910,8 @@ static int call_begin(struct cap_call* k, const void* handle, uint16_t function)
     frame_enter(k->c, &k->f, k->kind, 0);
     /* A data-path call outside callbacks goes untimed (NDKCAP_ALL_TIMES: every call timed). */
     k->timed = !((k->c->untimed_functions >> function) & 1u) || k->f.flags != 0;
-    k->r.seq = tick(k->c);
+    /* A return-recorded call's entry; an entry-recorded one takes its record's count. */
+    k->r.seq = ((CAP_ENTRY_RECORDED >> function) & 1u) ? 0 : count_between(k->c, k->f.thread);
     k->r.time = k->timed ? now(k->c) : 0;
     return 1;
 }
@@ -1745,6 +1922,7 @@ static struct cap_out call_reserve_entry(struct cap_call* k, uint32_t args, uint
     k->outcome_at = args;
     k->outcome_bytes = outcome;
     if (!record_reserve(k->c, &k->r, args + outcome)) return o;
+    k->r.seq = record_count(&k->r);
     record_header(&k->r, k->kind, &k->f);
     o.p = k->r.body;
     return o;
@@ -1752,6 +1930,23 @@ static struct cap_out call_reserve_entry(struct cap_call* k, uint32_t args, uint
 
 CAP_INLINE void call_publish(struct cap_call* k) {
     if (k->r.ring) ring_commit(k->r.ring, k->r.seq, RING_ENTERED);
+}
+
+/* An entry-recorded call's outcome when the drain wrote its record before it returned (expired). */
+static void late_return(NDKCAP* c, const struct cap_record* call, uint16_t kind,
+                        const struct cap_frame* f, uint64_t back, uint64_t t, const void* outcome,
+                        uint32_t outcome_bytes) {
+    struct cap_record late;
+    late.seq = back;
+    late.time = t;
+    if (!record_reserve(c, &late, 16 + (uint32_t)CAP_ALIGN8(outcome_bytes))) return;
+    record_header(&late, NDKT_META_RETURN, f);
+    struct cap_out o = {late.body};
+    put64(&o, call->seq);
+    put32(&o, kind & 0xFFu);
+    put32(&o, 0);
+    if (outcome) putbytes(&o, outcome, outcome_bytes);
+    ring_commit(late.ring, late.seq, RING_COMPLETE);
 }
 
 /* The call returned: its outcome (`outcome_bytes` at `outcome`) completes the record, or, when
@@ -1766,32 +1961,35 @@ static void call_finish(struct cap_call* k, const void* outcome) {
     /* Most outcomes are a status and a reserved word: copied without a call to memcpy. */
     if (k->outcome_bytes == 8)
         cap_copy(k->r.body + k->outcome_at, outcome, 8);
-    else if (k->outcome_bytes)
+    else if (k->outcome_bytes && outcome)
         cap_copy(k->r.body + k->outcome_at, outcome, k->outcome_bytes);
     record_returned(c, &k->r, back, t);
     uint64_t entered = (k->r.seq << 8) | RING_ENTERED;
     if (cas64((volatile uint64_t*)k->r.ring, entered, (k->r.seq << 8) | RING_COMPLETE)) return;
-    struct cap_record late;
-    late.seq = back;
-    late.time = t;
-    if (!record_reserve(c, &late, 16 + (uint32_t)CAP_ALIGN8(k->outcome_bytes))) return;
-    record_header(&late, NDKT_META_RETURN, &k->f);
-    struct cap_out o = {late.body};
-    put64(&o, k->r.seq);
-    put32(&o, k->kind & 0xFFu);
-    put32(&o, 0);
-    putbytes(&o, outcome, k->outcome_bytes);
-    ring_commit(late.ring, late.seq, RING_COMPLETE);
+    late_return(c, &k->r, k->kind, &k->f, back, t, outcome, k->outcome_bytes);
 }
 
-/* Return-recorded calls: everything is known; reserve, write, commit. */
+/* Return-recorded calls: everything is known; reserve, write, commit. A call whose return
+ * nothing can see before its record (NdkGetCqResults(Ex): no callback follows from it) takes
+ * its return's count from its record; the others counted it when they returned (call_back). */
 static struct cap_out call_reserve_return(struct cap_call* k, uint32_t body, uint64_t* back) {
     struct cap_out o = {0};
-    call_back(k);
-    *back = k->back;
-    uint64_t t = k->back_time;
+    int poll = k->kind == (NDKT_KIND_CALL | NDKT_FN_GET_CQ_RESULTS) ||
+               k->kind == (NDKT_KIND_CALL | NDKT_FN_GET_CQ_RESULTS_EX);
+    if (!poll) call_back(k);
+    uint64_t t = k->has_back ? k->back_time : (k->timed ? now(k->c) : 0);
     frame_leave(&k->f);
-    if (!record_reserve(k->c, &k->r, body)) return o;
+    if (!record_reserve(k->c, &k->r, body)) {
+        if (!k->has_back) call_back(k);
+        *back = k->back;
+        return o;
+    }
+    if (!k->has_back) {
+        k->back = record_count(&k->r);
+        k->back_time = t;
+        k->has_back = 1;
+    }
+    *back = k->back;
     record_header(&k->r, k->kind, &k->f);
     record_returned(k->c, &k->r, *back, t);
     o.p = k->r.body;
@@ -2445,10 +2643,39 @@ struct cap_landing {
 };
 
 /* Both NdkGetCqResults and NdkGetCqResultsEx. */
+/* call_begin for a poll from a thread inside no other call or callback, untimed: the same frame,
+ * entry count and no time, in fewer steps (the most common call of a data path). 0 when it does
+ * not apply (nothing done). */
+static int poll_begin(struct cap_call* k, NDKCAP* c, struct cap_object* o, uint16_t function) {
+    if ((c->options & NDKCAP_GENERAL_PATH) || !((c->untimed_functions >> function) & 1u)) return 0;
+    uint32_t thread_id = c->host.CurrentThread(c->host.Context);
+    struct cap_thread* t = thread_of(c, thread_id);
+    if (!t || t->depth) return 0;
+    k->c = c;
+    k->o = o;
+    k->r.ring = 0;
+    k->kind = (uint16_t)(NDKT_KIND_CALL | function);
+    k->has_back = 0;
+    k->f.thread = t;
+    k->f.thread_id = thread_id;
+    k->f.flags = 0;
+    k->f.parent = 0;
+    k->f.irql = c->host.CurrentIrql ? c->host.CurrentIrql(c->host.Context) : NDKT_IRQL_UNKNOWN;
+    t->kind[0] = k->kind;
+    t->callback[0] = 0;
+    t->depth = 1;
+    k->timed = 0;
+    k->r.seq = count_between(c, t);
+    k->r.time = 0;
+    return 1;
+}
+
 static ULONG get_results(NDK_CQ* cq, void* results, ULONG n, int ex) {
     struct cap_call k;
     uint16_t fn = ex ? NDKT_FN_GET_CQ_RESULTS_EX : NDKT_FN_GET_CQ_RESULTS;
-    if (!call_begin(&k, cq, fn)) {
+    NDKCAP* pc;
+    struct cap_object* po = object_of(cq, &pc);
+    if (!(po && poll_begin(&k, pc, po, fn)) && !call_begin(&k, cq, fn)) {
         const NDK_CQ_DISPATCH* t = (const NDK_CQ_DISPATCH*)fallback_table(NdkObjectTypeCq);
         if (!t) return 0;
         return ex ? t->NdkGetCqResultsEx(cq, (NDK_RESULT_EX*)results, n)
@@ -3034,7 +3261,132 @@ static NTSTATUS send_like(struct cap_call* k, NDK_QP* qp, PVOID ctx, const NDK_S
     return status;
 }
 
+/* The common post in one pass: one SGE, not inline, from a thread inside no other call or
+ * callback, untimed (DATA_PATH_UNTIMED), its source (with digests) within one page. It writes
+ * what call_begin + send_like + call_finish write (trace.Trace.TheFastPostWritesWhatTheGeneral
+ * PathWrites); every other post goes that way. Returns 0, having done nothing, when it does not
+ * apply; else 1 with the provider's status in *result. */
+static int fast_post(NDKCAP* c, struct cap_object* o, uint16_t function, NDK_QP* qp, PVOID ctx,
+                     const NDK_SGE* sge, ULONG flags, uint64_t remote_address,
+                     uint32_t remote_token, NTSTATUS* result) {
+    if ((flags & NDK_OP_FLAG_INLINE) || (c->options & NDKCAP_GENERAL_PATH)) return 0;
+    if (!((c->untimed_functions >> function) & 1u)) return 0;
+    struct cap_piece piece;
+    const uint8_t* bytes = 0;
+    uint32_t data_room = 0, length = 0;
+    int with_bytes = 0, deferred = 0;
+    if (c->flags & NDKT_CAPTURE_DIGESTS) {
+        struct cap_span span;
+        span.remote = 0;
+        span.pd = o->pd;
+        span.sgl = sge;
+        span.n = 1;
+        span.limit = ~0ull;
+        if (!span_one_piece(c, &span, &piece)) return 0;
+        const uint8_t* page = (const uint8_t*)c->host.MapPage(c->host.Context, piece.pfn);
+        if (!page) return 0;
+        bytes = page + piece.offset;
+        length = piece.size;
+        with_bytes = (c->flags & NDKT_CAPTURE_SOURCE_BYTES) && length <= c->max_bytes;
+        deferred = !with_bytes && length <= c->defer_bytes &&
+                   ld64(&c->current) - ld64(&c->drain_seq) < c->defer_blocks;
+        data_room = 32u + (with_bytes || deferred ? (uint32_t)CAP_ALIGN8(length) : 0u);
+    }
+    uint32_t thread_id = c->host.CurrentThread(c->host.Context);
+    struct cap_thread* t = thread_of(c, thread_id);
+    if (!t || t->depth) return 0;
+    uint8_t irql = c->host.CurrentIrql ? c->host.CurrentIrql(c->host.Context) : NDKT_IRQL_UNKNOWN;
+    uint16_t kind = (uint16_t)(NDKT_KIND_CALL | function);
+    t->kind[0] = kind; /* frame_enter */
+    t->callback[0] = 0;
+    t->depth = 1;
+
+    uint32_t fixed = function == NDKT_FN_SEND ? 24u : function == NDKT_FN_WRITE ? 40u : 32u;
+    uint32_t body = fixed + 16u + 8u + 8u + data_room + 8u;
+    struct cap_record r;
+    int kept = record_reserve(c, &r, body);
+    if (kept) {
+        r.seq = record_count(&r);
+        uint64_t* w = (uint64_t*)(void*)r.head; /* 8-aligned: records are */
+        w[0] = (uint64_t)kind | (uint64_t)(NDKT_RECORD_HEADER_BYTES + body) << 32;
+        w[1] = (uint64_t)thread_id | (uint64_t)irql << 32;
+        w[2] = r.seq;
+        w[3] = 0; /* untimed */
+        w[4] = 0;
+        w[5] = (uint64_t)(ULONG_PTR)qp;
+        w[6] = (uint64_t)(ULONG_PTR)ctx;
+        if (function == NDKT_FN_WRITE) {
+            w[7] = remote_address;
+            w[8] = (uint64_t)remote_token | (uint64_t)flags << 32;
+            w[9] = 1;
+            w += 10;
+        } else if (function == NDKT_FN_SEND) {
+            w[7] = 1 | (uint64_t)flags << 32;
+            w += 8;
+        } else {
+            w[7] = (uint64_t)flags | (uint64_t)remote_token << 32;
+            w[8] = 1;
+            w += 9;
+        }
+        w[0] = (uint64_t)sge->LogicalAddress.QuadPart;
+        w[1] = (uint64_t)sge->Length | (uint64_t)sge->MemoryRegionToken << 32;
+        w[2] = 0; /* inline BLOB: none */
+        if (data_room) {
+            w[3] = 1; /* DATAOPT: one */
+            uint8_t* data = (uint8_t*)(w + 4);
+            uint8_t dflags = with_bytes ? NDKT_DATA_BYTES : 0u;
+            uint64_t digest = 0;
+            if (with_bytes || deferred) {
+                cap_copy(data + 32, bytes, length);
+                if (data_room > 32u + length)
+                    cap_fill(data + 32 + length, 0, data_room - 32u - length);
+            }
+            if (deferred) {
+                uint32_t offset = (uint32_t)(data - r.head);
+                cap_copy(r.defer_link, &offset, 4);
+                dflags |= CAP_DATA_DEFERRED;
+            } else {
+                digest = NdkCaptureDigest(bytes, length);
+            }
+            data_head(data, NDKT_DATA_SOURCE, dflags, 1, length, digest);
+            cap_copy(data + 16, &piece, sizeof piece);
+        } else {
+            w[3] = 0; /* DATAOPT: none */
+        }
+        ring_commit(r.ring, r.seq, RING_ENTERED);
+    }
+    const NDK_QP_DISPATCH* theirs = (const NDK_QP_DISPATCH*)o->original;
+    NTSTATUS status = function == NDKT_FN_WRITE
+                          ? theirs->NdkWrite(qp, ctx, sge, 1, remote_address, remote_token, flags)
+                      : function == NDKT_FN_SEND
+                          ? theirs->NdkSend(qp, ctx, sge, 1, flags)
+                          : theirs->NdkSendAndInvalidate(qp, ctx, sge, 1, flags, remote_token);
+    if (status == STATUS_SUCCESS)
+        track_post(c, &o->initiator, function, ctx, flags, 0, 0, function == NDKT_FN_WRITE,
+                   remote_address, remote_token, sge->Length);
+    /* call_finish: the return's count, the outcome, the commit */
+    uint64_t back = 0;
+    if (kept) back = ring_free_position(c) == r.end ? r.seq + 1u : count_now(c, t);
+    if (t->depth) --t->depth;
+    *result = status;
+    if (!kept) return 1;
+    int32_t outcome[2] = {status, 0};
+    cap_copy(r.body + body - 8u, outcome, 8);
+    uint32_t delta = (uint32_t)CAP_MIN(back - r.seq, 0xFFFFFFFFull);
+    cap_copy(r.head + 32, &delta, 4);
+    uint64_t entered = (r.seq << 8) | RING_ENTERED;
+    if (!cas64((volatile uint64_t*)r.ring, entered, (r.seq << 8) | RING_COMPLETE)) {
+        struct cap_frame f = {t, thread_id, 0, irql, 0};
+        late_return(c, &r, kind, &f, back, 0, outcome, 8);
+    }
+    return 1;
+}
+
 static NTSTATUS cap_send(NDK_QP* qp, PVOID ctx, const NDK_SGE* sgl, ULONG n, ULONG flags) {
+    NDKCAP* fc;
+    struct cap_object* fo = sgl && n == 1 ? object_of(qp, &fc) : 0;
+    NTSTATUS fs;
+    if (fo && fast_post(fc, fo, NDKT_FN_SEND, qp, ctx, sgl, flags, 0, 0, &fs)) return fs;
     struct cap_call k;
     if (!call_begin(&k, qp, NDKT_FN_SEND))
         UNKNOWN_OBJECT(NDK_QP_DISPATCH, NdkObjectTypeQp, t_->NdkSend(qp, ctx, sgl, n, flags),
@@ -3045,6 +3397,10 @@ static NTSTATUS cap_send(NDK_QP* qp, PVOID ctx, const NDK_SGE* sgl, ULONG n, ULO
 
 static NTSTATUS cap_write(NDK_QP* qp, PVOID ctx, const NDK_SGE* sgl, ULONG n, UINT64 address,
                           UINT32 token, ULONG flags) {
+    NDKCAP* fc;
+    struct cap_object* fo = sgl && n == 1 ? object_of(qp, &fc) : 0;
+    NTSTATUS fs;
+    if (fo && fast_post(fc, fo, NDKT_FN_WRITE, qp, ctx, sgl, flags, address, token, &fs)) return fs;
     struct cap_call k;
     if (!call_begin(&k, qp, NDKT_FN_WRITE))
         UNKNOWN_OBJECT(NDK_QP_DISPATCH, NdkObjectTypeQp,
@@ -3056,6 +3412,11 @@ static NTSTATUS cap_write(NDK_QP* qp, PVOID ctx, const NDK_SGE* sgl, ULONG n, UI
 
 static NTSTATUS cap_send_and_invalidate(NDK_QP* qp, PVOID ctx, const NDK_SGE* sgl, ULONG n,
                                         ULONG flags, UINT32 token) {
+    NDKCAP* fc;
+    struct cap_object* fo = sgl && n == 1 ? object_of(qp, &fc) : 0;
+    NTSTATUS fs;
+    if (fo && fast_post(fc, fo, NDKT_FN_SEND_AND_INVALIDATE, qp, ctx, sgl, flags, 0, token, &fs))
+        return fs;
     struct cap_call k;
     if (!call_begin(&k, qp, NDKT_FN_SEND_AND_INVALIDATE))
         UNKNOWN_OBJECT(NDK_QP_DISPATCH, NdkObjectTypeQp,
@@ -3872,11 +4233,14 @@ static int callback_begin(NDKCAP* c, struct cap_call* k, uint16_t callback, uint
     k->has_back = 0;
     k->timed = 1;
     frame_enter(c, &k->f, k->kind, 1);
-    k->r.seq = tick(c);
     k->r.time = now(c);
     k->outcome_at = body;
     k->outcome_bytes = 0;
-    if (!record_reserve(c, &k->r, body)) return 0;
+    if (!record_reserve(c, &k->r, body)) {
+        k->r.seq = count_now(c, k->f.thread);
+        return 0;
+    }
+    k->r.seq = record_count(&k->r);
     record_header(&k->r, k->kind, &k->f);
     return 1;
 }
@@ -4335,9 +4699,9 @@ NTSTATUS NdkCaptureAttach(NDKCAP* c, NDK_ADAPTER* adapter) {
 
 static void meta_record(NDKCAP* c, uint16_t kind, const void* body, uint32_t bytes) {
     struct cap_record r;
-    r.seq = tick(c);
     r.time = now(c);
     if (!record_reserve(c, &r, (uint32_t)CAP_ALIGN8(bytes))) return;
+    r.seq = record_count(&r);
     struct cap_frame f;
     f.thread_id = c->host.CurrentThread(c->host.Context);
     f.irql = c->host.CurrentIrql ? c->host.CurrentIrql(c->host.Context) : NDKT_IRQL_UNKNOWN;
@@ -4410,7 +4774,7 @@ NTSTATUS NdkCaptureClose(NDKCAP* c) {
         put16(&o, 0);
         put32(&o, sizeof end);
         o.p = end + 16;
-        put64(&o, tick(c));
+        put64(&o, CAP_COUNT(ring_free_position(c))); /* after every record */
         put64(&o, now(c));
         o.p = end + NDKT_RECORD_HEADER_BYTES;
         put64(&o, ld64(&c->records));

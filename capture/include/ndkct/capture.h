@@ -71,6 +71,10 @@ typedef struct _NDKCAP_HOST {
  * call digests it itself, so that deferring never costs records. */
 #define NDKCAP_DIGEST_IN_CALL 0x10u
 #define NDKCAP_DEFER_BYTES 4096u /* (or a 64th of BlockBytes, if less) */
+/* Record every call the general way: the most common posts and polls normally take a shorter
+ * path that writes the same records (kept for the test that holds the two to each other, and
+ * for diagnosis). */
+#define NDKCAP_GENERAL_PATH 0x20u
 
 /* Sizes (0: the default) and what goes into the trace header. Strings may be NULL. */
 typedef struct _NDKCAP_OPTIONS {

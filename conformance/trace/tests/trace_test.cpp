@@ -11,6 +11,7 @@
 #include <fstream>
 #include <functional>
 #include <iterator>
+#include <map>
 #include <random>
 #include <regex>
 
@@ -374,6 +375,128 @@ TEST(Trace, DigestsTheDrainTakesAreTheOnesTheCallWouldTake) {
         Verdicts v = check(bytes);
         EXPECT_TRUE(v.stopped.empty()) << v.stopped;
         EXPECT_TRUE(v.findings.empty()) << v.findings[0].violation.describe();
+    }
+}
+
+// A data path's every shape, captured: writes within a page and across pages, sends with
+// receives waiting (one of two SGEs, one SILENT_SUCCESS before a signaled one), a read, a
+// send-and-invalidate; polled through NdkGetCqResultsEx (the harness) and NdkGetCqResults.
+std::vector<uint8_t> capture_data_path(const std::string& name, uint32_t flags) {
+    fs::path dir = fs::temp_directory_path() / ("ndkct-trace-test-" + std::to_string(::getpid()));
+    fs::remove_all(dir / name);
+    SessionOptions options;
+    options.capture = CaptureSettings{(dir / name).string(), flags};
+    {
+        conformance::set_capture_label(name);
+        Session s(conformance::parse_provider_specs("model:seed=3").at(0), options);
+        auto pair = s.loopback_pair();
+        EXPECT_TRUE(pair.connected) << pair.problem;
+        auto source = s.buffer(2 * PAGE_SIZE);
+        auto target = s.buffer(2 * PAGE_SIZE);
+        for (size_t i = 0; i < source.size(); ++i)
+            source.data()[i] = static_cast<std::byte>(i * 7);
+        auto src = s.register_buffer(pair.pd, source, NDK_MR_FLAG_ALLOW_LOCAL_WRITE);
+        auto dst =
+            s.register_buffer(pair.pd, target,
+                              NDK_MR_FLAG_ALLOW_LOCAL_WRITE | NDK_MR_FLAG_ALLOW_REMOTE_WRITE |
+                                  NDK_MR_FLAG_ALLOW_REMOTE_READ | NDK_MR_FLAG_RDMA_READ_SINK);
+        uint64_t remote = reinterpret_cast<uint64_t>(target.data());
+        auto poll_plain = [&](size_t want) {
+            NDK_RESULT results[8];
+            size_t got = 0;
+            for (int spin = 0; got < want && spin < 100000; ++spin)
+                got += pair.cq->Dispatch->NdkGetCqResults(pair.cq, results, 8);
+            EXPECT_EQ(want, got);
+        };
+        for (int i = 0; i < 4; ++i) {  // within a page; across the pages (the general path)
+            NDK_SGE sge =
+                Session::sge(source, 100 * i + (i == 3 ? 3500 : 0), 1000, src.local_token);
+            EXPECT_EQ(STATUS_SUCCESS, s.write(pair.a, reinterpret_cast<void*>(uintptr_t(i + 1)),
+                                              {&sge, 1}, remote + 50 * i, dst.remote_token));
+            if (i % 2)
+                poll_plain(1);
+            else
+                EXPECT_EQ(1u, s.drain(pair.cq, 1).size());
+        }
+        for (int i = 0; i < 3; ++i) {
+            NDK_SGE into = Session::sge(target, 512 * i, 512, dst.local_token);
+            EXPECT_EQ(STATUS_SUCCESS,
+                      s.receive(pair.b, reinterpret_cast<void*>(uintptr_t(16 + i)), {&into, 1}));
+        }
+        NDK_SGE one = Session::sge(source, 64, 200, src.local_token);
+        NDK_SGE two[2] = {Session::sge(source, 0, 100, src.local_token),
+                          Session::sge(source, 300, 100, src.local_token)};
+        EXPECT_EQ(STATUS_SUCCESS, s.send(pair.a, reinterpret_cast<void*>(uintptr_t(32)), {&one, 1},
+                                         NDK_OP_FLAG_SILENT_SUCCESS));
+        EXPECT_EQ(STATUS_SUCCESS,
+                  s.send(pair.a, reinterpret_cast<void*>(uintptr_t(33)), {&one, 1}));
+        EXPECT_EQ(STATUS_SUCCESS, s.send(pair.a, reinterpret_cast<void*>(uintptr_t(34)), {two, 2}));
+        EXPECT_EQ(5u, s.drain(pair.cq, 5).size());  // 3 receives, 2 signaled sends
+        NDK_SGE sink = Session::sge(target, 3000, 300, dst.local_token);
+        EXPECT_EQ(STATUS_SUCCESS, s.read(pair.a, reinterpret_cast<void*>(uintptr_t(48)), {&sink, 1},
+                                         remote + 100, dst.remote_token));
+        poll_plain(1);
+        EXPECT_TRUE(s.close_adapter().ok());
+    }
+    auto files = std::vector<fs::path>(fs::directory_iterator(dir / name), {});
+    EXPECT_EQ(1u, files.size());
+    return files.empty() ? std::vector<uint8_t>{} : read_all(files[0]);
+}
+
+// The data path's records of a trace as text, every value that differs from one session to the
+// next renamed by its first appearance (handles, addresses, tokens: hexadecimal numbers of 5
+// digits or more) and the counts' positions left out (whether a return took its entry's count
+// + 1 stays: "+1").
+std::vector<std::string> data_path_records(const std::vector<uint8_t>& bytes) {
+    static const std::regex data_path(
+        " (NdkWrite|NdkSend|NdkSendAndInvalidate|NdkRead|NdkReceive|NdkGetCqResults|"
+        "NdkGetCqResultsEx)\\(");
+    static const std::regex hex("0x[0-9a-fA-F]{5,}"), position("seq [0-9]+");
+    std::map<std::string, std::string> names;
+    std::vector<std::string> out;
+    Reader reader;
+    reader.feed(bytes.data(), bytes.size());
+    reader.finish();
+    Record r;
+    while (reader.next(r) == Reader::Next::record) {
+        std::string text = dump_record(r);
+        if (!std::regex_search(text, data_path)) continue;
+        if (text.find("-> count 0,") != std::string::npos) continue;  // an empty poll: timing
+        text = std::regex_replace(text.substr(text.find(" t")), position, "seq");
+        std::string renamed;
+        auto at = text.cbegin();
+        for (std::sregex_iterator i(text.begin(), text.end(), hex), end; i != end; ++i) {
+            renamed.append(at, (*i)[0].first);
+            auto [name, added] = names.emplace(i->str(), "H" + std::to_string(names.size()));
+            renamed += name->second;
+            at = (*i)[0].second;
+        }
+        renamed.append(at, text.cend());
+        out.push_back(renamed);
+    }
+    return out;
+}
+
+// The capture records the most common posts and polls in a shorter way (capture/README.md,
+// "Overhead"): it must write what the general way writes, for every setting of digests.
+TEST(Trace, TheShortPathsWriteWhatTheGeneralPathWrites) {
+    for (uint32_t flags :
+         {0u, unsigned(NDKCAP_DIGEST_IN_CALL), unsigned(NDKCAP_SOURCE_BYTES | NDKCAP_LANDED_BYTES),
+          unsigned(NDKCAP_NO_DIGESTS)}) {
+        SCOPED_TRACE("flags " + std::to_string(flags));
+        auto fast = capture_data_path("short-" + std::to_string(flags), flags);
+        auto general =
+            capture_data_path("general-" + std::to_string(flags), flags | NDKCAP_GENERAL_PATH);
+        auto a = data_path_records(fast), b = data_path_records(general);
+        ASSERT_GE(a.size(), 16u);  // 4 writes, 3 receives, 3 sends, a read; at least 5 polls
+        ASSERT_EQ(a.size(), b.size());
+        for (size_t i = 0; i < a.size(); ++i)
+            EXPECT_EQ(a[i], b[i]) << "record " << i;
+        for (const auto& bytes : {fast, general}) {
+            Verdicts v = check(bytes);
+            EXPECT_TRUE(v.stopped.empty()) << v.stopped;
+            EXPECT_TRUE(v.findings.empty()) << v.findings[0].violation.describe();
+        }
     }
 }
 
