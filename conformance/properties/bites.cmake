@@ -187,3 +187,5 @@ ndkct_property_bites(fr_silent_failure_dropped      FR-SILENT-02    SilentFailur
 # s13va (issue 13): NdkRegisterMr over a decoy-VA MDL (commands_s13va.hpp).
 ndkct_property_bites(mr_accesses_through_va         RMR-VA-03       DecoyVirtualAddresses)
 ndkct_property_bites(lam_maps_through_va            LAM-VA-01       DecoyVaMappings)
+# s14apc (issue 13): the last page of a fast registration after its first (commands_s14apc.hpp).
+ndkct_property_bites(fr_page_list_one_short         FR-APC-01       FastRegisterPageCounts)

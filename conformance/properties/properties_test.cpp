@@ -30,6 +30,7 @@
 #include "commands_s13tok.hpp"
 #include "commands_s13tok2.hpp"
 #include "commands_s13va.hpp"
+#include "commands_s14apc.hpp"
 #include "ndkct/conformance/suite.hpp"
 #include "property.hpp"
 
@@ -384,6 +385,16 @@ NDKCT_PROPERTY(DecoyVaMappings, "ndk.property.decoy_va_mappings", "LAM-VA-01", "
     check("ndk.property.decoy_va_mappings",
           machine<BuildLam, ReleaseLam, SendFromMapping, GetCqResults, SendFromDecoyVaMapping,
                   SendFromDecoyVaMapping>());
+}
+
+// Every page of a fast registration backs it (issue 13, s14apc; a property of its own, so that
+// the others' sequences stay as they were): the peer's request at a region's start, then the same
+// in its last page (FR-APC-01, FR-MAP-01), among ordinary fast registrations and writes
+// (commands_s14apc.hpp).
+NDKCT_PROPERTY(FastRegisterPageCounts, "ndk.property.fast_register_page_counts", "FR-APC-01",
+               "FR-MAP-01") {
+    check("ndk.property.fast_register_page_counts",
+          machine<LastPageAfterFirst, LastPageAfterFirst, FastRegistration, Write, GetCqResults>());
 }
 
 // Every command at once: the one big machine.

@@ -1161,6 +1161,18 @@ bool Model::execute(ObjectId qp, WorkRequest& wr, const Call& call, Completion& 
                         both.push_back(rule);
                 done.grant_rules = both;
             }
+            // FR-APC-01 (check mode): the fast registrations the send reaches (its source and
+            // the receive's buffer), how far, and its shape; the receive's own.
+            if (mode_ == Mode::check && !payload.empty()) {
+                const uint32_t invalidating = std::holds_alternative<calls::SendAndInvalidate>(call)
+                                                  ? as<calls::SendAndInvalidate>(call).remote_token
+                                                  : 0;
+                done.page_reaches =
+                    page_reaches_of(qp, NdkOperationTypeSend, wr.flags, invalidating, 0, 0, 0,
+                                    is_inline ? nullptr : &sgl, payload.size(), peer_id, &reached);
+                got.page_reaches = page_reaches_of(peer_id, NdkOperationTypeReceive, 0, 0, 0, 0, 0,
+                                                   &reached, payload.size());
+            }
             Extent used;
             uint64_t left = payload.size();
             for (size_t i = 0; i < target.pages.size() && left > 0; ++i) {
@@ -1368,6 +1380,11 @@ bool Model::execute(ObjectId qp, WorkRequest& wr, const Call& call, Completion& 
     // is where hardware families differ (a verbs type-2 window answers only through the QP
     // that bound it, rxe's BND-01 finding), so a failure through one may be the window's.
     if (state_of<MwState>(target)) done.grant_rules = {};
+    // FR-APC-01 (check mode): the fast registrations it reaches, how far, and its shape.
+    if (mode_ == Mode::check)
+        done.page_reaches =
+            page_reaches_of(qp, type, wr.flags, remote_token, target, remote_address, bytes,
+                            is_inline ? nullptr : &sgl, bytes);
     if (is_read) {
         std::vector<std::byte> data;
         determined = gather_expected(qp, remote, fenced, data);
@@ -2365,6 +2382,104 @@ bool Model::read_as_run(const Completion::Landing& landing, size_t at, const std
 
 namespace {
 
+// FR-APC-01: a request's shape, one value at a time (not a secret: a collision only makes two
+// shapes one witness).
+uint64_t mix(uint64_t h, uint64_t v) {
+    h ^= v + 0x9E37'79B9'7F4A'7C15ull + (h << 6) + (h >> 2);
+    return h;
+}
+
+// The most shapes a fast registration keeps witnesses for (MrState::reached_by_shape).
+constexpr size_t kReachedShapes = 8;
+
+}  // namespace
+
+std::shared_ptr<const Completion::PageReaches> Model::page_reaches_of(
+    ObjectId qp, NDK_OPERATION_TYPE type, uint32_t flags, uint32_t remote_token, ObjectId remote,
+    uint64_t remote_address, uint64_t remote_bytes, const std::vector<Sge>* local, uint64_t used,
+    ObjectId receiver, const std::vector<Sge>* received) const {
+    Completion::PageReaches out;
+    // A fast registration of two or more pages (an MR's, or a window's MR's), and the highest
+    // page index of its region that [address, address + bytes) reaches.
+    auto reach = [&](ObjectId id, uint64_t address, uint64_t bytes) {
+        if (const auto* mw = state_of<MwState>(id)) id = mw->mr;
+        const auto* mr = state_of<MrState>(id);
+        if (!mr || !mr->fast_register || mr->phase != MrState::Phase::fast_registered ||
+            mr->region.pages.size() < 2 || bytes == 0 || !mr->region.covers(address, bytes))
+            return;
+        const uint64_t last =
+            (mr->region.first_byte_offset + (address - mr->region.base) + bytes - 1) / PAGE_SIZE;
+        out.reaches.push_back(
+            {id, mr->changes, static_cast<uint32_t>(last), uint32_t(mr->region.pages.size())});
+    };
+    uint64_t shape = mix(mix(mix(mix(0, qp), uint64_t(type)), flags), remote_token);
+    if (remote) reach(remote, remote_address, remote_bytes);
+    auto sgl = [&](ObjectId on, const std::vector<Sge>* list, uint64_t bytes) {
+        if (!list) return;
+        const ObjectId adapter = objects_[on].adapter;
+        for (const Sge& sge : *list) {
+            shape = mix(shape, sge.token);
+            const uint64_t n = std::min<uint64_t>(bytes, sge.length);
+            if (n) reach(object_of_token(adapter, sge.token, false), sge.address, n);
+            bytes -= n;
+        }
+    };
+    sgl(qp, local, used);
+    if (received) {
+        shape = mix(shape, receiver);
+        sgl(receiver, received, used);
+    }
+    if (out.reaches.size() == 0) return nullptr;
+    out.shape = shape;
+    return std::make_shared<const Completion::PageReaches>(std::move(out));
+}
+
+void Model::note_pages_reached(const Completion::PageReaches& reaches) {
+    for (const auto& reach : reaches.reaches) {
+        auto* mr = state_mut<MrState>(reach.mr);
+        if (!mr || mr->changes != reach.changes) continue;
+        auto& seen = mr->reached_by_shape;
+        std::erase_if(seen, [&](const auto& s) { return s.changes != reach.changes; });
+        auto it = std::find_if(seen.begin(), seen.end(),
+                               [&](const auto& s) { return s.shape == reaches.shape; });
+        if (it != seen.end()) {
+            it->last_page = std::max(it->last_page, reach.last_page);
+            continue;
+        }
+        if (seen.size() >= kReachedShapes) seen.erase(seen.begin());
+        seen.push_back({reaches.shape, reach.changes, reach.last_page});
+    }
+}
+
+int Model::short_region(const Completion::PageReaches& reaches, std::string& because) const {
+    int found = 0;
+    for (const auto& reach : reaches.reaches) {
+        const auto* mr = state_of<MrState>(reach.mr);
+        if (!mr || mr->changes != reach.changes) continue;
+        for (const auto& seen : mr->reached_by_shape)
+            if (seen.shape == reaches.shape && seen.changes == reach.changes &&
+                seen.last_page < reach.last_page) {
+                because =
+                    " (a request of the same shape, through the same tokens, succeeded "
+                    "reaching page " +
+                    num(seen.last_page) + " of a fast registration of " + num(reach.pages) +
+                    " AdapterPageArray pages; this one reaches page " + num(reach.last_page) +
+                    ": the region's backing ends before it, as where the provider read "
+                    "fewer than AdapterPageCount entries)";
+                return 2;
+            }
+        if (!found && reach.last_page + 1 == reach.pages) {
+            found = 1;
+            because = "; it reaches the last of a fast registration's " + num(reach.pages) +
+                      " AdapterPageArray pages, which a provider that read fewer than "
+                      "AdapterPageCount entries does not back";
+        }
+    }
+    return found;
+}
+
+namespace {
+
 // True when the landing sends piece `index` (its bytes from `offset` in the data) to `page` too,
 // byte for byte at the same place: then finding those bytes there proves nothing (page-periodic
 // data), so a misplaced page cannot be told from a short write.
@@ -2573,6 +2688,25 @@ Verdict Model::observe_completion(ObjectId cq, const NDK_RESULT_EX& r, bool ex, 
                                          expected.grant_rules.end());
                             because = " (its regions' flags grant the local access it needs)";
                         }
+                        // FR-APC-01: a request of its shape succeeded short of where this one
+                        // reaches into a fast registration (first: the tokens, flags and grants
+                        // it relies on worked there), or it reaches the registration's last
+                        // page (last: any other cause above is as likely). Not a flush.
+                        if (expected.page_reaches && r.Status != STATUS_CANCELLED) {
+                            std::string short_by;
+                            switch (short_region(*expected.page_reaches, short_by)) {
+                                case 2:
+                                    rules.insert(rules.begin(), "FR-APC-01");
+                                    because += short_by;
+                                    break;
+                                case 1:
+                                    rules.push_back("FR-APC-01");
+                                    because += short_by;
+                                    break;
+                                default:
+                                    break;
+                            }
+                        }
                         v.add({rules, what() + " should have succeeded, but its status is " +
                                           std::to_string(r.Status) + because});
                     }
@@ -2616,6 +2750,9 @@ Verdict Model::observe_completion(ObjectId cq, const NDK_RESULT_EX& r, bool ex, 
                 case Out::any:
                     break;
             }
+            // FR-APC-01: how far a request of this shape reached into fast registrations.
+            if (r.Status == STATUS_SUCCESS && expected.page_reaches)
+                note_pages_reached(*expected.page_reaches);
             // MODEL-RD-01 (fail): the provider queued a read beyond the OutboundReadLimit.
             if (expected.success_warns && r.Status == STATUS_SUCCESS)
                 v.add({{"MODEL-RD-01", "RD-08"},

@@ -364,6 +364,69 @@ TEST_F(CheckMode, SilentFastRegisterShownNotInForceOwesItsErrorEntry) {
     }
 }
 
+// FR-APC-01: the peer's write into the last page of a fast registration of three pages fails.
+// With a write of the same shape (QP, tokens, flags) that succeeded in its first page, the
+// region's backing ends short of its AdapterPageCount pages: FR-APC-01 first. Without one (or
+// with one of another shape), the failure is the data rule's, with FR-APC-01 among its rules
+// since it reaches the last page; a failure short of the last page beyond no such witness names
+// none of it, nor one nearer the start than the witness reached.
+TEST(CheckModePageCount, AccessFailingBeyondTheSameShapesSuccessNamesThePageCount) {
+    enum class Before { same_shape, other_shape, nothing, same_shape_further };
+    struct Case {
+        const char* what;
+        Before before;
+        uint64_t failing_at;  // the region offset of the failing write
+        const char* first;    // the rule the failure names first
+        bool names_page_count;
+    };
+    const Case cases[] = {
+        {"the same shape succeeded in page 0", Before::same_shape, 2 * PAGE_SIZE + 64, "FR-APC-01",
+         true},
+        {"another shape succeeded in page 0", Before::other_shape, 2 * PAGE_SIZE + 64, "WRT-01",
+         true},
+        {"nothing before", Before::nothing, 2 * PAGE_SIZE + 64, "WRT-01", true},
+        {"nothing before, page 1", Before::nothing, PAGE_SIZE + 64, "WRT-01", false},
+        {"the same shape reached page 2, a failure in page 1", Before::same_shape_further,
+         PAGE_SIZE + 64, "WRT-01", false},
+    };
+    constexpr uint64_t kBase = 0x200000;
+    for (const Case& c : cases) {
+        SCOPED_TRACE(c.what);
+        Harness h(Mode::check, default_readings());
+        Pair p = h.connected_pair();
+        LockedBuffer source = h.arena.allocate(PAGE_SIZE);
+        Region a = h.register_mr(p.pd, source, 0, PAGE_SIZE, 0xF);
+        Region other = h.register_mr(p.pd, source, 0, PAGE_SIZE, 0xF);
+        LockedBuffer pages = h.arena.allocate(3 * PAGE_SIZE);
+        Lam lam = h.build_lam(pages, 0, 3 * PAGE_SIZE);
+        ObjectId mr = h.fr_mr(p.pd, 3, true);
+        h.accept(calls::FastRegister{p.qp_a, 0x70, mr, lam.pages, 0, 3 * PAGE_SIZE, kBase,
+                                     NDK_OP_FLAG_ALLOW_REMOTE_WRITE});
+        Verdict registered = h.model.observe_completion(
+            p.cq_a, cq_entry(STATUS_SUCCESS, p.ctx_a, 0x70, NdkOperationTypeFastRegister), true);
+        ASSERT_TRUE(registered.clean()) << registered.describe();
+        const uint32_t token = h.remote_token(mr);
+        fill(source.bytes(), 0x71);
+        if (c.before != Before::nothing) {
+            const Region& from = c.before == Before::other_shape ? other : a;
+            const uint64_t at = c.before == Before::same_shape_further ? 2 * PAGE_SIZE : 0;
+            h.accept(
+                calls::Write{p.qp_b, 0x71, {{from.va, 256, from.local}}, kBase + at, token, 0, {}});
+            std::memcpy(pages.data() + at, source.data(), 256);  // the provider moves the bytes
+            Verdict first = h.model.observe_completion(
+                p.cq_b, cq_entry(STATUS_SUCCESS, p.ctx_b, 0x71, NdkOperationTypeWrite), true);
+            ASSERT_TRUE(first.clean()) << first.describe();
+        }
+        h.accept(
+            calls::Write{p.qp_b, 0x72, {{a.va, 256, a.local}}, kBase + c.failing_at, token, 0, {}});
+        Verdict failed = h.model.observe_completion(
+            p.cq_b, cq_entry(STATUS_ACCESS_VIOLATION, p.ctx_b, 0x72, NdkOperationTypeWrite), true);
+        EXPECT_EQ(first_failure_rule(failed), c.first) << failed.describe();
+        EXPECT_EQ(violation_names(failed, "FR-APC-01"), c.names_page_count) << failed.describe();
+        EXPECT_TRUE(violation_names(failed, "CQ-CST-01")) << failed.describe();
+    }
+}
+
 // RMR-FLG-04, CQ-CST-03: a request that must fail but succeeds names the rule that makes it fail;
 // MODEL-CQ-ERR-01: another error status than ndkct's table is a warning (exact: a violation).
 TEST_F(CheckMode, ExpectedErrorsAreJudged) {

@@ -81,12 +81,15 @@ from .machine.decoy_va import DecoyVaRules
 # s13lamva (issue 13): NdkBuildLam over a decoy-VA MDL (LAM-VA-01; no rule of its own: lam.py's
 # send_from_mapping calls it).
 from .machine.lam_decoy_va import LamDecoyVaRules
+# s14apc (issue 13): an access reaching a fast registration's last page preceded by the same at
+# its start (FR-APC-01; no rule of its own: data.py's peer and local accesses call it).
+from .machine.page_count import PageCountRules
 
 
 class NdkMachine(MemoryRules, DataRules, ObjectRules, ConnectionRules, BoundsRules,
                  CreateQpPageRules, LamRules, ChainRules, FenceRules, LamReleaseRules,
                  TokenRules, PageRunRules, SilentRules, LamFailureRules, DecoyVaRules,
-                 LamDecoyVaRules, MachineBase):
+                 LamDecoyVaRules, PageCountRules, MachineBase):
     """Random NDK sequences against ``provider``, judged by the oracle at every step."""
 
     buffers = MachineBase.buffers

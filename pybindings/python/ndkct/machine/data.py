@@ -136,8 +136,10 @@ class DataRules:
         names the bare offset (RemoteAddress = offset, not BaseVirtualAddress + offset), which
         must not reach the region (FR-ZBVA-01), and one up to its end whose drawn offset is 5
         mod 8 is followed by a fast registration over pages that are not one run, written into
-        (pages.py, FR-MAP-01): both derived from the draws, not drawn, so that the stream every
-        other fault is found with stays as it was."""
+        (pages.py, FR-MAP-01); one through the remote token that reaches the region's last page
+        is preceded by the same access at its start (page_count.py, FR-APC-01): all derived from
+        the draws, not drawn, so that the stream every other fault is found with stays as it
+        was."""
         pair = self.pair
         if pair is None:  # the first pair was refused (resources)
             return
@@ -149,8 +151,16 @@ class DataRules:
         fbo = offset // 8
         offset, length = self.where(end, offset, length, fmr.length)
         local = (pair.src if write else pair.snk).sge(0, length)
-        self.transfer(pair, pair.link.b, write, local, offset if bare else fmr.base + offset,
-                      self.remote_token(token, fmr.mr, pair), 0)
+        remote = self.remote_token(token, fmr.mr, pair)
+
+        def access(at):
+            self.transfer(pair, pair.link.b, write, local, at if bare else fmr.base + at, remote,
+                          0)
+
+        if not bare and token == "remote":  # s14apc: FR-APC-01 (page_count.py)
+            self.start_before_last_page(pair, fmr, "peer_write" if write else "peer_read",
+                                        offset, length, access)
+        access(offset)
         if not_a_run:
             self.pages_not_a_run(pair, fbo)
 
@@ -162,7 +172,9 @@ class DataRules:
         """A fast-registered region as a local buffer through its local token (FR-TOK-02,
         FR-ZBVA-01): the source of a's write to the pair's target (FR-FLG-02: local read needs
         no flag), the sink of a's read of the target (FR-FLG-03, FR-SINK-*; with ``invalidate``
-        NDK_OP_FLAG_RDMA_READ_LOCAL_INVALIDATE), or b's receive buffer for a send of a."""
+        NDK_OP_FLAG_RDMA_READ_LOCAL_INVALIDATE), or b's receive buffer for a send of a. One
+        through the local token that reaches the region's last page is preceded by the same use
+        at its start (page_count.py, FR-APC-01; derived, not drawn)."""
         pair = self.pair
         if pair is None:  # the first pair was refused (resources)
             return
@@ -171,19 +183,31 @@ class DataRules:
             return
         offset, length = self.where(end, offset, length, fmr.length)
         length = min(length, 4 * PAGE_SIZE)
-        sge = [(fmr.base + offset, length, self.local_token(token, fmr.mr))]
+        local = self.local_token(token, fmr.mr)
+        sge = [(fmr.base + offset, length, local)]
         link = pair.link
         if use == "receive":
-            link.b.receive(sge)
-            status = link.a.send(pair.src.sge(0, length))
-            if not _ndkct.nt_success(status):
-                self.marker(pair)
-            self.settle(pair)
+            def receive(at):
+                link.b.receive([(fmr.base + at, length, local)])
+                status = link.a.send(pair.src.sge(0, length))
+                if not _ndkct.nt_success(status):
+                    self.marker(pair)
+                self.settle(pair)
+
+            if token == "local":  # s14apc: FR-APC-01 (page_count.py)
+                self.start_before_last_page(pair, fmr, "receive", offset, length, receive)
+            receive(offset)
             return
         flags = 0
         if use == "sink" and invalidate and \
                 self.adapter.has_flag(_ndkct.ADAPTER_FLAG_RDMA_READ_LOCAL_INVALIDATE_SUPPORTED):
             flags = _ndkct.OP_FLAG_RDMA_READ_LOCAL_INVALIDATE
+        if token == "local" and not flags:  # s14apc: FR-APC-01 (page_count.py)
+            self.start_before_last_page(
+                pair, fmr, use, offset, length,
+                lambda at: self.transfer(pair, link.a, use == "source",
+                                         [(fmr.base + at, length, local)], pair.tgt.address,
+                                         pair.tgt.remote_token, 0))
         self.transfer(pair, link.a, use == "source", sge, pair.tgt.address, pair.tgt.remote_token,
                       flags)
         if flags and self.usable(pair):

@@ -419,6 +419,22 @@ class Model {
     bool landed_as_run(const Completion::Landing& landing, size_t index, size_t at) const;
     bool read_as_run(const Completion::Landing& landing, size_t at, const std::byte* landed,
                      uint32_t size) const;
+    // FR-APC-01 (check mode): the fast registrations of two or more pages a request reaches and
+    // its shape (Completion::page_reaches): `remote`, the MR or MW a read or write names, with
+    // its range; `local` and `used`, the request's own SGEs and the bytes moved through them;
+    // for a send, `receiver` and `received`, the receive's SGEs it lands in. Null when none.
+    std::shared_ptr<const Completion::PageReaches> page_reaches_of(
+        ObjectId qp, NDK_OPERATION_TYPE type, uint32_t flags, uint32_t remote_token,
+        ObjectId remote, uint64_t remote_address, uint64_t remote_bytes,
+        const std::vector<Sge>* local, uint64_t used, ObjectId receiver = 0,
+        const std::vector<Sge>* received = nullptr) const;
+    // ...a request that succeeded: how far it reached (MrState::reached_by_shape).
+    void note_pages_reached(const Completion::PageReaches& reaches);
+    // ...a request that must succeed and failed: 2 when one of its shape succeeded reaching
+    // less far into a fast registration it reaches (the region's backing ends before this one's
+    // last page: FR-APC-01 first), 1 when it reaches the last page of one and no such witness
+    // is known (FR-APC-01 among the rules, last), else 0; `because` says which.
+    int short_region(const Completion::PageReaches& reaches, std::string& because) const;
     bool gather_expected(ObjectId qp, const Extent& source, bool fenced,
                          std::vector<std::byte>& out);
     void remove_edge(ObjectId successor, ObjectId antecedent);  // LIFE-TREE-*: an edge undone

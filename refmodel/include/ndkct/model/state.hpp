@@ -161,6 +161,15 @@ struct MrState {
         Region requested;  // base, length and access only
     };
     std::optional<FailedSilentRegistration> failed_silent;
+    // FR-APC-01 (check mode, forensics only): how far into this fast registration (the highest
+    // page index of its region reached) requests of each shape (Completion::PageReaches::shape)
+    // were seen to succeed. Valid while `changes` is unchanged; at most a few shapes are kept.
+    struct ReachedByShape {
+        uint64_t shape = 0;
+        uint64_t changes = 0;
+        uint32_t last_page = 0;
+    };
+    std::vector<ReachedByShape> reached_by_shape;
 };
 
 struct MwState {
@@ -285,6 +294,26 @@ struct Completion {
     // A silent fast registration that had to fail and that a failed access showed did not take
     // effect: with no entry, its error entry was dropped (FR-SILENT-02), not a silent success.
     bool registration_refuted = false;
+    // FR-APC-01 (check mode, forensics only): the fast registrations of two or more pages this
+    // expected success reaches (through a remote token, a local SGE, or for a send the receive
+    // it lands in), each with the highest page index of its region reached, and the request's
+    // shape: its QP, type and flags and the tokens it names (a send's with its receive's), the
+    // address and length left out. A request of one shape that succeeds records how far it
+    // reached (MrState::reached_by_shape); one of that shape reaching further that fails names
+    // FR-APC-01 first (the region's backing ends short of its last AdapterPageArray pages),
+    // one that fails in the last page of the array without that witness names it last.
+    // Null when it reaches none.
+    struct PageReach {
+        ObjectId mr = 0;
+        uint64_t changes = 0;  // MrState::changes: the registration it reaches
+        uint32_t last_page = 0;
+        uint32_t pages = 0;  // AdapterPageCount of that registration
+    };
+    struct PageReaches {
+        uint64_t shape = 0;
+        SmallVector<PageReach, 2> reaches;
+    };
+    std::shared_ptr<const PageReaches> page_reaches;
 };
 
 // A request posted to a queue, waiting for the model to execute it.
