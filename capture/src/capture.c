@@ -1612,7 +1612,8 @@ static uint32_t plan_data(NDKCAP* c, struct cap_plan* pl, int with_bytes) {
     }
     pl->with_bytes = pl->ok && with_bytes && pl->length <= c->max_bytes;
     /* A small block is copied now and digested by the drain, unless the ring is filling. */
-    pl->deferred = pl->ok && !pl->with_bytes && pl->length <= c->defer_bytes &&
+    pl->deferred = pl->ok && !pl->with_bytes && pl->length >= NDKCAP_DEFER_MIN_BYTES &&
+                   pl->length <= c->defer_bytes &&
                    ld64(&c->current) - ld64(&c->drain_seq) < c->defer_blocks;
     if (!pl->ok) return 16;
     return 16u + pl->count * 16u +
@@ -3288,7 +3289,7 @@ static int fast_post(NDKCAP* c, struct cap_object* o, uint16_t function, NDK_QP*
         bytes = page + piece.offset;
         length = piece.size;
         with_bytes = (c->flags & NDKT_CAPTURE_SOURCE_BYTES) && length <= c->max_bytes;
-        deferred = !with_bytes && length <= c->defer_bytes &&
+        deferred = !with_bytes && length >= NDKCAP_DEFER_MIN_BYTES && length <= c->defer_bytes &&
                    ld64(&c->current) - ld64(&c->drain_seq) < c->defer_blocks;
         data_room = 32u + (with_bytes || deferred ? (uint32_t)CAP_ALIGN8(length) : 0u);
     }
