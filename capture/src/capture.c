@@ -3264,9 +3264,10 @@ static NTSTATUS send_like(struct cap_call* k, NDK_QP* qp, PVOID ctx, const NDK_S
 
 /* The common post in one pass: one SGE, not inline, from a thread inside no other call or
  * callback, untimed (DATA_PATH_UNTIMED), its source (with digests) within one page. It writes
- * what call_begin + send_like + call_finish write (trace.Trace.TheFastPostWritesWhatTheGeneral
- * PathWrites); every other post goes that way. Returns 0, having done nothing, when it does not
- * apply; else 1 with the provider's status in *result. */
+ * what call_begin + send_like + call_finish write (NDKCAP_GENERAL_PATH turns it off:
+ * trace.Trace.TheShortPathsWriteWhatTheGeneralPathWrites); every other post goes that way.
+ * Returns 0, having done nothing, when it does not apply; else 1 with the provider's status in
+ * *result. */
 static int fast_post(NDKCAP* c, struct cap_object* o, uint16_t function, NDK_QP* qp, PVOID ctx,
                      const NDK_SGE* sge, ULONG flags, uint64_t remote_address,
                      uint32_t remote_token, NTSTATUS* result) {
