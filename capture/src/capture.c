@@ -1456,18 +1456,29 @@ static int pieces_add(struct cap_pieces* p, uint64_t pfn, uint32_t offset, uint3
     return 1;
 }
 
-/* [offset, offset + bytes) of a registered or fast-registered MR. */
-static int region_pieces(NDKCAP* c, struct cap_object* mr, uint64_t offset, uint64_t bytes,
-                         struct cap_pieces* out) {
+/* [offset, offset + bytes) of a region when it lies within one of its pages (bytes > 0). */
+CAP_INLINE int region_one_piece(NDKCAP* c, struct cap_object* mr, uint64_t offset, uint64_t bytes,
+                                struct cap_piece* out) {
     if (ld32(&mr->mr_kind) == MR_NONE || !mr->pfn_capacity) return 0;
     if (offset > mr->length || bytes > mr->length - offset) return 0;
     uint64_t at = (uint64_t)mr->fbo + offset;
-    uint32_t first = (uint32_t)(at & (PAGE_SIZE - 1));
-    if (bytes && first + bytes <= PAGE_SIZE) { /* within one page: most requests */
-        uint64_t page = at >> PAGE_SHIFT;
-        return page < mr->pfn_count &&
-               pieces_add(out, c->pfns[mr->pfn_at + page], first, (uint32_t)bytes);
-    }
+    uint64_t first = at & (PAGE_SIZE - 1), page = at >> PAGE_SHIFT;
+    if (first + bytes > PAGE_SIZE || page >= mr->pfn_count) return 0;
+    out->pfn = c->pfns[mr->pfn_at + page];
+    out->offset = (uint32_t)first;
+    out->size = (uint32_t)bytes;
+    return 1;
+}
+
+/* [offset, offset + bytes) of a registered or fast-registered MR. */
+static int region_pieces(NDKCAP* c, struct cap_object* mr, uint64_t offset, uint64_t bytes,
+                         struct cap_pieces* out) {
+    struct cap_piece one;
+    if (bytes && region_one_piece(c, mr, offset, bytes, &one)) /* most requests */
+        return pieces_add(out, one.pfn, one.offset, one.size);
+    if (ld32(&mr->mr_kind) == MR_NONE || !mr->pfn_capacity) return 0;
+    if (offset > mr->length || bytes > mr->length - offset) return 0;
+    uint64_t at = (uint64_t)mr->fbo + offset;
     while (bytes) {
         uint64_t page = at >> PAGE_SHIFT;
         if (page >= mr->pfn_count) return 0;
@@ -1491,6 +1502,13 @@ struct cap_span {
     uint64_t address, length;
 };
 
+/* The registered or fast-registered MR a local token names, when the address is at or after its
+ * start, or NULL. */
+static struct cap_object* local_region(NDKCAP* c, uint32_t token, uint64_t address) {
+    struct cap_object* mr = token_get(c, c->local_tokens, token);
+    return mr && mr->local_token == token && mr->local_known && address >= mr->va ? mr : 0;
+}
+
 static int local_pieces(NDKCAP* c, const struct cap_span* s, struct cap_pieces* out) {
     uint64_t limit = s->limit;
     for (ULONG i = 0; i < s->n && limit; ++i) {
@@ -1510,16 +1528,15 @@ static int local_pieces(NDKCAP* c, const struct cap_span* s, struct cap_pieces* 
             }
             continue;
         }
-        struct cap_object* mr = token_get(c, c->local_tokens, token);
-        if (!mr || mr->local_token != token || !mr->local_known || address < mr->va) return 0;
-        if (!region_pieces(c, mr, address - mr->va, len, out)) return 0;
+        struct cap_object* mr = local_region(c, token, address);
+        if (!mr || !region_pieces(c, mr, address - mr->va, len, out)) return 0;
     }
     return 1;
 }
 
-/* A remote address and token, when the MR or MW is one this capture knows. */
-static int remote_pieces(NDKCAP* c, const struct cap_span* s, struct cap_pieces* out) {
-    if (!s->length) return 1;
+/* The region a remote range names, when its MR or MW is one this capture knows (a window's MR,
+ * the range inside the window), or NULL; the range starts at or after the region's address. */
+static struct cap_object* remote_region(NDKCAP* c, const struct cap_span* s) {
     struct cap_object* o = token_get(c, c->remote_tokens, s->token);
     if (!o || o->remote_token != s->token || !o->remote_known) return 0;
     if (o->type == NdkObjectTypeMw) {
@@ -1529,43 +1546,26 @@ static int remote_pieces(NDKCAP* c, const struct cap_span* s, struct cap_pieces*
             return 0;
         o = o->window_mr;
     }
-    if (s->address < o->va) return 0;
-    return region_pieces(c, o, s->address - o->va, s->length, out);
+    return s->address >= o->va ? o : 0;
+}
+
+/* A remote address and token, when the MR or MW is one this capture knows. */
+static int remote_pieces(NDKCAP* c, const struct cap_span* s, struct cap_pieces* out) {
+    if (!s->length) return 1;
+    struct cap_object* o = remote_region(c, s);
+    return o && region_pieces(c, o, s->address - o->va, s->length, out);
 }
 
 static int span_resolve(NDKCAP* c, const struct cap_span* s, struct cap_pieces* p) {
     return s->remote ? remote_pieces(c, s, p) : local_pieces(c, s, p);
 }
 
-/* [offset, offset + bytes) of a region when it lies within one of its pages (bytes > 0). */
-CAP_INLINE int region_one_piece(NDKCAP* c, struct cap_object* mr, uint64_t offset, uint64_t bytes,
-                                struct cap_piece* out) {
-    if (ld32(&mr->mr_kind) == MR_NONE || !mr->pfn_capacity) return 0;
-    if (offset > mr->length || bytes > mr->length - offset) return 0;
-    uint64_t at = (uint64_t)mr->fbo + offset;
-    uint64_t first = at & (PAGE_SIZE - 1), page = at >> PAGE_SHIFT;
-    if (first + bytes > PAGE_SIZE || page >= mr->pfn_count) return 0;
-    out->pfn = c->pfns[mr->pfn_at + page];
-    out->offset = (uint32_t)first;
-    out->size = (uint32_t)bytes;
-    return 1;
-}
-
 /* Most requests: one SGE (or a remote range) within one page. Its piece, as span_resolve would
  * give it, or 0 (span_resolve then decides, the same way as before). */
 static int span_one_piece(NDKCAP* c, const struct cap_span* s, struct cap_piece* out) {
     if (s->remote) {
-        if (!s->length) return 0;
-        struct cap_object* o = token_get(c, c->remote_tokens, s->token);
-        if (!o || o->remote_token != s->token || !o->remote_known) return 0;
-        if (o->type == NdkObjectTypeMw) {
-            if (!o->window_bound || !o->window_mr) return 0;
-            if (s->address < o->window_va || s->length > o->window_length ||
-                s->address - o->window_va > o->window_length - s->length)
-                return 0;
-            o = o->window_mr;
-        }
-        return s->address >= o->va && region_one_piece(c, o, s->address - o->va, s->length, out);
+        struct cap_object* o = s->length ? remote_region(c, s) : 0;
+        return o && region_one_piece(c, o, s->address - o->va, s->length, out);
     }
     if (s->n != 1) return 0;
     uint64_t len = CAP_MIN((uint64_t)s->sgl[0].Length, s->limit);
@@ -1579,9 +1579,8 @@ static int span_one_piece(NDKCAP* c, const struct cap_span* s, struct cap_piece*
         out->size = (uint32_t)len;
         return 1;
     }
-    struct cap_object* mr = token_get(c, c->local_tokens, token);
-    if (!mr || mr->local_token != token || !mr->local_known || address < mr->va) return 0;
-    return region_one_piece(c, mr, address - mr->va, len, out);
+    struct cap_object* mr = local_region(c, token, address);
+    return mr && region_one_piece(c, mr, address - mr->va, len, out);
 }
 
 /* A DATA block planned (sized) before its record is reserved. Its first piece is kept, so that
@@ -1600,7 +1599,7 @@ static uint32_t plan_data(NDKCAP* c, struct cap_plan* pl, int with_bytes) {
         pl->ok = 0;
         return 16;
     }
-    if (span_one_piece(c, &pl->span, &pl->pieces[0])) {
+    if (!(c->options & NDKCAP_GENERAL_PATH) && span_one_piece(c, &pl->span, &pl->pieces[0])) {
         pl->ok = 1;
         pl->count = 1;
         pl->length = pl->pieces[0].size;
@@ -1644,7 +1643,7 @@ static void write_data(NDKCAP* c, struct cap_out* o, uint8_t role, const struct 
     uint32_t count = pl->count;
     uint32_t length = (uint32_t)pl->length;
     uint32_t room = 16u + count * 16u + (uint32_t)(copied ? CAP_ALIGN8(length) : 0);
-    if (count == 1) { /* most blocks: one piece, its bytes read through one MapPage */
+    if (count == 1 && !(c->options & NDKCAP_GENERAL_PATH)) { /* most blocks: one piece */
         struct cap_piece* piece = (struct cap_piece*)(void*)(start + 16);
         *piece = pl->pieces[0];
         const uint8_t* page = (const uint8_t*)c->host.MapPage(c->host.Context, piece->pfn);
@@ -2644,39 +2643,10 @@ struct cap_landing {
 };
 
 /* Both NdkGetCqResults and NdkGetCqResultsEx. */
-/* call_begin for a poll from a thread inside no other call or callback, untimed: the same frame,
- * entry count and no time, in fewer steps (the most common call of a data path). 0 when it does
- * not apply (nothing done). */
-static int poll_begin(struct cap_call* k, NDKCAP* c, struct cap_object* o, uint16_t function) {
-    if ((c->options & NDKCAP_GENERAL_PATH) || !((c->untimed_functions >> function) & 1u)) return 0;
-    uint32_t thread_id = c->host.CurrentThread(c->host.Context);
-    struct cap_thread* t = thread_of(c, thread_id);
-    if (!t || t->depth) return 0;
-    k->c = c;
-    k->o = o;
-    k->r.ring = 0;
-    k->kind = (uint16_t)(NDKT_KIND_CALL | function);
-    k->has_back = 0;
-    k->f.thread = t;
-    k->f.thread_id = thread_id;
-    k->f.flags = 0;
-    k->f.parent = 0;
-    k->f.irql = c->host.CurrentIrql ? c->host.CurrentIrql(c->host.Context) : NDKT_IRQL_UNKNOWN;
-    t->kind[0] = k->kind;
-    t->callback[0] = 0;
-    t->depth = 1;
-    k->timed = 0;
-    k->r.seq = count_between(c, t);
-    k->r.time = 0;
-    return 1;
-}
-
 static ULONG get_results(NDK_CQ* cq, void* results, ULONG n, int ex) {
     struct cap_call k;
     uint16_t fn = ex ? NDKT_FN_GET_CQ_RESULTS_EX : NDKT_FN_GET_CQ_RESULTS;
-    NDKCAP* pc;
-    struct cap_object* po = object_of(cq, &pc);
-    if (!(po && poll_begin(&k, pc, po, fn)) && !call_begin(&k, cq, fn)) {
+    if (!call_begin(&k, cq, fn)) {
         const NDK_CQ_DISPATCH* t = (const NDK_CQ_DISPATCH*)fallback_table(NdkObjectTypeCq);
         if (!t) return 0;
         return ex ? t->NdkGetCqResultsEx(cq, (NDK_RESULT_EX*)results, n)
@@ -3262,133 +3232,7 @@ static NTSTATUS send_like(struct cap_call* k, NDK_QP* qp, PVOID ctx, const NDK_S
     return status;
 }
 
-/* The common post in one pass: one SGE, not inline, from a thread inside no other call or
- * callback, untimed (DATA_PATH_UNTIMED), its source (with digests) within one page. It writes
- * what call_begin + send_like + call_finish write (NDKCAP_GENERAL_PATH turns it off:
- * trace.Trace.TheShortPathsWriteWhatTheGeneralPathWrites); every other post goes that way.
- * Returns 0, having done nothing, when it does not apply; else 1 with the provider's status in
- * *result. */
-static int fast_post(NDKCAP* c, struct cap_object* o, uint16_t function, NDK_QP* qp, PVOID ctx,
-                     const NDK_SGE* sge, ULONG flags, uint64_t remote_address,
-                     uint32_t remote_token, NTSTATUS* result) {
-    if ((flags & NDK_OP_FLAG_INLINE) || (c->options & NDKCAP_GENERAL_PATH)) return 0;
-    if (!((c->untimed_functions >> function) & 1u)) return 0;
-    struct cap_piece piece;
-    const uint8_t* bytes = 0;
-    uint32_t data_room = 0, length = 0;
-    int with_bytes = 0, deferred = 0;
-    if (c->flags & NDKT_CAPTURE_DIGESTS) {
-        struct cap_span span;
-        span.remote = 0;
-        span.pd = o->pd;
-        span.sgl = sge;
-        span.n = 1;
-        span.limit = ~0ull;
-        if (!span_one_piece(c, &span, &piece)) return 0;
-        const uint8_t* page = (const uint8_t*)c->host.MapPage(c->host.Context, piece.pfn);
-        if (!page) return 0;
-        bytes = page + piece.offset;
-        length = piece.size;
-        with_bytes = (c->flags & NDKT_CAPTURE_SOURCE_BYTES) && length <= c->max_bytes;
-        deferred = !with_bytes && length >= NDKCAP_DEFER_MIN_BYTES && length <= c->defer_bytes &&
-                   ld64(&c->current) - ld64(&c->drain_seq) < c->defer_blocks;
-        data_room = 32u + (with_bytes || deferred ? (uint32_t)CAP_ALIGN8(length) : 0u);
-    }
-    uint32_t thread_id = c->host.CurrentThread(c->host.Context);
-    struct cap_thread* t = thread_of(c, thread_id);
-    if (!t || t->depth) return 0;
-    uint8_t irql = c->host.CurrentIrql ? c->host.CurrentIrql(c->host.Context) : NDKT_IRQL_UNKNOWN;
-    uint16_t kind = (uint16_t)(NDKT_KIND_CALL | function);
-    t->kind[0] = kind; /* frame_enter */
-    t->callback[0] = 0;
-    t->depth = 1;
-
-    uint32_t fixed = function == NDKT_FN_SEND ? 24u : function == NDKT_FN_WRITE ? 40u : 32u;
-    uint32_t body = fixed + 16u + 8u + 8u + data_room + 8u;
-    struct cap_record r;
-    int kept = record_reserve(c, &r, body);
-    if (kept) {
-        r.seq = record_count(&r);
-        uint64_t* w = (uint64_t*)(void*)r.head; /* 8-aligned: records are */
-        w[0] = (uint64_t)kind | (uint64_t)(NDKT_RECORD_HEADER_BYTES + body) << 32;
-        w[1] = (uint64_t)thread_id | (uint64_t)irql << 32;
-        w[2] = r.seq;
-        w[3] = 0; /* untimed */
-        w[4] = 0;
-        w[5] = (uint64_t)(ULONG_PTR)qp;
-        w[6] = (uint64_t)(ULONG_PTR)ctx;
-        if (function == NDKT_FN_WRITE) {
-            w[7] = remote_address;
-            w[8] = (uint64_t)remote_token | (uint64_t)flags << 32;
-            w[9] = 1;
-            w += 10;
-        } else if (function == NDKT_FN_SEND) {
-            w[7] = 1 | (uint64_t)flags << 32;
-            w += 8;
-        } else {
-            w[7] = (uint64_t)flags | (uint64_t)remote_token << 32;
-            w[8] = 1;
-            w += 9;
-        }
-        w[0] = (uint64_t)sge->LogicalAddress.QuadPart;
-        w[1] = (uint64_t)sge->Length | (uint64_t)sge->MemoryRegionToken << 32;
-        w[2] = 0; /* inline BLOB: none */
-        if (data_room) {
-            w[3] = 1; /* DATAOPT: one */
-            uint8_t* data = (uint8_t*)(w + 4);
-            uint8_t dflags = with_bytes ? NDKT_DATA_BYTES : 0u;
-            uint64_t digest = 0;
-            if (with_bytes || deferred) {
-                cap_copy(data + 32, bytes, length);
-                if (data_room > 32u + length)
-                    cap_fill(data + 32 + length, 0, data_room - 32u - length);
-            }
-            if (deferred) {
-                uint32_t offset = (uint32_t)(data - r.head);
-                cap_copy(r.defer_link, &offset, 4);
-                dflags |= CAP_DATA_DEFERRED;
-            } else {
-                digest = NdkCaptureDigest(bytes, length);
-            }
-            data_head(data, NDKT_DATA_SOURCE, dflags, 1, length, digest);
-            cap_copy(data + 16, &piece, sizeof piece);
-        } else {
-            w[3] = 0; /* DATAOPT: none */
-        }
-        ring_commit(r.ring, r.seq, RING_ENTERED);
-    }
-    const NDK_QP_DISPATCH* theirs = (const NDK_QP_DISPATCH*)o->original;
-    NTSTATUS status = function == NDKT_FN_WRITE
-                          ? theirs->NdkWrite(qp, ctx, sge, 1, remote_address, remote_token, flags)
-                      : function == NDKT_FN_SEND
-                          ? theirs->NdkSend(qp, ctx, sge, 1, flags)
-                          : theirs->NdkSendAndInvalidate(qp, ctx, sge, 1, flags, remote_token);
-    if (status == STATUS_SUCCESS)
-        track_post(c, &o->initiator, function, ctx, flags, 0, 0, function == NDKT_FN_WRITE,
-                   remote_address, remote_token, sge->Length);
-    /* call_finish: the return's count, the outcome, the commit */
-    uint64_t back = 0;
-    if (kept) back = ring_free_position(c) == r.end ? r.seq + 1u : count_now(c, t);
-    if (t->depth) --t->depth;
-    *result = status;
-    if (!kept) return 1;
-    int32_t outcome[2] = {status, 0};
-    cap_copy(r.body + body - 8u, outcome, 8);
-    uint32_t delta = (uint32_t)CAP_MIN(back - r.seq, 0xFFFFFFFFull);
-    cap_copy(r.head + 32, &delta, 4);
-    uint64_t entered = (r.seq << 8) | RING_ENTERED;
-    if (!cas64((volatile uint64_t*)r.ring, entered, (r.seq << 8) | RING_COMPLETE)) {
-        struct cap_frame f = {t, thread_id, 0, irql, 0};
-        late_return(c, &r, kind, &f, back, 0, outcome, 8);
-    }
-    return 1;
-}
-
 static NTSTATUS cap_send(NDK_QP* qp, PVOID ctx, const NDK_SGE* sgl, ULONG n, ULONG flags) {
-    NDKCAP* fc;
-    struct cap_object* fo = sgl && n == 1 ? object_of(qp, &fc) : 0;
-    NTSTATUS fs;
-    if (fo && fast_post(fc, fo, NDKT_FN_SEND, qp, ctx, sgl, flags, 0, 0, &fs)) return fs;
     struct cap_call k;
     if (!call_begin(&k, qp, NDKT_FN_SEND))
         UNKNOWN_OBJECT(NDK_QP_DISPATCH, NdkObjectTypeQp, t_->NdkSend(qp, ctx, sgl, n, flags),
@@ -3399,10 +3243,6 @@ static NTSTATUS cap_send(NDK_QP* qp, PVOID ctx, const NDK_SGE* sgl, ULONG n, ULO
 
 static NTSTATUS cap_write(NDK_QP* qp, PVOID ctx, const NDK_SGE* sgl, ULONG n, UINT64 address,
                           UINT32 token, ULONG flags) {
-    NDKCAP* fc;
-    struct cap_object* fo = sgl && n == 1 ? object_of(qp, &fc) : 0;
-    NTSTATUS fs;
-    if (fo && fast_post(fc, fo, NDKT_FN_WRITE, qp, ctx, sgl, flags, address, token, &fs)) return fs;
     struct cap_call k;
     if (!call_begin(&k, qp, NDKT_FN_WRITE))
         UNKNOWN_OBJECT(NDK_QP_DISPATCH, NdkObjectTypeQp,
@@ -3414,11 +3254,6 @@ static NTSTATUS cap_write(NDK_QP* qp, PVOID ctx, const NDK_SGE* sgl, ULONG n, UI
 
 static NTSTATUS cap_send_and_invalidate(NDK_QP* qp, PVOID ctx, const NDK_SGE* sgl, ULONG n,
                                         ULONG flags, UINT32 token) {
-    NDKCAP* fc;
-    struct cap_object* fo = sgl && n == 1 ? object_of(qp, &fc) : 0;
-    NTSTATUS fs;
-    if (fo && fast_post(fc, fo, NDKT_FN_SEND_AND_INVALIDATE, qp, ctx, sgl, flags, 0, token, &fs))
-        return fs;
     struct cap_call k;
     if (!call_begin(&k, qp, NDKT_FN_SEND_AND_INVALIDATE))
         UNKNOWN_OBJECT(NDK_QP_DISPATCH, NdkObjectTypeQp,

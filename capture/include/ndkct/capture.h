@@ -75,9 +75,9 @@ typedef struct _NDKCAP_HOST {
  * link and the drain's work (which, on a machine whose cores are all busy, the call waits for
  * too: rxe's 64-byte writes in the guest, +17 % deferred against +10 % digested in the call). */
 #define NDKCAP_DEFER_MIN_BYTES 256u
-/* Record every call the general way: the most common posts and polls normally take a shorter
- * path that writes the same records (kept for the test that holds the two to each other, and
- * for diagnosis). */
+/* Resolve and write every DATA block the general way: a block within one page normally takes a
+ * shorter path that writes the same bytes (kept for the test that holds the two to each other,
+ * and for diagnosis). */
 #define NDKCAP_GENERAL_PATH 0x20u
 
 /* Sizes (0: the default) and what goes into the trace header. Strings may be NULL. */

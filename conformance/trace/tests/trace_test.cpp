@@ -37,10 +37,14 @@ std::vector<uint8_t> read_all(const fs::path& path) {
     return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
 }
 
-// A session on the reference provider that registers memory, connects two QPs, writes and
-// reads back, captured into a fresh folder; returns the trace's bytes.
-std::vector<uint8_t> capture_session(const std::string& name, uint32_t flags = 0,
-                                     size_t arena_pages = 0) {
+// A session on the reference provider with a connected pair and two 2-page buffers (the source
+// filled with bytes i * 7), `workload` run on them, captured into a fresh folder; returns the
+// trace's bytes.
+using Workload =
+    std::function<void(Session&, const conformance::LoopbackPair&, platform::LockedBuffer& source,
+                       platform::LockedBuffer& target)>;
+std::vector<uint8_t> capture_workload(const std::string& name, uint32_t flags, size_t arena_pages,
+                                      const Workload& workload) {
     fs::path dir = fs::temp_directory_path() / ("ndkct-trace-test-" + std::to_string(::getpid()));
     fs::remove_all(dir / name);
     SessionOptions options;
@@ -55,22 +59,34 @@ std::vector<uint8_t> capture_session(const std::string& name, uint32_t flags = 0
         auto target = s.buffer(2 * PAGE_SIZE);
         for (size_t i = 0; i < source.size(); ++i)
             source.data()[i] = static_cast<std::byte>(i * 7);
-        auto src = s.register_buffer(pair.pd, source, NDK_MR_FLAG_ALLOW_LOCAL_WRITE);
-        auto dst = s.register_buffer(
-            pair.pd, target, NDK_MR_FLAG_ALLOW_LOCAL_WRITE | NDK_MR_FLAG_ALLOW_REMOTE_WRITE);
-        for (int i = 0; i < 8; ++i) {
-            NDK_SGE sge = Session::sge(source, 100 * i, 1000, src.local_token);
-            int context;
-            EXPECT_EQ(STATUS_SUCCESS, s.write(pair.a, &context, {&sge, 1},
-                                              reinterpret_cast<uint64_t>(target.data()) + 50 * i,
-                                              dst.remote_token));
-            EXPECT_EQ(1u, s.drain(pair.cq, 1).size());
-        }
+        workload(s, pair, source, target);
         EXPECT_TRUE(s.close_adapter().ok());
     }
     auto files = std::vector<fs::path>(fs::directory_iterator(dir / name), {});
     EXPECT_EQ(1u, files.size());
     return files.empty() ? std::vector<uint8_t>{} : read_all(files[0]);
+}
+
+// A session that registers memory, connects two QPs, writes and reads back, captured.
+std::vector<uint8_t> capture_session(const std::string& name, uint32_t flags = 0,
+                                     size_t arena_pages = 0) {
+    return capture_workload(
+        name, flags, arena_pages,
+        [](Session& s, const conformance::LoopbackPair& pair, platform::LockedBuffer& source,
+           platform::LockedBuffer& target) {
+            auto src = s.register_buffer(pair.pd, source, NDK_MR_FLAG_ALLOW_LOCAL_WRITE);
+            auto dst = s.register_buffer(
+                pair.pd, target, NDK_MR_FLAG_ALLOW_LOCAL_WRITE | NDK_MR_FLAG_ALLOW_REMOTE_WRITE);
+            for (int i = 0; i < 8; ++i) {
+                NDK_SGE sge = Session::sge(source, 100 * i, 1000, src.local_token);
+                int context;
+                EXPECT_EQ(
+                    STATUS_SUCCESS,
+                    s.write(pair.a, &context, {&sge, 1},
+                            reinterpret_cast<uint64_t>(target.data()) + 50 * i, dst.remote_token));
+                EXPECT_EQ(1u, s.drain(pair.cq, 1).size());
+            }
+        });
 }
 
 // The records of a trace. A record's body lives in its Reader, gone on return: `bodies`, when
@@ -382,65 +398,54 @@ TEST(Trace, DigestsTheDrainTakesAreTheOnesTheCallWouldTake) {
 // receives waiting (one of two SGEs, one SILENT_SUCCESS before a signaled one), a read, a
 // send-and-invalidate; polled through NdkGetCqResultsEx (the harness) and NdkGetCqResults.
 std::vector<uint8_t> capture_data_path(const std::string& name, uint32_t flags) {
-    fs::path dir = fs::temp_directory_path() / ("ndkct-trace-test-" + std::to_string(::getpid()));
-    fs::remove_all(dir / name);
-    SessionOptions options;
-    options.capture = CaptureSettings{(dir / name).string(), flags};
-    {
-        conformance::set_capture_label(name);
-        Session s(conformance::parse_provider_specs("model:seed=3").at(0), options);
-        auto pair = s.loopback_pair();
-        EXPECT_TRUE(pair.connected) << pair.problem;
-        auto source = s.buffer(2 * PAGE_SIZE);
-        auto target = s.buffer(2 * PAGE_SIZE);
-        for (size_t i = 0; i < source.size(); ++i)
-            source.data()[i] = static_cast<std::byte>(i * 7);
-        auto src = s.register_buffer(pair.pd, source, NDK_MR_FLAG_ALLOW_LOCAL_WRITE);
-        auto dst =
-            s.register_buffer(pair.pd, target,
-                              NDK_MR_FLAG_ALLOW_LOCAL_WRITE | NDK_MR_FLAG_ALLOW_REMOTE_WRITE |
-                                  NDK_MR_FLAG_ALLOW_REMOTE_READ | NDK_MR_FLAG_RDMA_READ_SINK);
-        uint64_t remote = reinterpret_cast<uint64_t>(target.data());
-        auto poll_plain = [&](size_t want) {
-            NDK_RESULT results[8];
-            size_t got = 0;
-            for (int spin = 0; got < want && spin < 100000; ++spin)
-                got += pair.cq->Dispatch->NdkGetCqResults(pair.cq, results, 8);
-            EXPECT_EQ(want, got);
-        };
-        for (int i = 0; i < 4; ++i) {  // within a page; across the pages (the general path)
-            NDK_SGE sge =
-                Session::sge(source, 100 * i + (i == 3 ? 3500 : 0), 1000, src.local_token);
-            EXPECT_EQ(STATUS_SUCCESS, s.write(pair.a, reinterpret_cast<void*>(uintptr_t(i + 1)),
-                                              {&sge, 1}, remote + 50 * i, dst.remote_token));
-            if (i % 2)
-                poll_plain(1);
-            else
-                EXPECT_EQ(1u, s.drain(pair.cq, 1).size());
-        }
-        for (int i = 0; i < 3; ++i) {
-            NDK_SGE into = Session::sge(target, 512 * i, 512, dst.local_token);
+    return capture_workload(
+        name, flags, 0,
+        [](Session& s, const conformance::LoopbackPair& pair, platform::LockedBuffer& source,
+           platform::LockedBuffer& target) {
+            auto src = s.register_buffer(pair.pd, source, NDK_MR_FLAG_ALLOW_LOCAL_WRITE);
+            auto dst =
+                s.register_buffer(pair.pd, target,
+                                  NDK_MR_FLAG_ALLOW_LOCAL_WRITE | NDK_MR_FLAG_ALLOW_REMOTE_WRITE |
+                                      NDK_MR_FLAG_ALLOW_REMOTE_READ | NDK_MR_FLAG_RDMA_READ_SINK);
+            uint64_t remote = reinterpret_cast<uint64_t>(target.data());
+            auto poll_plain = [&](size_t want) {
+                NDK_RESULT results[8];
+                size_t got = 0;
+                for (int spin = 0; got < want && spin < 100000; ++spin)
+                    got += pair.cq->Dispatch->NdkGetCqResults(pair.cq, results, 8);
+                EXPECT_EQ(want, got);
+            };
+            for (int i = 0; i < 4; ++i) {  // within a page; across the pages (the general path)
+                NDK_SGE sge =
+                    Session::sge(source, 100 * i + (i == 3 ? 3500 : 0), 1000, src.local_token);
+                EXPECT_EQ(STATUS_SUCCESS, s.write(pair.a, reinterpret_cast<void*>(uintptr_t(i + 1)),
+                                                  {&sge, 1}, remote + 50 * i, dst.remote_token));
+                if (i % 2)
+                    poll_plain(1);
+                else
+                    EXPECT_EQ(1u, s.drain(pair.cq, 1).size());
+            }
+            for (int i = 0; i < 3; ++i) {
+                NDK_SGE into = Session::sge(target, 512 * i, 512, dst.local_token);
+                EXPECT_EQ(
+                    STATUS_SUCCESS,
+                    s.receive(pair.b, reinterpret_cast<void*>(uintptr_t(16 + i)), {&into, 1}));
+            }
+            NDK_SGE one = Session::sge(source, 64, 200, src.local_token);
+            NDK_SGE two[2] = {Session::sge(source, 0, 100, src.local_token),
+                              Session::sge(source, 300, 100, src.local_token)};
+            EXPECT_EQ(STATUS_SUCCESS, s.send(pair.a, reinterpret_cast<void*>(uintptr_t(32)),
+                                             {&one, 1}, NDK_OP_FLAG_SILENT_SUCCESS));
             EXPECT_EQ(STATUS_SUCCESS,
-                      s.receive(pair.b, reinterpret_cast<void*>(uintptr_t(16 + i)), {&into, 1}));
-        }
-        NDK_SGE one = Session::sge(source, 64, 200, src.local_token);
-        NDK_SGE two[2] = {Session::sge(source, 0, 100, src.local_token),
-                          Session::sge(source, 300, 100, src.local_token)};
-        EXPECT_EQ(STATUS_SUCCESS, s.send(pair.a, reinterpret_cast<void*>(uintptr_t(32)), {&one, 1},
-                                         NDK_OP_FLAG_SILENT_SUCCESS));
-        EXPECT_EQ(STATUS_SUCCESS,
-                  s.send(pair.a, reinterpret_cast<void*>(uintptr_t(33)), {&one, 1}));
-        EXPECT_EQ(STATUS_SUCCESS, s.send(pair.a, reinterpret_cast<void*>(uintptr_t(34)), {two, 2}));
-        EXPECT_EQ(5u, s.drain(pair.cq, 5).size());  // 3 receives, 2 signaled sends
-        NDK_SGE sink = Session::sge(target, 3000, 300, dst.local_token);
-        EXPECT_EQ(STATUS_SUCCESS, s.read(pair.a, reinterpret_cast<void*>(uintptr_t(48)), {&sink, 1},
-                                         remote + 100, dst.remote_token));
-        poll_plain(1);
-        EXPECT_TRUE(s.close_adapter().ok());
-    }
-    auto files = std::vector<fs::path>(fs::directory_iterator(dir / name), {});
-    EXPECT_EQ(1u, files.size());
-    return files.empty() ? std::vector<uint8_t>{} : read_all(files[0]);
+                      s.send(pair.a, reinterpret_cast<void*>(uintptr_t(33)), {&one, 1}));
+            EXPECT_EQ(STATUS_SUCCESS,
+                      s.send(pair.a, reinterpret_cast<void*>(uintptr_t(34)), {two, 2}));
+            EXPECT_EQ(5u, s.drain(pair.cq, 5).size());  // 3 receives, 2 signaled sends
+            NDK_SGE sink = Session::sge(target, 3000, 300, dst.local_token);
+            EXPECT_EQ(STATUS_SUCCESS, s.read(pair.a, reinterpret_cast<void*>(uintptr_t(48)),
+                                             {&sink, 1}, remote + 100, dst.remote_token));
+            poll_plain(1);
+        });
 }
 
 // The data path's records of a trace as text, every value that differs from one session to the
@@ -477,7 +482,7 @@ std::vector<std::string> data_path_records(const std::vector<uint8_t>& bytes) {
     return out;
 }
 
-// The capture records the most common posts and polls in a shorter way (capture/README.md,
+// The capture resolves and writes a DATA block within one page a shorter way (capture/README.md,
 // "Overhead"): it must write what the general way writes, for every setting of digests.
 TEST(Trace, TheShortPathsWriteWhatTheGeneralPathWrites) {
     for (uint32_t flags :
