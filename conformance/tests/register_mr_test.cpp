@@ -20,15 +20,7 @@ struct Rig {
     Registered src, snk;
     std::string problem;
 
-    NTSTATUS wait(const void* context) {
-        auto results = s->drain(pair.cq, 1);
-        if (results.size() != 1) {
-            ADD_FAILURE() << "a posted request did not complete";
-            return STATUS_PENDING;
-        }
-        EXPECT_EQ(results[0].RequestContext, context);
-        return results[0].Status;
-    }
+    NTSTATUS wait(const void* context) { return seed::completion_status(*s, pair.cq, context); }
     // pair.b writes source[0, length) to [address, +length): the completion's status.
     NTSTATUS peer_write(uint64_t address, UINT32 token, ULONG length) {
         static int context;

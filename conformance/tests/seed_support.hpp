@@ -149,6 +149,18 @@ inline std::vector<NDK_LOGICAL_ADDRESS> first(const std::vector<NDK_LOGICAL_ADDR
     return {pages.begin(), pages.begin() + std::min(n, pages.size())};
 }
 
+// The one completion a request posted on a QP of `cq` makes, which must carry its RequestContext:
+// its status (a failure, and STATUS_PENDING, when none came).
+inline NTSTATUS completion_status(Session& s, NDK_CQ* cq, const void* context) {
+    auto results = s.drain(cq, 1);
+    if (results.size() != 1) {
+        ADD_FAILURE() << "a posted request did not complete";
+        return STATUS_PENDING;
+    }
+    EXPECT_EQ(results[0].RequestContext, context);
+    return results[0].Status;
+}
+
 // Waits for exactly `count` entries, then looks a little longer for any extra one.
 inline std::vector<NDK_RESULT_EX> settle(Session& s, NDK_CQ* cq, size_t count) {
     auto results = s.drain(cq, count);

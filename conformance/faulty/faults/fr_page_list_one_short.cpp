@@ -9,38 +9,22 @@
 // number of entries the provider reads, and the region's backing is those pages). The reference
 // is given the shorter list and the Length cut to what those entries hold.
 #include <algorithm>
-#include <map>
-#include <mutex>
 
-#include "faulty.hpp"
+#include "fr_remote_access.hpp"
 
 namespace ndkct::faulty {
 namespace {
 
-std::mutex g_mutex;
-std::map<const NDK_MR*, ULONG> g_initialized;  // AdapterPageCount each MR was last initialized for
-
-NTSTATUS initialize(NDK_MR* mr, ULONG pages, BOOLEAN remote_access,
-                    NDK_FN_REQUEST_COMPLETION* completion, PVOID context) {
-    {
-        std::lock_guard lock(g_mutex);
-        g_initialized[mr] = pages;
-    }
-    return base().mr.NdkInitializeFastRegisterMr(mr, pages, remote_access, completion, context);
-}
+using namespace fr_remote_access;
 
 NTSTATUS fast_register(NDK_QP* qp, PVOID context, NDK_MR* mr, ULONG count,
                        const NDK_LOGICAL_ADDRESS* pages, ULONG fbo, SIZE_T length, PVOID base_va,
                        ULONG flags) {
-    ULONG initialized = 0;
-    {
-        std::lock_guard lock(g_mutex);
-        if (auto it = g_initialized.find(mr); it != g_initialized.end()) initialized = it->second;
-    }
+    const ULONG initialized_pages = initialized(mr).pages;
     // What the driver checks with the true count (a request it must refuse is refused as the
     // reference refuses it): within the MR's pages, an FBO inside the first, a Length the pages
     // hold.
-    const bool checked = pages && count >= 2 && count <= initialized && fbo < PAGE_SIZE &&
+    const bool checked = pages && count >= 2 && count <= initialized_pages && fbo < PAGE_SIZE &&
                          length <= SIZE_T(count) * PAGE_SIZE - fbo;
     if (!checked)
         return base().qp.NdkFastRegister(qp, context, mr, count, pages, fbo, length, base_va,

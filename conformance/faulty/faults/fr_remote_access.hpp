@@ -1,8 +1,8 @@
-// Shared by the NdkFastRegister faults that must know whether the MR was initialized with
-// RemoteAccess (the reference keeps that to itself): the wrapper's NdkInitializeFastRegisterMr
-// remembers it per MR, and rights_refused() says whether the reference refuses the request's
-// remote rights (FR-ACC-01, checked before anything else), so that a fault can leave those
-// requests to it and break only its own rule.
+// Shared by the NdkFastRegister faults that must know how the MR was initialized, with how many
+// pages and whether with RemoteAccess (the reference keeps that to itself): the wrapper's
+// NdkInitializeFastRegisterMr remembers both per MR, and rights_refused() says whether the
+// reference refuses the request's remote rights (FR-ACC-01, checked before anything else), so that
+// a fault can leave those requests to it and break only its own rule.
 #pragma once
 
 #include <map>
@@ -12,9 +12,14 @@
 
 namespace ndkct::faulty::fr_remote_access {
 
+struct Initialized {
+    ULONG pages = 0;
+    bool remote_access = false;
+};
+
 struct Remembered {
     std::mutex mutex;
-    std::map<const NDK_MR*, bool> remote_access;  // as each MR was last initialized
+    std::map<const NDK_MR*, Initialized> initialized;  // as each MR was last initialized
 };
 
 inline Remembered& remembered() {
@@ -22,19 +27,28 @@ inline Remembered& remembered() {
     return r;
 }
 
-// NdkInitializeFastRegisterMr, remembering RemoteAccess on the way to the reference.
+inline void remember(const NDK_MR* mr, ULONG pages, BOOLEAN remote_access) {
+    std::lock_guard lock(remembered().mutex);
+    remembered().initialized[mr] = {pages, remote_access != 0};
+}
+
+// NdkInitializeFastRegisterMr, remembering AdapterPageCount and RemoteAccess on the way to the
+// reference.
 inline NTSTATUS initialize(NDK_MR* mr, ULONG pages, BOOLEAN remote_access,
                            NDK_FN_REQUEST_COMPLETION* completion, PVOID context) {
-    {
-        std::lock_guard lock(remembered().mutex);
-        remembered().remote_access[mr] = remote_access != 0;
-    }
+    remember(mr, pages, remote_access);
     return base().mr.NdkInitializeFastRegisterMr(mr, pages, remote_access, completion, context);
 }
 
-inline bool remote_access(const NDK_MR* mr) {
+// How the MR was last initialized (zero pages, no RemoteAccess: never).
+inline Initialized initialized(const NDK_MR* mr) {
     std::lock_guard lock(remembered().mutex);
-    return remembered().remote_access[mr];
+    auto it = remembered().initialized.find(mr);
+    return it == remembered().initialized.end() ? Initialized{} : it->second;
+}
+
+inline bool remote_access(const NDK_MR* mr) {
+    return initialized(mr).remote_access;
 }
 
 // The reference refuses these Flags on this MR for its rights (FR-ACC-01).

@@ -41,11 +41,7 @@ NTSTATUS initialize(NDK_MR* mr, ULONG pages, BOOLEAN remote, NDK_FN_REQUEST_COMP
         std::lock_guard lock(g_mutex);
         g_not_ready.erase(mr);
     }
-    {
-        auto& remembered = fr_remote_access::remembered();
-        std::lock_guard lock(remembered.mutex);
-        remembered.remote_access[mr] = remote != 0;
-    }
+    fr_remote_access::remember(mr, pages, remote);
     if (!completion)
         return base().mr.NdkInitializeFastRegisterMr(mr, pages, remote, completion, context);
     auto* forward = new Forward{mr, completion, context};
