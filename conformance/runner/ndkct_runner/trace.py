@@ -212,7 +212,8 @@ def check_trace(argv):
     p.add_argument("traces", nargs="+", metavar="TRACE")
     p.add_argument("--profile", metavar="NAME|FILE",
                    help="judge by this profile (default: the one each trace names)")
-    p.add_argument("--out", default=os.path.join(ROOT, "out"), metavar="DIR")
+    p.add_argument("--out", default=os.environ.get("NDKCT_OUT", os.path.join(ROOT, "out")),
+                   metavar="DIR")
     p.add_argument("--waivers", action="append", metavar="FILE")
     p.add_argument("--strict-waivers", action="store_true")
     p.add_argument("--must-pass", metavar="FILE")
@@ -297,6 +298,8 @@ def check_trace(argv):
 
 
 def tool_version():
+    if os.environ.get("NDKCT_VERSION"):  # installed (packaging/ndkct.in): no CMakeLists.txt
+        return os.environ["NDKCT_VERSION"]
     try:
         with open(os.path.join(ROOT, "CMakeLists.txt"), encoding="utf-8") as f:
             for line in f:
@@ -310,6 +313,10 @@ def tool_version():
 # ---- ./ndkct trace dump ----
 
 def trace_command(argv):
+    # ./ndkct puts --build DIR before the subcommand (as for check-trace and replay).
+    build = []
+    if len(argv) >= 2 and argv[0] == "--build":
+        build, argv = argv[:2], argv[2:]
     if not argv or argv[0] in ("-h", "--help"):
         print("usage: ./ndkct trace dump [--json] FILE   (every record of a trace, readably)")
         return 0 if argv else 2
@@ -321,7 +328,7 @@ def trace_command(argv):
     p.add_argument("file")
     p.add_argument("--json", action="store_true")
     p.add_argument("--build", default=os.environ.get("NDKCT_BUILD_DIR", os.path.join(ROOT, "build")))
-    args = p.parse_args(argv[1:])
+    args = p.parse_args(build + argv[1:])
     if not os.path.exists(args.file):
         raise InputError(f"{args.file}: no such file")
     command = [tool(os.path.abspath(args.build)), "dump"] + (["--json"] if args.json else [])

@@ -242,6 +242,11 @@ def case_definition(opts):
     unseen = sorted(r["name"] for r in definition["records"] if r["name"] not in kinds
                     and r["class"] != "meta")
     print(f"record kinds seen in the suite's traces: {len(kinds)}; not seen: {', '.join(unseen)}")
+    # As a user runs it: ./ndkct trace dump FILE (the script puts --build first).
+    done = subprocess.run([PY, TRACES, "trace", "--build", opts.build, "dump", files[0]],
+                          capture_output=True, text=True, timeout=120)
+    check(done.returncode == 0 and "NdkQueryAdapterInfo" in done.stdout,
+          f"./ndkct trace dump exited {done.returncode}: {done.stderr[-2000:]}")
 
 
 def appendix(definition):
