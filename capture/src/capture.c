@@ -1093,7 +1093,8 @@ static LONG64 drain(NDKCAP* c, int force) {
 
 LONG64 NdkCaptureDrain(NDKCAP* c) {
     if (!c) return -1;
-    if (!c->header_written) return 0;
+    if (!ld32((volatile uint32_t*)&c->header_written))
+        return 0; /* Attach may still be writing it */
     return drain(c, 0);
 }
 
@@ -4527,7 +4528,7 @@ NTSTATUS NdkCaptureAttach(NDKCAP* c, NDK_ADAPTER* adapter) {
         return CAP_STATUS_UNSUCCESSFUL;
     }
     add64(&c->bytes_written, total);
-    c->header_written = 1;
+    st32((volatile uint32_t*)&c->header_written, 1); /* a drain already running may go on */
     c->adapter = adapter;
     c->adapter_entry = o;
     object_attach(c, o, adapter);

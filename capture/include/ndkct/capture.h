@@ -20,10 +20,20 @@
 #ifndef NDKCT_CAPTURE_H
 #define NDKCT_CAPTURE_H
 
+/* In a translation unit of a Windows kernel driver (the WDK's, or mingw-w64's, wdm.h or ntddk.h
+ * included first) the base types are the platform's, and NDK_ADAPTER is whichever ndkpi.h that
+ * driver uses: the two declare the same x64 layout, so the library (built with ndkct's types)
+ * and the driver link as they are. Elsewhere, ndkct's ABI header. */
+#if defined(_WDMDDK_) || defined(_NTDDK_)
+struct _NDK_ADAPTER;
+#else
 #include "ndkct/ndkpi.h"
+#endif
 #include "ndkct/trace_format.h"
 
-NDKCT_EXTERN_C_BEGIN
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 typedef struct _NDKCAP NDKCAP;
 
@@ -120,7 +130,7 @@ NTSTATUS NdkCaptureOpen(const NDKCAP_HOST* Host, const NDKCAP_OPTIONS* Options, 
 
 /* PASSIVE_LEVEL, once, before the consumer uses the adapter: queries NDK_ADAPTER_INFO, writes
  * the trace header and interposes on the adapter's Dispatch. */
-NTSTATUS NdkCaptureAttach(NDKCAP* Capture, NDK_ADAPTER* Adapter);
+NTSTATUS NdkCaptureAttach(NDKCAP* Capture, struct _NDK_ADAPTER* Adapter);
 
 /* The adapter closes outside the dispatch tables: the host says when it starts and when the
  * close returned (ndkct judges CLOSE-ADP-01 from these). */
@@ -143,6 +153,8 @@ VOID NdkCaptureGetStats(const NDKCAP* Capture, NDKCAP_STATS* Stats);
 /* The digest of spec/TRACE.md over one buffer (a helper for hosts and tests). */
 ULONG64 NdkCaptureDigest(const VOID* Bytes, SIZE_T Length);
 
-NDKCT_EXTERN_C_END
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* NDKCT_CAPTURE_H */
