@@ -4,7 +4,8 @@
 install: `cmake --install` into a fresh prefix; the skeleton of spec/PROVIDER.md (as the
          installed page has it) built out of tree twice, with find_package(ndkct) and with
          pkg-config; then run through the installed runner (`PREFIX/bin/ndkct run --provider
-         lib:...`): the report's first line says to implement NdkCreatePd.
+         lib:...`): the report's first line says to implement NdkCreatePd; the same run
+         captured (--capture), judged offline (check-trace) and dumped (trace dump).
 deb:     `cpack -G DEB` builds the Debian package; its contents are checked; as root with
          apt-get, it is installed (apt-get install ./ndkct_*.deb), the skeleton runs through
          /usr/bin/ndkct, and the package is removed again. Without root or apt-get: skipped
@@ -107,6 +108,29 @@ def run_installed(ndkct, library, out):
     print("   " + lines[0])
 
 
+def traces_installed(ndkct, library, work):
+    """The installed traces path: the skeleton's run captured (--capture), the traces judged
+    (check-trace: reports written; the skeleton's failures named offline as live) and dumped."""
+    captured = os.path.join(work, "traces")
+    sh([ndkct, "run", "--provider", f"lib:{library}", "--tests", "ndk.pd.*", "--capture",
+        captured, "--out", os.path.join(work, "out-captured")], status=1, cwd=work)
+    files = sorted(glob.glob(os.path.join(captured, "*.ndktrace")))
+    check(files, f"ndkct run --capture wrote no trace into {captured}")
+    out = os.path.join(work, "out-traces")
+    done, output = sh([ndkct, "check-trace", captured, "--out", out], status=1, cwd=work)
+    for name in ("result.json", "junit.xml", "report.html"):
+        check(os.path.exists(os.path.join(out, name)), f"check-trace wrote no {name}", output)
+    check("CPD-01" in output or "NdkCreatePd" in output,
+          "check-trace of the skeleton's traces does not name NdkCreatePd", output[-3000:])
+    done, output = sh([ndkct, "trace", "dump", files[0]], cwd=work)
+    check("NdkCreatePd" in output, "ndkct trace dump shows no NdkCreatePd", output[-3000:])
+    for path in ("include/ndkct/capture.h", "include/ndkct/trace_format.h",
+                 "share/ndkct/capture/capture.c", "share/ndkct/capture/windows/ndkcap_wdm.c",
+                 "share/doc/ndkct/TRACE.md"):
+        check(os.path.exists(os.path.join(work, "prefix", path)), f"{path} is not installed")
+    print(f"   traces: {len(files)} captured, judged and dumped by the installed ndkct")
+
+
 def case_install(opts):
     prefix = os.path.join(opts.work, "prefix")
     shutil.rmtree(opts.work, ignore_errors=True)
@@ -121,6 +145,7 @@ def case_install(opts):
         check(os.path.exists(os.path.join(prefix, path)), f"{path} is not installed")
     library = build_against(prefix, opts.work)
     run_installed(os.path.join(prefix, "bin", "ndkct"), library, os.path.join(opts.work, "out"))
+    traces_installed(os.path.join(prefix, "bin", "ndkct"), library, opts.work)
     done, output = sh([os.path.join(prefix, "bin", "ndkct"), "version"])
     print(f"install: headers, CMake package, pkg-config file and runner under {prefix}; the "
           f"skeleton builds against them and runs: {output.strip()}")
@@ -136,7 +161,9 @@ def case_deb(opts):
     _, contents = sh(["dpkg-deb", "--contents", deb])
     for path in ("./usr/bin/ndkct", "./usr/include/ndkct/provider.h",
                  "./usr/share/ndkct/cmake/ndkctConfig.cmake", "./usr/share/pkgconfig/ndkct.pc",
-                 "./usr/lib/ndkct/conformance/tests/conformance_tests"):
+                 "./usr/lib/ndkct/conformance/tests/conformance_tests",
+                 "./usr/lib/ndkct/conformance/trace/ndkct-trace", "./usr/include/ndkct/capture.h",
+                 "./usr/share/ndkct/capture/windows/ndkcap_wdm.c"):
         check(path in contents, f"the package lacks {path}")
     _, info = sh(["dpkg-deb", "--info", deb])
     check("Package: ndkct" in info and "Depends:" in info, "package info", info)
