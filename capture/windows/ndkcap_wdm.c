@@ -206,8 +206,8 @@ NTSTATUS NdkCapWdmAdapterClosed(NDKCAP_WDM* w) {
     if (!w) return STATUS_SUCCESS;
     NdkCaptureAdapterClosed(w->capture);
     wdm_stop_drain(w);
-    NTSTATUS status = NdkCaptureClose(w->capture); /* the rest, then END */
-    if (NT_SUCCESS(status) && !NT_SUCCESS(w->write_status)) status = w->write_status;
+    NTSTATUS status = NdkCaptureClose(w->capture);              /* the rest, then END */
+    if (!NT_SUCCESS(w->write_status)) status = w->write_status; /* why it is cut short */
     wdm_release(w);
     return status;
 }
