@@ -30,11 +30,18 @@ struct _NDKCAP_WDM {
     NTSTATUS write_status; /* the first failed write's, else STATUS_SUCCESS */
 };
 
+/* Zeroed nonpaged memory. ExAllocatePool2 where the WDK has it (Windows 10 2004 and later: it
+ * zeroes, and the WDK marks ExAllocatePoolWithTag deprecated, an error under /WX); else
+ * ExAllocatePoolWithTag, zeroed here. */
 static PVOID wdm_allocate(PVOID context, SIZE_T bytes) {
     (void)context;
+#ifdef POOL_FLAG_NON_PAGED
+    return ExAllocatePool2(POOL_FLAG_NON_PAGED, bytes, NDKCAP_WDM_TAG);
+#else
     PVOID memory = ExAllocatePoolWithTag(NonPagedPoolNx, bytes, NDKCAP_WDM_TAG);
-    if (memory) RtlZeroMemory(memory, bytes); /* the capture expects zeroed memory */
+    if (memory) RtlZeroMemory(memory, bytes);
     return memory;
+#endif
 }
 
 static VOID wdm_free(PVOID context, PVOID memory, SIZE_T bytes) {
