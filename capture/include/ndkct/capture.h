@@ -117,7 +117,7 @@ typedef struct _NDKCAP_OPTIONS {
 } NDKCAP_OPTIONS;
 
 typedef struct _NDKCAP_STATS {
-    ULONG64 Records;     /* kept in the ring */
+    ULONG64 Records;     /* drained: copied from the ring into frames for Write */
     ULONG64 LostRecords; /* that did not fit */
     ULONG64 LostBytes;
     ULONG64 BytesWritten; /* handed to Write, header and frames included */
