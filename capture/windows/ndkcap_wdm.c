@@ -126,7 +126,8 @@ NTSTATUS NdkCapWdmStart(struct _NDK_ADAPTER* adapter, const WCHAR* trace_path,
                         const NDKCAP_OPTIONS* options, NDKCAP_WDM** out) {
     if (!out) return STATUS_INVALID_PARAMETER;
     *out = NULL;
-    if (!adapter || !trace_path) return STATUS_INVALID_PARAMETER;
+    /* Options without their Size would be taken for none: said, not silently ignored. */
+    if (!adapter || !trace_path || (options && !options->Size)) return STATUS_INVALID_PARAMETER;
     if (KeGetCurrentIrql() != PASSIVE_LEVEL) return STATUS_INVALID_DEVICE_STATE;
     NDKCAP_WDM* w = (NDKCAP_WDM*)wdm_allocate(NULL, sizeof *w);
     if (!w) return STATUS_INSUFFICIENT_RESOURCES;

@@ -35,7 +35,8 @@ typedef struct _NDKCAP_WDM NDKCAP_WDM;
  * capture with Options (NULL: the defaults; TicksPerSecond, AfInet/AfInet6, Platform and a ring
  * of 64 blocks (16 MiB) are filled in where left 0), attaches it to the adapter and starts the
  * thread that drains it every millisecond or so. On failure nothing is attached, *Capture is
- * NULL, and the adapter works as before: the three calls below accept NULL.
+ * NULL, and the adapter works as before: the three calls below accept NULL. Options whose Size
+ * is 0 are refused (STATUS_INVALID_PARAMETER) rather than taken for none.
  */
 NTSTATUS NdkCapWdmStart(struct _NDK_ADAPTER* Adapter, const WCHAR* TracePath,
                         const NDKCAP_OPTIONS* Options, NDKCAP_WDM** Capture);

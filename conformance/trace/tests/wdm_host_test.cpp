@@ -248,6 +248,22 @@ TEST(WdmHost, AStartThatCannotCreateTheFileLeavesTheAdapterAsItWas) {
     EXPECT_EQ(0, wdm_stand_in_live_threads());
 }
 
+// Options whose Size was left 0 are refused, not taken for the defaults (the provider's name
+// and profile would be silently lost); nothing is created.
+TEST(WdmHost, OptionsWithoutTheirSizeAreRefused) {
+    Adapter a;
+    NDKCAP_OPTIONS o = options();
+    o.Size = 0;
+    struct _NDKCAP_WDM* capture = nullptr;
+    std::string path = trace_path("no-size");
+    fs::remove(path);
+    auto wpath = wide(path);
+    EXPECT_EQ(STATUS_INVALID_PARAMETER, NdkCapWdmStart(a.adapter, path16(wpath), &o, &capture));
+    EXPECT_EQ(nullptr, capture);
+    EXPECT_FALSE(fs::exists(path));
+    EXPECT_EQ(0, wdm_stand_in_live_allocations());
+}
+
 // The header's write fails: the attach fails, so the start does, and undoes everything (the
 // drain thread stopped, the capture closed, the adapter untouched).
 TEST(WdmHost, AHeaderThatCannotBeWrittenFailsTheStartAndUndoesIt) {
