@@ -1606,7 +1606,7 @@ static uint32_t plan_data(NDKCAP* c, struct cap_plan* pl, int with_bytes) {
         pl->length = pl->pieces[0].size;
     } else {
         struct cap_pieces p = {pl->pieces, CAP_PLAN_PIECES, 0, CAP_MAX_PIECES, 0, 0, 0, 0};
-        pl->ok = span_resolve(c, &pl->span, &p);
+        pl->ok = span_resolve(c, &pl->span, &p) != 0;
         pl->count = p.count;
         pl->length = p.length;
     }
