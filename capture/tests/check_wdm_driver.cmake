@@ -3,14 +3,8 @@
 # kernel (ntoskrnl.exe, and HAL.dll for KeQueryPerformanceCounter): no C runtime, no user-mode
 # DLL, nothing a driver cannot load against. It also imports what the host is made of (the file
 # writes, the page mapping, the drain thread), so the host really is in the image.
-if(NOT COMPILER)
-  message(FATAL_ERROR "no x86_64-w64-mingw32-gcc: install Debian's gcc-mingw-w64-x86-64 (./ndkct does)")
-endif()
-if(NOT EXISTS "${SYS}")
-  message(FATAL_ERROR "${SYS} was not built (are mingw-w64's DDK headers, ntddk.h, installed?)")
-endif()
-get_filename_component(_dir "${COMPILER}" DIRECTORY)
-find_program(_objdump x86_64-w64-mingw32-objdump HINTS "${_dir}")
+include(${CMAKE_CURRENT_LIST_DIR}/mingw_tools.cmake)
+ndkct_mingw_check_start("${SYS}" " (are mingw-w64's DDK headers, ntddk.h, installed?)")
 execute_process(COMMAND ${_objdump} -p "${SYS}" OUTPUT_VARIABLE _pe RESULT_VARIABLE _rc)
 if(NOT _rc EQUAL 0)
   message(FATAL_ERROR "objdump cannot read ${SYS}")

@@ -1,14 +1,7 @@
 # capture.mingw_compile: the Windows object exists, is x64 COFF, and calls nothing but memcpy and
 # memset (what a freestanding kernel driver can link against).
-if(NOT COMPILER)
-  message(FATAL_ERROR "no x86_64-w64-mingw32-gcc: install Debian's gcc-mingw-w64-x86-64 (./ndkct does)")
-endif()
-if(NOT EXISTS "${OBJ}")
-  message(FATAL_ERROR "${OBJ} was not built")
-endif()
-get_filename_component(_dir "${COMPILER}" DIRECTORY)
-find_program(_nm x86_64-w64-mingw32-nm HINTS "${_dir}")
-find_program(_objdump x86_64-w64-mingw32-objdump HINTS "${_dir}")
+include(${CMAKE_CURRENT_LIST_DIR}/mingw_tools.cmake)
+ndkct_mingw_check_start("${OBJ}" "")
 execute_process(COMMAND ${_objdump} -f "${OBJ}" OUTPUT_VARIABLE _format RESULT_VARIABLE _rc)
 if(NOT _rc EQUAL 0 OR NOT _format MATCHES "pe-x86-64")
   message(FATAL_ERROR "${OBJ} is not an x64 COFF object:\n${_format}")

@@ -44,13 +44,6 @@ namespace fs = std::filesystem;
 constexpr NTSTATUS kDiskFull = static_cast<NTSTATUS>(0xC000007Fu);
 constexpr NTSTATUS kPathNotFound = static_cast<NTSTATUS>(0xC000003Au);
 
-std::u16string wide(const std::string& s) {
-    return std::u16string(s.begin(), s.end());
-}
-const uint16_t* path16(const std::u16string& s) {
-    return reinterpret_cast<const uint16_t*>(s.c_str());
-}
-
 // One asynchronous NDK request: its completion, waited for.
 struct Completion {
     std::mutex m;
@@ -176,6 +169,13 @@ NDKCAP_OPTIONS options() {
     return o;
 }
 
+// NdkCapWdmStart on the adapter, the trace at `path` (as the WDK takes it: 16-bit characters).
+NTSTATUS start(NDK_ADAPTER* adapter, const std::string& path, struct _NDKCAP_WDM** capture,
+               NDKCAP_OPTIONS o = options()) {
+    std::u16string wide(path.begin(), path.end());
+    return NdkCapWdmStart(adapter, reinterpret_cast<const uint16_t*>(wide.c_str()), &o, capture);
+}
+
 }  // namespace
 
 // The miniport's three calls around a consumer: the drain thread writes the records while the
@@ -187,9 +187,7 @@ TEST(WdmHost, AConsumersCallsGoIntoAWholeTraceAndNothingIsLeft) {
     std::string path = trace_path("whole");
     Adapter a;
     struct _NDKCAP_WDM* capture = nullptr;
-    NDKCAP_OPTIONS o = options();
-    auto wpath = wide(path);
-    ASSERT_EQ(STATUS_SUCCESS, NdkCapWdmStart(a.adapter, path16(wpath), &o, &capture));
+    ASSERT_EQ(STATUS_SUCCESS, start(a.adapter, path, &capture));
     ASSERT_NE(nullptr, capture);
     EXPECT_EQ(1, wdm_stand_in_live_threads());
     for (NTSTATUS s : consume(a))
@@ -235,9 +233,7 @@ TEST(WdmHost, AStartThatCannotCreateTheFileLeavesTheAdapterAsItWas) {
     Adapter a;
     const NDK_ADAPTER_DISPATCH* before = a.adapter->Dispatch;
     struct _NDKCAP_WDM* capture = reinterpret_cast<struct _NDKCAP_WDM*>(&a);
-    NDKCAP_OPTIONS o = options();
-    auto wpath = wide("/nonexistent-folder/x.ndktrace");
-    EXPECT_EQ(kPathNotFound, NdkCapWdmStart(a.adapter, path16(wpath), &o, &capture));
+    EXPECT_EQ(kPathNotFound, start(a.adapter, "/nonexistent-folder/x.ndktrace", &capture));
     EXPECT_EQ(nullptr, capture);
     EXPECT_EQ(before, a.adapter->Dispatch);
     for (NTSTATUS s : consume(a))
@@ -257,8 +253,7 @@ TEST(WdmHost, OptionsWithoutTheirSizeAreRefused) {
     struct _NDKCAP_WDM* capture = nullptr;
     std::string path = trace_path("no-size");
     fs::remove(path);
-    auto wpath = wide(path);
-    EXPECT_EQ(STATUS_INVALID_PARAMETER, NdkCapWdmStart(a.adapter, path16(wpath), &o, &capture));
+    EXPECT_EQ(STATUS_INVALID_PARAMETER, start(a.adapter, path, &capture, o));
     EXPECT_EQ(nullptr, capture);
     EXPECT_FALSE(fs::exists(path));
     EXPECT_EQ(0, wdm_stand_in_live_allocations());
@@ -272,9 +267,7 @@ TEST(WdmHost, AHeaderThatCannotBeWrittenFailsTheStartAndUndoesIt) {
     Adapter a;
     const NDK_ADAPTER_DISPATCH* before = a.adapter->Dispatch;
     struct _NDKCAP_WDM* capture = nullptr;
-    NDKCAP_OPTIONS o = options();
-    auto wpath = wide(path);
-    EXPECT_FALSE(NT_SUCCESS(NdkCapWdmStart(a.adapter, path16(wpath), &o, &capture)));
+    EXPECT_FALSE(NT_SUCCESS(start(a.adapter, path, &capture)));
     EXPECT_EQ(nullptr, capture);
     EXPECT_EQ(before, a.adapter->Dispatch);
     for (NTSTATUS s : consume(a))
@@ -290,10 +283,8 @@ TEST(WdmHost, AWriteThatFailsIsTheClosesStatusAndTheTraceIsJudgedUpToIt) {
     std::string path = trace_path("disk-full");
     Adapter a;
     struct _NDKCAP_WDM* capture = nullptr;
-    NDKCAP_OPTIONS o = options();
-    auto wpath = wide(path);
     wdm_stand_in_fail_writes_after(~0ull);
-    ASSERT_EQ(STATUS_SUCCESS, NdkCapWdmStart(a.adapter, path16(wpath), &o, &capture));
+    ASSERT_EQ(STATUS_SUCCESS, start(a.adapter, path, &capture));
     EXPECT_GT(fs::file_size(path), 0u);   // the header
     wdm_stand_in_fail_writes_after(100);  // from here: 100 bytes more, then the disk is full
     for (NTSTATUS s : consume(a))
