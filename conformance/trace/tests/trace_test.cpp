@@ -111,6 +111,19 @@ std::vector<Record> records_of(const std::vector<uint8_t>& bytes,
     return out;
 }
 
+// Every record of a trace as `ndkct trace dump` prints it (a record's body lives in its reader:
+// dumped while the reader is there).
+std::vector<std::string> dumped_records(const std::vector<uint8_t>& bytes) {
+    Reader reader;
+    reader.feed(bytes.data(), bytes.size());
+    reader.finish();
+    std::vector<std::string> out;
+    Record r;
+    while (reader.next(r) == Reader::Next::record)
+        out.push_back(dump_record(r));
+    return out;
+}
+
 TEST(Trace, ACapturedSessionChecksCleanAndEveryRecordMatchesTheDefinition) {
     auto bytes = capture_session("clean");
     ASSERT_FALSE(bytes.empty());
@@ -359,16 +372,9 @@ TEST(Trace, DigestsTheDrainTakesAreTheOnesTheCallWouldTake) {
     auto digests_of = [](const std::vector<uint8_t>& bytes) {
         std::vector<std::string> out;
         static const std::regex data("digest 0x[0-9a-fA-F]+, [0-9]+ bytes");
-        // A record's body lives in its reader: dumped while the reader is there.
-        Reader reader;
-        reader.feed(bytes.data(), bytes.size());
-        reader.finish();
-        Record r;
-        while (reader.next(r) == Reader::Next::record) {
-            std::string text = dump_record(r);
+        for (const std::string& text : dumped_records(bytes))
             for (std::sregex_iterator i(text.begin(), text.end(), data), end; i != end; ++i)
                 out.push_back(i->str());
-        }
         return out;
     };
     auto deferred = capture_session("deferred");
@@ -459,12 +465,7 @@ std::vector<std::string> data_path_records(const std::vector<uint8_t>& bytes) {
     static const std::regex hex("0x[0-9a-fA-F]{5,}"), position("seq [0-9]+");
     std::map<std::string, std::string> names;
     std::vector<std::string> out;
-    Reader reader;
-    reader.feed(bytes.data(), bytes.size());
-    reader.finish();
-    Record r;
-    while (reader.next(r) == Reader::Next::record) {
-        std::string text = dump_record(r);
+    for (std::string text : dumped_records(bytes)) {
         if (!std::regex_search(text, data_path)) continue;
         if (text.find("-> count 0,") != std::string::npos) continue;  // an empty poll: timing
         text = std::regex_replace(text.substr(text.find(" t")), position, "seq");
