@@ -212,7 +212,7 @@ def check_trace(argv):
     p.add_argument("traces", nargs="+", metavar="TRACE")
     p.add_argument("--profile", metavar="NAME|FILE",
                    help="judge by this profile (default: the one each trace names)")
-    p.add_argument("--out", default=os.environ.get("NDKCT_OUT", os.path.join(ROOT, "out")),
+    p.add_argument("--out", default=os.environ.get("NDKCT_OUT") or os.path.join(ROOT, "out"),
                    metavar="DIR")
     p.add_argument("--waivers", action="append", metavar="FILE")
     p.add_argument("--strict-waivers", action="store_true")
