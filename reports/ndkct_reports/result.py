@@ -21,12 +21,15 @@ def counts(tests):
     return c
 
 
+NOTHING_CHECKED = "no must-pass test ran: nothing was checked"
+
+
 def gate(tests, waivers, strict_waivers, complete, stopped=None, allow_empty=False):
     """Exit decision: every must-pass test passed, was waived or is not supported, and at least
     one must-pass test ran (unless allow_empty)."""
     reasons = []
     if not any(t["must_pass"] for t in tests) and not allow_empty:
-        reasons.append("no must-pass test ran: nothing was checked (--allow-empty accepts that)")
+        reasons.append(NOTHING_CHECKED + " (--allow-empty accepts that)")
     bugs = [t for t in tests if t.get("ndkct_bug")]
     if bugs:
         reasons.append(f"ndkct's own code failed in {len(bugs)} test{'s' if len(bugs) != 1 else ''}"

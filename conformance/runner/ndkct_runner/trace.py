@@ -286,13 +286,19 @@ def check_trace(argv):
                 say(f"    {j['file']}: judged up to record #{j['stopped_record']} (offset "
                     f"{j['stopped_offset']}): {j['stopped']}")
     say("  report: " + ", ".join(paths[k] for k in ("html", "json", "junit") if k in paths))
-    if not result["gate"]["passed"]:
-        for reason in result["gate"]["reasons"]:
-            say(f"FAIL: {reason}")
-        return 1
+    reasons = [] if result["gate"]["passed"] else result["gate"]["reasons"]
     if damaged:
+        # Bad input (exit 2) whatever the judged part showed; where nothing could be judged the
+        # damage is why, not a selection for --allow-empty (which check-trace does not have).
+        for reason in reasons:
+            if not reason.startswith(results.NOTHING_CHECKED):
+                say(f"FAIL: {reason}")
         say(f"ERROR: {len(damaged)} trace(s) could not be read to their end (see above)")
         return 2
+    if reasons:
+        for reason in reasons:
+            say(f"FAIL: {reason}")
+        return 1
     say("PASS: every must-pass test passed, was waived or is not supported")
     return 0
 
