@@ -714,12 +714,34 @@ const QpState* Model::require_connected_qp(Expectation& e, ObjectId qp, const ch
 // with any status or be accepted and then fail; cancelled_completion expects it accepted and
 // flushed, an inline error being a warning.
 void Model::check_usable(Expectation& e, const QpState& q) const {
-    if (!q.unusable) return;
+    // Check mode: more entries owed to one of its CQs than the CQ holds may already have
+    // overrun it in the provider, which then refuses posts, before the overrun's notification
+    // (CQ-STATUS-02), delivered on another thread or never (an unarmed CQ), reached the oracle.
+    bool maybe_overrun = mode_ == Mode::check && !q.unusable &&
+                         (may_have_overrun(q.initiator_cq) ||
+                          (q.receive_cq != q.initiator_cq && may_have_overrun(q.receive_cq)));
+    if (!q.unusable && !maybe_overrun) return;
     e.may_fail_any = true;
     e.any_failure_warns = readings_.post_after_cq_error_cancelled;
     e.any_failure_rules = {"MODEL-CQ-STATUS-01", "CQ-STATUS-02"};
     e.preferred =
         readings_.post_after_cq_error_cancelled ? STATUS_SUCCESS : STATUS_INVALID_DEVICE_STATE;
+}
+
+// Check mode: whether the entries still owed to the CQ (posted on its QPs, not yet retrieved)
+// exceed its depth, so that the provider may have overrun it (CQ-CREATE-04, CQ-STATUS-02).
+bool Model::may_have_overrun(ObjectId cq_id) const {
+    const auto* cq = state_of<CqState>(cq_id);
+    if (!cq || cq->failed) return false;
+    size_t owed = 0;
+    for (ObjectId id : cq->qps) {
+        const auto* q = state_of<QpState>(id);
+        if (!q) continue;
+        if (q->initiator_cq == cq_id) owed += q->initiator_pending.size();
+        if (q->receive_cq == cq_id) owed += q->receive_pending.size();
+        if (owed > cq->depth) return true;
+    }
+    return false;
 }
 
 // CQP-DEPTH-01/02, SRQ-17: up to the depth must be accepted. MODEL-WR-DEPTH-01: beyond it a

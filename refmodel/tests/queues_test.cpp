@@ -249,6 +249,43 @@ TEST(OverrunCheckMode, OverflowIsJudgedAgainstWhatCouldBeQueued) {
         "CQ-STATUS-01"));
 }
 
+// CQ-STATUS-02 in check mode: once more entries are owed to a CQ than it holds, the provider may
+// have overrun it and refuse posts before the overrun's notification (delivered on another
+// thread, or never when the CQ is not armed) reaches the oracle. Up to the depth, a refusal is
+// still a violation of the post's own rule.
+TEST(OverrunCheckMode, RefusalBeforeTheOverrunsNotificationIsAllowedOnlyPastTheDepth) {
+    Harness h(Mode::check);
+    Pair p = h.connected_pair(2);
+    LockedBuffer a = h.arena.allocate(PAGE_SIZE), b = h.arena.allocate(PAGE_SIZE);
+    Region ra = h.register_mr(p.pd, a, 0, PAGE_SIZE, 0);
+    Region rb = h.register_mr(p.pd, b, 0, PAGE_SIZE, NDK_MR_FLAG_ALLOW_REMOTE_WRITE);
+    auto write = [&](Context ctx) {
+        return calls::Write{p.qp_a, ctx, {{ra.va, 8, ra.local}}, rb.va, rb.remote, 0, {}};
+    };
+    h.accept(write(1));
+    h.accept(write(2));
+    // Two entries owed to a CQ of depth 2: it cannot have overrun.
+    Verdict refused =
+        judge_inline(h.model.expect(write(3)), STATUS_INVALID_DEVICE_STATE, "NdkWrite");
+    EXPECT_TRUE(violation_names(refused, "WRT-01")) << refused.describe();
+    h.accept(write(3));
+    // Three owed: the third may have overrun it; the refusal names the overrun's rules.
+    Expectation past = h.model.expect(write(4));
+    EXPECT_TRUE(past.may_fail_any);
+    EXPECT_TRUE(judge_inline(past, STATUS_INVALID_DEVICE_STATE, "NdkWrite").ok());
+    EXPECT_FALSE(h.model.state_of<QpState>(p.qp_a)->unusable);  // nothing was observed yet
+    // Entries retrieved bring the count back under the depth: refusals are violations again.
+    for (Context ctx : {1, 2}) {
+        NDK_RESULT_EX r{};
+        r.Status = STATUS_SUCCESS;
+        r.QPContext = pointer_of(p.ctx_a);
+        r.RequestContext = pointer_of(ctx);
+        r.Type = NdkOperationTypeWrite;
+        EXPECT_TRUE(h.model.observe_completion(p.cq_a, r, true).clean());
+    }
+    EXPECT_FALSE(h.model.expect(write(4)).may_fail_any);
+}
+
 // ---- CQ notifications in check mode: CQ-NOT-01/05/07/09/10 ----
 
 TEST(CqNotificationCheck, ArmTypesAreJudged) {

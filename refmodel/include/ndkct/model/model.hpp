@@ -320,6 +320,7 @@ class Model {
     const QpState* require_connected_qp(Expectation& e, ObjectId qp, const char* rule) const;
     // MODEL-CQ-STATUS-01, MODEL-WR-DEPTH-01: a post to an unusable QP, or beyond a queue's depth.
     void check_usable(Expectation& e, const QpState& q) const;
+    bool may_have_overrun(ObjectId cq) const;
     // Checks shared by Send, SendAndInvalidate, Read and Write (SGE-*, depths, read limit).
     void check_data_request(Expectation& e, const QpState& q, const std::vector<Sge>& sgl,
                             uint32_t flags, bool read) const;
