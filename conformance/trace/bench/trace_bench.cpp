@@ -154,25 +154,20 @@ struct Rig {
         return static_cast<double>(2 * iterations) / took;
     }
 
-    // Post -> completion: each write waited for; the median microseconds.
-    double latency(size_t iterations) {
+    // Post -> completion of one write, waited for: ticks.
+    double one_latency(size_t i) {
         NDK_QP* qp = pair.a;
         NDK_CQ* cq = pair.cq;
         NDK_RESULT_EX result;
-        std::vector<double> took;
-        took.reserve(iterations);
-        for (size_t i = 0; i < iterations; ++i) {
-            auto t0 = Clock::now();
-            uint64_t k0 = ticks();
-            NTSTATUS ws = qp->Dispatch->NdkWrite(qp, reinterpret_cast<PVOID>(i + 1), &sge, 1,
-                                                 remote, dst_mr.remote_token, 0);
-            if (ws != STATUS_SUCCESS) throw std::runtime_error("NdkWrite failed");
-            auto end = t0 + std::chrono::seconds(2);
-            while (cq->Dispatch->NdkGetCqResultsEx(cq, &result, 1) == 0)
-                if (Clock::now() > end) throw std::runtime_error("no completion");
-            took.push_back(static_cast<double>(ticks() - k0));
-        }
-        return median(took) / ticks_per_us();
+        auto t0 = Clock::now();
+        uint64_t k0 = ticks();
+        NTSTATUS ws = qp->Dispatch->NdkWrite(qp, reinterpret_cast<PVOID>(i + 1), &sge, 1, remote,
+                                             dst_mr.remote_token, 0);
+        if (ws != STATUS_SUCCESS) throw std::runtime_error("NdkWrite failed");
+        auto end = t0 + std::chrono::seconds(2);
+        while (cq->Dispatch->NdkGetCqResultsEx(cq, &result, 1) == 0)
+            if (Clock::now() > end) throw std::runtime_error("no completion");
+        return static_cast<double>(ticks() - k0);
     }
 };
 
@@ -280,9 +275,19 @@ int run(const Args& a) {
     for (int r = 0; r < a.rounds; ++r) {
         double p, c, b;
         if (a.latency) {
-            p = plain.latency(a.iterations);
-            c = captured.latency(a.iterations);
-            b = bare.latency(a.iterations);
+            // Interleaved, one write of each rig in turn (the order rotating), rather than a
+            // block of each: a guest's clock and its host's load drift by tens of per cent
+            // within a second, and that drift then falls on the three alike.
+            std::vector<double> took[3];
+            Rig* rigs[3] = {&plain, &captured, &bare};
+            for (size_t i = 0; i < a.iterations; ++i)
+                for (size_t k = 0; k < 3; ++k) {
+                    size_t which = (i + k) % 3;
+                    took[which].push_back(rigs[which]->one_latency(i));
+                }
+            p = median(took[0]) / ticks_per_us();
+            c = median(took[1]) / ticks_per_us();
+            b = median(took[2]) / ticks_per_us();
             ratios[0].push_back(c / p);
             ratios[1].push_back(b / p);
         } else {
