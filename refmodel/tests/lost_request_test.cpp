@@ -38,13 +38,13 @@ TEST_F(LostRequest, DeferredRequestsWithoutAnEntryAreNamedLost) {
     Verdict ahead = complete(0x42);
     EXPECT_TRUE(ahead.ok()) << ahead.describe();
     EXPECT_TRUE(warning_names(ahead, "AMB-35")) << ahead.describe();
-    EXPECT_NE(ahead.describe().find("(64, 65)"), std::string::npos) << ahead.describe();
+    EXPECT_NE(ahead.describe().find("(0x40, 0x41)"), std::string::npos) << ahead.describe();
     Verdict v = h.model.expect_nothing_outstanding(p.qp_a);
     EXPECT_TRUE(violation_names(v, "WR-10")) << v.describe();
     EXPECT_TRUE(violation_names(v, "DEFER-03")) << v.describe();
     EXPECT_EQ(v.violations.size(), 2u) << v.describe();
-    EXPECT_NE(v.describe().find("RequestContext 64 "), std::string::npos) << v.describe();
-    EXPECT_NE(v.describe().find("RequestContext 65 "), std::string::npos) << v.describe();
+    EXPECT_NE(v.describe().find("RequestContext 0x40 "), std::string::npos) << v.describe();
+    EXPECT_NE(v.describe().find("RequestContext 0x41 "), std::string::npos) << v.describe();
 }
 
 // Without DEFER the lost request breaks WR-10 alone.
