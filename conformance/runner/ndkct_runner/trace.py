@@ -188,6 +188,18 @@ def provider_of(header):
             "identity": identity_of(header), "adapter_info": info}
 
 
+def profile_problem(build, name):
+    """Why the profile NAME|FILE cannot be loaded, or None (also when there is no spec tool to
+    ask: the judge then says it)."""
+    spec_tool = os.path.join(build, "spec", "ndkct-spec")
+    if not os.path.exists(spec_tool):
+        return None
+    done = subprocess.run([spec_tool, "profile", name], capture_output=True, text=True)
+    if done.returncode == 0:
+        return None
+    return done.stderr.strip().removeprefix("ndkct-spec: ") or f"cannot load the profile {name!r}"
+
+
 def profile_of(build, judged, override):
     name = override or judged["header"].get("profile") or "default"
     spec_tool = os.path.join(build, "spec", "ndkct-spec")
@@ -213,15 +225,25 @@ def check_trace(argv):
     p.add_argument("--profile", metavar="NAME|FILE",
                    help="judge by this profile (default: the one each trace names)")
     p.add_argument("--out", default=os.environ.get("NDKCT_OUT") or os.path.join(ROOT, "out"),
-                   metavar="DIR")
-    p.add_argument("--waivers", action="append", metavar="FILE")
-    p.add_argument("--strict-waivers", action="store_true")
-    p.add_argument("--must-pass", metavar="FILE")
-    p.add_argument("--no-html", action="store_true")
-    p.add_argument("--build", default=os.environ.get("NDKCT_BUILD_DIR", os.path.join(ROOT, "build")))
+                   metavar="DIR", help="output folder (default: $NDKCT_OUT, else out/)")
+    p.add_argument("--waivers", action="append", metavar="FILE",
+                   help="waiver file (repeatable; default: every conformance/waivers/*.txt; "
+                   "'none' for no waivers); waivers key on the provider name in the trace")
+    p.add_argument("--strict-waivers", action="store_true",
+                   help="a stale waiver (its test now passes) fails the check (for CI)")
+    p.add_argument("--must-pass", metavar="FILE",
+                   help="must-pass list (default: conformance/must-pass/<profile>.txt)")
+    p.add_argument("--no-html", action="store_true", help="write no HTML report")
+    p.add_argument("--build", default=os.environ.get("NDKCT_BUILD_DIR", os.path.join(ROOT, "build")),
+                   metavar="DIR", help="the build folder (default: build/)")
     args = p.parse_args(argv)
     started_epoch, started = time.time(), now()
     build = os.path.abspath(args.build)
+    if args.profile:
+        problem = profile_problem(build, args.profile)
+        if problem:
+            say(f"error: --profile {args.profile}: {problem}")
+            return 2
     files = trace_files(args.traces)
     rules = catalog.load()
     known_rules = {r["id"] for r in rules}
@@ -293,7 +315,13 @@ def check_trace(argv):
         for reason in reasons:
             if not reason.startswith(results.NOTHING_CHECKED):
                 say(f"FAIL: {reason}")
-        say(f"ERROR: {len(damaged)} trace(s) could not be read to their end (see above)")
+        unjudged = [j for j in damaged if j["stopped"].startswith("cannot load the profile")]
+        if unjudged:
+            say(f"ERROR: {len(unjudged)} trace(s) name a profile that cannot be loaded (see "
+                "above); --profile NAME|FILE judges them by another")
+        if len(unjudged) < len(damaged):
+            say(f"ERROR: {len(damaged) - len(unjudged)} trace(s) could not be read to their end "
+                "(see above)")
         return 2
     if reasons:
         for reason in reasons:

@@ -501,6 +501,16 @@ def case_fuzz_check_trace(opts):
     stopped = sum(1 for t in result["tests"] if "stopped" in t["message"])
     print(f"fuzz: {len(paths)} mutants: exit statuses {outcomes}; check-trace exit "
           f"{done.returncode}, {stopped} reported as stopped with their offset")
+    # A profile that cannot be loaded is bad input, named before anything is judged.
+    bad_out = os.path.join(folder, "bad-profile")
+    done = subprocess.run([PY, TRACES, "check-trace", "--build", opts.build, seeds[0], "--out",
+                           bad_out, "--profile", "no-such-profile"], capture_output=True,
+                          text=True, timeout=300)
+    said = done.stdout + done.stderr
+    check(done.returncode == 2 and "--profile no-such-profile: no built-in profile" in said,
+          f"check-trace --profile no-such-profile exited {done.returncode}:\n{said[-1000:]}")
+    check(not os.path.exists(os.path.join(bad_out, "result.json")),
+          "check-trace with a profile it cannot load wrote a report")
 
 
 # ---- verbs ----
