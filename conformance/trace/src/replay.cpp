@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <deque>
 #include <filesystem>
@@ -164,7 +165,9 @@ class Replayer {
                     d.source && d.source->resolved() && d.source->bytes.size() == d.source->length;
                 if (!d.source || !d.source->resolved()) {
                     // The capture could not reach them (a region it does not know: the request
-                    // is likely refused anyway); nothing to restore.
+                    // is likely refused anyway); nothing to restore, and landings may then
+                    // differ from the recording's without the provider being at fault.
+                    landings_comparable_ = false;
                     out_.notes.push_back("record #" + std::to_string(r.index) + " (" +
                                          function_name(d.function) +
                                          "): the trace does not show the bytes it reads");
@@ -312,7 +315,8 @@ class Replayer {
             return std::optional<NDK_RESULT_EX>();
         };
         auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
-        for (const Result& want : d_.results) {
+        for (size_t index = 0; index < d_.results.size(); ++index) {
+            const Result& want = d_.results[index];
             std::optional<NDK_RESULT_EX> got = take(want);
             while (!got && std::chrono::steady_clock::now() < deadline) {
                 auto polled = session_->poll(cq, 64, ex);
@@ -321,8 +325,7 @@ class Replayer {
                 if (!got && polled.empty())
                     std::this_thread::sleep_for(std::chrono::microseconds(200));
             }
-            std::string which =
-                "the completion of request context " + std::to_string(want.request_context);
+            std::string which = "the completion of request context " + hex(want.request_context);
             if (!got) {
                 difference(which + " (recorded " + status_text(want.status) + ") did not come");
                 continue;
@@ -340,11 +343,59 @@ class Replayer {
                       got->Type == NdkOperationTypeReceiveAndInvalidate))
                 difference(which + ": recorded " + std::to_string(want.bytes_transferred) +
                            " bytes transferred, replayed " + std::to_string(got->BytesTransferred));
+            else if (want.status == STATUS_SUCCESS)
+                compare_landings(index, which);
         }
         if (d_.results.empty()) {  // the recording found nothing: look once, keep what comes
             auto polled = session_->poll(cq, std::max<ULONG>(d_.max_results, 1), ex);
             queue.insert(queue.end(), polled.begin(), polled.end());
         }
+    }
+
+    // The bytes of the recorded result's landings (where its request's bytes went, spec/
+    // TRACE.md "Data digests"), as the replayed provider left them at the same pages, against
+    // the recording's digests. Only when every source was restored: otherwise the bytes sent
+    // were not the recording's.
+    void compare_landings(size_t index, const std::string& which) {
+        if (!options_.require_bytes || !landings_comparable_) return;
+        for (const Landing& l : d_.landings) {
+            if (l.result_index != index || !l.data.resolved()) continue;
+            std::vector<uint8_t> landed;
+            landed.reserve(l.data.length);
+            bool reachable = true;
+            for (const Piece p : l.data.pieces) {
+                if (p.pfn >= session_->arena().page_count() || p.offset + p.size > PAGE_SIZE) {
+                    reachable = false;
+                    break;
+                }
+                const auto* page =
+                    reinterpret_cast<const uint8_t*>(session_->arena().physical_page(p.pfn));
+                landed.insert(landed.end(), page + p.offset, page + p.offset + p.size);
+            }
+            if (!reachable || landed.size() != l.data.length) continue;
+            uint64_t replayed = digest(landed);
+            if (replayed == l.data.digest) continue;
+            if (l.data.pieces.empty()) continue;
+            const Piece first = l.data.pieces[0];
+            char where[96];
+            std::snprintf(where, sizeof where, "PFN 0x%llx offset %u",
+                          static_cast<unsigned long long>(first.pfn), first.offset);
+            difference(which + ": the " + std::to_string(l.data.length) +
+                       " bytes that landed differ from the recording's (from " + where +
+                       "; digest recorded " + hex64(l.data.digest) + ", replayed " +
+                       hex64(replayed) + ")");
+        }
+    }
+
+    static std::string hex64(uint64_t v) {
+        char text[24];
+        std::snprintf(text, sizeof text, "0x%016llx", static_cast<unsigned long long>(v));
+        return text;
+    }
+    static std::string hex(uint64_t v) {  // a context: a pointer, as trace dump shows it
+        char text[24];
+        std::snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(v));
+        return text;
     }
 
     // ---- One record ----
@@ -754,6 +805,7 @@ class Replayer {
     ReplayOptions options_;
     std::filesystem::path profile_file_;
     ReplayResult out_;
+    bool landings_comparable_ = true;  // every source the trace names was restored
     std::unique_ptr<Session> session_;
     const Record* current_ = nullptr;
     Decoded d_;

@@ -431,7 +431,11 @@ def case_replay(opts):
              r"differs at record #\d+ \(NdkGetCqResultsEx\): .*recorded Type 32, replayed 64"),
             ("fr_returns_pending", "Bites.FastRegisterLocalWriteIsNotRemote",
              r"differs at record #\d+ \(NdkFastRegister\): recorded STATUS_PENDING, replayed "
-             r"STATUS_SUCCESS")):
+             r"STATUS_SUCCESS"),
+            # A data fault: the same statuses, other bytes where the write landed.
+            ("fr_pages_reordered", "FastRegister.PagesMapInArrayOrder",
+             r"differs at record #\d+ \(NdkGetCqResultsEx\): .*: the \d+ bytes that landed "
+             r"differ from the recording's")):
         library = os.path.join(opts.build, "conformance", "faulty", f"libndkct_faulty_{fault}.so")
         folder = os.path.join(opts.work, "replay", fault)
         capture(opts, folder, f"lib:{library}", f"*{test}*", with_bytes=True)
