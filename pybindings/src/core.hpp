@@ -49,6 +49,7 @@ struct EventHook;  // hooks.cpp: consumer code run inside an object's event call
 
 struct Core {
     std::string spec;
+    std::string trace_path;  // the trace the session records into ("" when none)
     std::unique_ptr<conformance::Session> session;
     struct Entry {
         void* object;
@@ -115,6 +116,7 @@ void bind_oracle(py::module_& m);     // oracle.cpp: Verdict, Violation, catalog
 void bind_memory(py::module_& m);     // memory.cpp: Buffer, MdlChain
 void bind_providers(py::module_& m);  // providers.cpp: provider specs, the verbs provider
 void bind_session(py::module_& m);    // session.cpp: Session (the harness), results
+void bind_trace(py::module_& m);      // trace.cpp: trace files read and judged
 void bind_hooks(SessionClass& cls);   // hooks.cpp: Session methods run inside callbacks
 void drop_hooks(Core& core);          // hooks.cpp: releases and removes every event hook
 

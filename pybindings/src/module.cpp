@@ -1,5 +1,5 @@
 // The extension module ndkct._ndkct: one binding file per concept (status.cpp, oracle.cpp,
-// memory.cpp, providers.cpp, session.cpp, hooks.cpp). The Pythonic layer is the ndkct package
+// memory.cpp, providers.cpp, session.cpp, hooks.cpp, trace.cpp). The Pythonic layer is the ndkct package
 // around it.
 #include "core.hpp"
 
@@ -11,4 +11,5 @@ PYBIND11_MODULE(_ndkct, m) {
     ndkct::python::bind_memory(m);
     ndkct::python::bind_providers(m);
     ndkct::python::bind_session(m);
+    ndkct::python::bind_trace(m);
 }

@@ -339,7 +339,8 @@ void bind_session(py::module_& m) {
         "contract is enforced; every outcome is judged. The low layer of ndkct.Adapter: objects "
         "are handles (ints), results are tuples.");
     cls.def(py::init([](const std::string& spec, size_t arena_pages, int64_t callback_timeout_ms,
-                        const std::string& profile) {
+                        const std::string& profile, const std::string& capture_dir,
+                        bool capture_bytes, const std::string& capture_label) {
                 auto specs = conformance::parse_provider_specs(spec);
                 if (specs.size() != 1)
                     throw conformance::ProviderSpecError("provider '" + spec +
@@ -349,6 +350,15 @@ void bind_session(py::module_& m) {
                 options.arena_pages = arena_pages;
                 options.callback_timeout = std::chrono::milliseconds(callback_timeout_ms);
                 options.profile_override = profile;
+                // A trace of the session (spec/TRACE.md) into capture_dir, named after the
+                // label; without a folder, NDKCT_CAPTURE_DIR decides, as for every Session.
+                if (!capture_dir.empty()) {
+                    conformance::CaptureSettings capture;
+                    capture.directory = capture_dir;
+                    if (capture_bytes) capture.flags |= NDKCAP_SOURCE_BYTES | NDKCAP_LANDED_BYTES;
+                    options.capture = capture;
+                }
+                if (!capture_label.empty()) conformance::set_capture_label(capture_label);
                 auto core = std::unique_ptr<Core, CoreDeleter>(new Core);
                 core->spec = spec;
                 try {
@@ -356,10 +366,16 @@ void bind_session(py::module_& m) {
                 } catch (const conformance::SessionError& e) {
                     throw py::value_error(e.what());
                 }
+                core->trace_path = core->session->trace_path();
                 return core;
             }),
             py::arg("provider") = "model", py::arg("arena_pages") = 4096,
-            py::arg("callback_timeout_ms") = 10000, py::arg("profile") = "")
+            py::arg("callback_timeout_ms") = 10000, py::arg("profile") = "",
+            py::arg("capture_dir") = "", py::arg("capture_bytes") = false,
+            py::arg("capture_label") = "")
+        .def_property_readonly(
+            "trace_path", [](const Core& c) { return c.trace_path; },
+            "The trace this session records into, or \"\" (whole once the session is closed).")
         .def("close", &Core::close, "Closes every open object, then the adapter.")
         .def(
             "close_objects",

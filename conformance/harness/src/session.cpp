@@ -630,6 +630,10 @@ Session::Session(const ProviderSpec& spec, SessionOptions options)
     query_adapter_info(&info_, &size);  // judged this time
 }
 
+std::string Session::trace_path() const {
+    return capture_ ? capture_->path() : std::string();
+}
+
 model::Verdict Session::close_adapter() {
     close_all();
     if (adapter_) {

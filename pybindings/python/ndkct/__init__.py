@@ -10,6 +10,10 @@ oracle's verdict: which documented rules (by ID) the provider broke, if any::
         ...
         assert adapter.verdict().ok
 
+``open_adapter(..., capture=DIR)`` records every call into a trace (:class:`Trace`:
+``adapter.trace`` once closed), which reads back field by field and is judged offline
+(``trace.check()``), as ./ndkct check-trace judges a Windows driver's recording.
+
 The low layer (handles and tuples) is ``ndkct._ndkct``; Hypothesis strategies and the
 cross-check state machine are ``ndkct.strategies`` and ``ndkct.statemachine``.
 """
@@ -33,3 +37,4 @@ from .api import (  # noqa: F401
     MemoryRegion, MemoryWindow, NdkObject, ProtectionDomain, QueuePair, SharedReceiveQueue, Sge,
     open_adapter, wait_for)
 from .errors import NdkError, ViolationError  # noqa: F401
+from .trace import Trace, TraceVerdict, traces  # noqa: F401

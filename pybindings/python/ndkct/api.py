@@ -59,13 +59,21 @@ class Adapter:
     conformance/waivers): a violation naming only those is not a failure (it stays in the
     verdict; :meth:`waived_violations` lists them); ``on_waived(violations)`` is called after a
     call that met one (and no failure): what the oracle expects after a finding may no longer
-    be what the provider does.
+    be what the provider does. ``capture``: a folder to record the adapter's every NDK call and
+    callback into, as a trace (spec/TRACE.md) named after ``label`` (default: the running
+    pytest test); ``capture_bytes`` adds the bytes requests move (replayable). :attr:`trace`
+    reads it back once the adapter is closed.
     """
 
     def __init__(self, provider="model", *, arena_pages=4096, strict=False,
-                 callback_timeout=10.0, profile="", waived=(), on_waived=None):
+                 callback_timeout=10.0, profile="", waived=(), on_waived=None, capture=None,
+                 capture_bytes=False, label=None):
         self.provider = provider
-        self._s = _ndkct.Session(provider, arena_pages, int(callback_timeout * 1000), profile)
+        if label is None:  # the running pytest test, else "python"
+            label = os.environ.get("PYTEST_CURRENT_TEST", "python").split(" ")[0]
+        self._s = _ndkct.Session(provider, arena_pages, int(callback_timeout * 1000), profile,
+                                 os.fspath(capture) if capture else "", bool(capture_bytes),
+                                 label)
         self.strict = bool(strict)
         self._focus = None if isinstance(strict, bool) else frozenset(strict)
         self._waived = frozenset(waived)
@@ -117,6 +125,18 @@ class Adapter:
     def session(self):
         """The low layer (ndkct._ndkct.Session): handles and tuples, for what this one lacks."""
         return self._s
+
+    @property
+    def trace(self):
+        """The :class:`~ndkct.trace.Trace` this adapter recorded (``capture=DIR``, or
+        NDKCT_CAPTURE_DIR), read once the adapter is closed; None when it records none."""
+        if not self._s.trace_path:
+            return None
+        if not self.closed:
+            raise RuntimeError("the trace is whole once the adapter is closed (close() it, or "
+                               "leave its with block, first)")
+        from .trace import Trace
+        return Trace(self._s.trace_path)
 
     # ---- the oracle ----
     def verdict(self):

@@ -353,6 +353,9 @@ class Session {
     // Closes every object, then the adapter (CloseNdkAdapter), and returns the verdict with what
     // the close found (CLOSE-ADP-01). The destructor does nothing more.
     model::Verdict close_adapter();
+    // The trace this session records into (SessionOptions::capture), or "" when it records
+    // none; whole once close_adapter returned.
+    std::string trace_path() const;
 
     // ---- Close ----
     Done close(void* object);  // NdkCloseObject; waits for the close completion when it pends
