@@ -1,6 +1,6 @@
 // The extension module ndkct._ndkct: one binding file per concept (status.cpp, oracle.cpp,
-// memory.cpp, providers.cpp, session.cpp, hooks.cpp, trace.cpp). The Pythonic layer is the ndkct package
-// around it.
+// memory.cpp, providers.cpp, session.cpp, hooks.cpp, trace.cpp). The Pythonic layer is the ndkct
+// package around it.
 #include "core.hpp"
 
 PYBIND11_MODULE(_ndkct, m) {
