@@ -219,13 +219,25 @@ TEST_P(Overrun, TheDepthFitsOneMoreOverrunsAndTheQpIsUnusable) {
 
 INSTANTIATE_TEST_SUITE_P(Readings, Overrun, ::testing::Values("any_error", "cancelled_completion"));
 
-TEST(OverrunCheckMode, OverflowIsJudgedAgainstWhatCouldBeQueued) {
-    Harness h(Mode::check);
-    Pair p = h.connected_pair(4);
+// Check mode: a connected pair with CQs of `depth`, and writes from a local region to a remote
+// writable one.
+struct CheckModeWrites {
+    explicit CheckModeWrites(uint32_t depth) : p(h.connected_pair(depth)) {}
+    Harness h{Mode::check};
+    Pair p;
     LockedBuffer a = h.arena.allocate(PAGE_SIZE), b = h.arena.allocate(PAGE_SIZE);
     Region ra = h.register_mr(p.pd, a, 0, PAGE_SIZE, 0);
     Region rb = h.register_mr(p.pd, b, 0, PAGE_SIZE, NDK_MR_FLAG_ALLOW_REMOTE_WRITE);
-    h.accept(calls::Write{p.qp_a, 1, {{ra.va, 8, ra.local}}, rb.va, rb.remote, 0, {}});
+    calls::Write write(Context ctx) const {
+        return {p.qp_a, ctx, {{ra.va, 8, ra.local}}, rb.va, rb.remote, 0, {}};
+    }
+};
+
+TEST(OverrunCheckMode, OverflowIsJudgedAgainstWhatCouldBeQueued) {
+    CheckModeWrites w(4);
+    Harness& h = w.h;
+    const Pair& p = w.p;
+    h.accept(w.write(1));
     // CQ-CREATE-04: one entry in a CQ of depth 4 cannot overrun it.
     Verdict v =
         h.model.observe_event({Event::Kind::cq_notification, p.cq_a, 0, STATUS_BUFFER_OVERFLOW})
@@ -236,7 +248,7 @@ TEST(OverrunCheckMode, OverflowIsJudgedAgainstWhatCouldBeQueued) {
     EXPECT_TRUE(h.model.state_of<QpState>(p.qp_a)->unusable);
     EXPECT_TRUE(
         h.model.expect_nothing_outstanding(p.qp_a).clean());  // what was expected may not come
-    h.model.apply(calls::Write{p.qp_a, 2, {{ra.va, 8, ra.local}}, rb.va, rb.remote, 0, {}}, {});
+    h.model.apply(w.write(2), {});
     NDK_RESULT_EX r{};
     r.Status = STATUS_CANCELLED;
     r.QPContext = pointer_of(p.ctx_a);
@@ -254,14 +266,10 @@ TEST(OverrunCheckMode, OverflowIsJudgedAgainstWhatCouldBeQueued) {
 // thread, or never when the CQ is not armed) reaches the oracle. Up to the depth, a refusal is
 // still a violation of the post's own rule.
 TEST(OverrunCheckMode, RefusalBeforeTheOverrunsNotificationIsAllowedOnlyPastTheDepth) {
-    Harness h(Mode::check);
-    Pair p = h.connected_pair(2);
-    LockedBuffer a = h.arena.allocate(PAGE_SIZE), b = h.arena.allocate(PAGE_SIZE);
-    Region ra = h.register_mr(p.pd, a, 0, PAGE_SIZE, 0);
-    Region rb = h.register_mr(p.pd, b, 0, PAGE_SIZE, NDK_MR_FLAG_ALLOW_REMOTE_WRITE);
-    auto write = [&](Context ctx) {
-        return calls::Write{p.qp_a, ctx, {{ra.va, 8, ra.local}}, rb.va, rb.remote, 0, {}};
-    };
+    CheckModeWrites w(2);
+    Harness& h = w.h;
+    const Pair& p = w.p;
+    auto write = [&](Context ctx) { return w.write(ctx); };
     h.accept(write(1));
     h.accept(write(2));
     // Two entries owed to a CQ of depth 2: it cannot have overrun.
