@@ -90,3 +90,5 @@ def test_a_damaged_trace_says_where_it_stopped(tmp_path):
     not_a_trace.write_bytes(b"this is not a trace at all")
     with pytest.raises(ValueError, match="not a trace"):
         Trace(not_a_trace)
+    with pytest.raises(FileNotFoundError):
+        Trace(tmp_path / "missing.ndktrace")

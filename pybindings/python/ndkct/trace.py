@@ -90,6 +90,7 @@ class Trace:
 
     def __init__(self, path):
         self.path = os.fspath(path)
+        open(self.path, "rb").close()  # a missing or unreadable file: Python's own OSError
         raw = _ndkct.read_trace(self.path)
         self.header = raw["header"]
         self.records = list(raw["records"])
