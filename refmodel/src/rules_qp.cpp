@@ -17,6 +17,22 @@ std::string num(uint64_t v) {
     return std::to_string(v);
 }
 
+// An NDK_RESULT_EX.Type: its number and, when it is one, the NDK_OPERATION_TYPE's name.
+std::string type_text(uint32_t type) {
+    static constexpr std::pair<uint32_t, const char*> kNames[] = {
+        {NdkOperationTypeReceive, "Receive"},
+        {NdkOperationTypeReceiveAndInvalidate, "ReceiveAndInvalidate"},
+        {NdkOperationTypeSend, "Send"},
+        {NdkOperationTypeFastRegister, "FastRegister"},
+        {NdkOperationTypeBind, "Bind"},
+        {NdkOperationTypeInvalidate, "Invalidate"},
+        {NdkOperationTypeRead, "Read"},
+        {NdkOperationTypeWrite, "Write"}};
+    for (const auto& [value, name] : kNames)
+        if (value == type) return std::to_string(type) + " (NdkOperationType" + name + ")";
+    return std::to_string(type);
+}
+
 // A RequestContext or QPContext: a pointer to the consumer, shown as trace dumps and debuggers
 // show it.
 std::string context_text(uint64_t v) {
@@ -2787,7 +2803,8 @@ Verdict Model::observe_completion(ObjectId cq, const NDK_RESULT_EX& r, bool ex, 
                 if (r.Type != want && !(r.Status == STATUS_CANCELLED))
                     v.add({want == NdkOperationTypeFastRegister ? RuleIds{"FR-RES-01", "CQ-RES-03"}
                                                                 : RuleIds{"CQ-RES-03"},
-                           what() + " has Type " + num(r.Type) + ", expected " + num(want)});
+                           what() + " has Type " + type_text(r.Type) + ", expected " +
+                               type_text(want)});
                 if (want == NdkOperationTypeReceiveAndInvalidate &&
                     static_cast<uint32_t>(r.TypeSpecificCompletionOutput) !=
                         expected.invalidated_token)
