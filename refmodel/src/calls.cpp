@@ -1,8 +1,8 @@
 // Names and NDK-syntax printing of model calls (for counterexamples and traces).
-#include <cstdio>
 #include <sstream>
 
 #include "ndkct/model/calls.hpp"
+#include "ndkct/spec/hex.hpp"
 
 namespace ndkct::model {
 
@@ -15,11 +15,7 @@ struct Overloaded : F... {
 template <class... F>
 Overloaded(F...) -> Overloaded<F...>;
 
-std::string hex(uint64_t value) {
-    char text[24];
-    std::snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(value));
-    return text;
-}
+using spec::hex;
 
 std::string obj(const char* kind, ObjectId id) {
     return id ? std::string(kind) + std::to_string(id) : std::string("NULL");

@@ -2,11 +2,11 @@
 // requests, flush, and the engine that executes posted requests in order, checks every access,
 // and moves bytes (simulate) or records where bytes must land (check).
 #include <algorithm>
-#include <cstdio>
 #include <cstring>
 #include <utility>
 
 #include "ndkct/model/model.hpp"
+#include "ndkct/spec/hex.hpp"
 #include "ndkct/spec/status.hpp"
 
 namespace ndkct::model {
@@ -33,13 +33,9 @@ std::string type_text(uint32_t type) {
     return std::to_string(type);
 }
 
-// A RequestContext or QPContext: a pointer to the consumer, shown as trace dumps and debuggers
-// show it.
-std::string context_text(uint64_t v) {
-    char text[24];
-    std::snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(v));
-    return text;
-}
+// A RequestContext or QPContext is a pointer to the consumer: shown in hex (spec::hex), as trace
+// dumps and debuggers show it.
+using spec::hex;
 
 uint64_t total_length(const std::vector<Sge>& sgl) {
     uint64_t total = 0;
@@ -2180,7 +2176,7 @@ Verdict Model::expect_handed_over_completed(ObjectId qp) const {
                        ? RuleIds{"FR-DEFER-02", "DEFER-04"}
                        : RuleIds{"DEFER-04", "FR-DEFER-02"},
                    "no completion appeared for the request with RequestContext " +
-                       context_text(done.request_context) + " on QP " + num(qp) +
+                       hex(done.request_context) + " on QP " + num(qp) +
                        ", posted with NDK_OP_FLAG_DEFER before a request the provider refused "
                        "inline (the refusal had to hand it to the hardware)"});
     return v;
@@ -2238,7 +2234,7 @@ Verdict Model::expect_nothing_outstanding(ObjectId qp) {
                                ? RuleIds{"FR-DEFER-02", "DEFER-04", "WR-10"}
                                : RuleIds{"DEFER-04", "WR-10"},
                            "no completion appeared for the request with RequestContext " +
-                               context_text(done.request_context) + " on QP " + num(qp) +
+                               hex(done.request_context) + " on QP " + num(qp) +
                                ", posted with NDK_OP_FLAG_DEFER before a request the provider "
                                "refused inline (the refusal had to hand it to the hardware)"});
                 else if (done.silent_flag && !done.rules.empty() &&
@@ -2258,7 +2254,7 @@ Verdict Model::expect_nothing_outstanding(ObjectId qp) {
                     if (dropped) rules.insert(rules.begin(), "FR-SILENT-02");
                     v.add(
                         {rules, "no completion appeared for the request with RequestContext " +
-                                    context_text(done.request_context) + " on QP " + num(qp) +
+                                    hex(done.request_context) + " on QP " + num(qp) +
                                     ", posted with NDK_OP_FLAG_SILENT_SUCCESS, which must fail (" +
                                     done.why +
                                     (dropped ? "): an access through the region it would have "
@@ -2272,7 +2268,7 @@ Verdict Model::expect_nothing_outstanding(ObjectId qp) {
                         rules.insert(rules.begin(), page);
                     v.add({std::move(rules),
                            "no completion appeared for the request with RequestContext " +
-                               context_text(done.request_context) + " on QP " + num(qp) +
+                               hex(done.request_context) + " on QP " + num(qp) +
                                ", posted with NDK_OP_FLAG_DEFER"});
                 } else {
                     RuleIds rules{"WR-10", "FLS-03"};
@@ -2281,7 +2277,7 @@ Verdict Model::expect_nothing_outstanding(ObjectId qp) {
                         rules.insert(rules.begin(), page);
                     v.add({std::move(rules),
                            "no completion appeared for the request with RequestContext " +
-                               context_text(done.request_context) + " on QP " + num(qp)});
+                               hex(done.request_context) + " on QP " + num(qp)});
                 }
             }
             for (const auto& l : done.landings)
@@ -2573,7 +2569,7 @@ Verdict Model::observe_completion(ObjectId cq, const NDK_RESULT_EX& r, bool ex, 
     Context request = reinterpret_cast<uintptr_t>(r.RequestContext);
     // Built only for a message: most completions are right.
     auto what = [&] {
-        return "a completion with RequestContext " + context_text(request) + " (" +
+        return "a completion with RequestContext " + hex(request) + " (" +
                std::string(spec::status_name(r.Status)) + ")";
     };
     // Find the request: QPs reporting to this CQ, with this QPContext, holding this request.
@@ -2606,7 +2602,7 @@ Verdict Model::observe_completion(ObjectId cq, const NDK_RESULT_EX& r, bool ex, 
                 size_t count = 0;
                 for (auto e = list.begin(); e != it; ++e) {
                     if (e->type != NdkOperationTypeRead) continue;
-                    if (count < 4) reads += (count ? ", " : "") + context_text(e->request_context);
+                    if (count < 4) reads += (count ? ", " : "") + hex(e->request_context);
                     ++count;
                 }
                 if (count > 4) reads += " and " + std::to_string(count - 4) + " more";
@@ -2628,8 +2624,7 @@ Verdict Model::observe_completion(ObjectId cq, const NDK_RESULT_EX& r, bool ex, 
                 std::string earlier;
                 size_t count = 0;
                 for (auto e = list.begin(); e != it; ++e, ++count)
-                    if (count < 4)
-                        earlier += (count ? ", " : "") + context_text(e->request_context);
+                    if (count < 4) earlier += (count ? ", " : "") + hex(e->request_context);
                 if (count > 4) earlier += " and " + std::to_string(count - 4) + " more";
                 v.add({{"AMB-35"},
                        what() + " arrived ahead of earlier requests of the same queue (" + earlier +
@@ -3005,9 +3000,9 @@ Verdict Model::observe_completion(ObjectId cq, const NDK_RESULT_EX& r, bool ex, 
                         RuleIds rules{"CQP-CTX-01", "CQ-RES-02"};
                         if (it->type == NdkOperationTypeFastRegister)
                             rules.insert(rules.begin(), "FR-QP-01");
-                        v.add({std::move(rules),
-                               what() + " carries QPContext " + context_text(qp_context) +
-                                   "; its QP was created with " + context_text(q.qp_context)});
+                        v.add({std::move(rules), what() + " carries QPContext " + hex(qp_context) +
+                                                     "; its QP was created with " +
+                                                     hex(q.qp_context)});
                         Completion taken = std::move(*it);
                         list->erase(it);
                         for (const auto& l : taken.landings)

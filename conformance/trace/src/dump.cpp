@@ -13,6 +13,7 @@
 #include <stdexcept>
 
 #include "ndkct/spec/embedded.hpp"
+#include "ndkct/spec/hex.hpp"
 #include "ndkct/spec/status.hpp"
 
 namespace ndkct::trace {
@@ -196,11 +197,7 @@ json decode_fields(const Record& r, size_t& leftover) {
     return out;
 }
 
-std::string hex(uint64_t v) {
-    char buffer[24];
-    std::snprintf(buffer, sizeof buffer, "0x%llx", static_cast<unsigned long long>(v));
-    return buffer;
-}
+using spec::hex;
 
 bool hex_field(const std::string& name) {
     static const char* const names[] = {"object",

@@ -7,7 +7,6 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <cstdio>
 #include <cstring>
 #include <deque>
 #include <filesystem>
@@ -21,6 +20,7 @@
 #include <unordered_map>
 
 #include "ndkct/conformance/session.hpp"
+#include "ndkct/spec/hex.hpp"
 #include "ndkct/spec/status.hpp"
 #include "ndkct/trace/decode.hpp"
 #include "ndkct/trace/mdl_chain.hpp"
@@ -325,7 +325,8 @@ class Replayer {
                 if (!got && polled.empty())
                     std::this_thread::sleep_for(std::chrono::microseconds(200));
             }
-            std::string which = "the completion of request context " + hex(want.request_context);
+            std::string which =
+                "the completion of request context " + spec::hex(want.request_context);
             if (!got) {
                 difference(which + " (recorded " + status_text(want.status) + ") did not come");
                 continue;
@@ -359,7 +360,7 @@ class Replayer {
     void compare_landings(size_t index, const std::string& which) {
         if (!options_.require_bytes || !landings_comparable_) return;
         for (const Landing& l : d_.landings) {
-            if (l.result_index != index || !l.data.resolved()) continue;
+            if (l.result_index != index || !l.data.resolved() || l.data.pieces.empty()) continue;
             std::vector<uint8_t> landed;
             landed.reserve(l.data.length);
             bool reachable = true;
@@ -375,27 +376,13 @@ class Replayer {
             if (!reachable || landed.size() != l.data.length) continue;
             uint64_t replayed = digest(landed);
             if (replayed == l.data.digest) continue;
-            if (l.data.pieces.empty()) continue;
             const Piece first = l.data.pieces[0];
-            char where[96];
-            std::snprintf(where, sizeof where, "PFN 0x%llx offset %u",
-                          static_cast<unsigned long long>(first.pfn), first.offset);
             difference(which + ": the " + std::to_string(l.data.length) +
-                       " bytes that landed differ from the recording's (from " + where +
-                       "; digest recorded " + hex64(l.data.digest) + ", replayed " +
-                       hex64(replayed) + ")");
+                       " bytes that landed differ from the recording's (from PFN " +
+                       spec::hex(first.pfn) + " offset " + std::to_string(first.offset) +
+                       "; digest recorded " + spec::hex(l.data.digest, 16) + ", replayed " +
+                       spec::hex(replayed, 16) + ")");
         }
-    }
-
-    static std::string hex64(uint64_t v) {
-        char text[24];
-        std::snprintf(text, sizeof text, "0x%016llx", static_cast<unsigned long long>(v));
-        return text;
-    }
-    static std::string hex(uint64_t v) {  // a context: a pointer, as trace dump shows it
-        char text[24];
-        std::snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(v));
-        return text;
     }
 
     // ---- One record ----
