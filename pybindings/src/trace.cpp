@@ -27,8 +27,9 @@ py::dict read_trace(const std::string& path) {
     reader.feed(bytes.data(), bytes.size());
     reader.finish();
     trace::Record r;
+    py::object loads = py::module_::import("json").attr("loads");
     while (reader.next(r) == trace::Reader::Next::record) {
-        py::dict record = py::module_::import("json").attr("loads")(trace::record_json(r));
+        py::dict record = loads(trace::record_json(r));
         record["line"] = trace::dump_record(r);
         // What the record is, by its kind's class (the "kind" field is the number itself).
         uint16_t kind_class = NDKT_KIND_CLASS(r.head.kind);

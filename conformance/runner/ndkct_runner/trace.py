@@ -188,26 +188,26 @@ def provider_of(header):
             "identity": identity_of(header), "adapter_info": info}
 
 
-def profile_problem(build, name):
-    """Why the profile NAME|FILE cannot be loaded, or None (also when there is no spec tool to
-    ask: the judge then says it)."""
+def load_profile(build, name):
+    """(the profile NAME|FILE as ndkct-spec loads it, or None; why it cannot be loaded, or
+    None). Both None without the spec tool: the judge then says it."""
     spec_tool = os.path.join(build, "spec", "ndkct-spec")
     if not os.path.exists(spec_tool):
-        return None
+        return None, None
     done = subprocess.run([spec_tool, "profile", name], capture_output=True, text=True)
     if done.returncode == 0:
-        return None
-    return done.stderr.strip().removeprefix("ndkct-spec: ") or f"cannot load the profile {name!r}"
+        return json.loads(done.stdout), None
+    return None, (done.stderr.strip().removeprefix("ndkct-spec: ")
+                  or f"cannot load the profile {name!r}")
 
 
-def profile_of(build, judged, override):
+def profile_of(build, judged, override, loaded=None):
+    """The report's profile record; `loaded`: the override's profile, already loaded."""
     name = override or judged["header"].get("profile") or "default"
-    spec_tool = os.path.join(build, "spec", "ndkct-spec")
     version = judged["header"].get("ndk_version") or "2.1"
-    if os.path.exists(spec_tool):
-        done = subprocess.run([spec_tool, "profile", name], capture_output=True, text=True)
-        if done.returncode == 0:
-            version = json.loads(done.stdout).get("ndk_version", version)
+    profile = loaded if loaded is not None else load_profile(build, name)[0]
+    if profile is not None:
+        version = profile.get("ndk_version", version)
     return {"name": os.path.basename(name).removesuffix(".json"), "origin": name,
             "ndk_version": version}
 
@@ -239,8 +239,9 @@ def check_trace(argv):
     args = p.parse_args(argv)
     started_epoch, started = time.time(), now()
     build = os.path.abspath(args.build)
+    override_profile = None
     if args.profile:
-        problem = profile_problem(build, args.profile)
+        override_profile, problem = load_profile(build, args.profile)
         if problem:
             say(f"error: --profile {args.profile}: {problem}")
             return 2
@@ -256,7 +257,7 @@ def check_trace(argv):
     if len(providers_seen) > 1:
         say(f"the traces come from {len(providers_seen)} providers "
             f"({', '.join(sorted(p or '?' for p in providers_seen))}): the report names the first")
-    profile = profile_of(build, first, args.profile)
+    profile = profile_of(build, first, args.profile, override_profile)
     declared = declarations(build, header.get("provider_spec"))
     seen = {}
     tests = [test_record(j, declared, known_rules, seen) for j in judged]
