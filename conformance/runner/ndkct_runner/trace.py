@@ -298,16 +298,29 @@ def check_trace(argv):
     paths = results.write_all(result, out, rules, html=not args.no_html)
     c = result["counts"]
     total_records = sum(j["records"] for j in judged)
+    # What to fix first, as a run says it: first, and again last (below a long list).
+    nxt = result["rules"].get("next")
+    if nxt:
+        say(nxt["text"])
     say(f"{len(tests)} traces ({total_records} records) of {identity['name']} "
         f"{identity['version']} judged under profile {profile['name']}: "
         + ", ".join(f"{k} {v}" for k, v in c.items() if v or k in ("pass", "fail")))
+    # Every damaged trace with where it stopped; failing ones up to `limit`, as a run lists them.
+    limit, listed, unlisted = 25, 0, 0
     for t, j in zip(tests, judged):
-        if t["verdict"] in ("fail",) or j["stopped"]:
-            first_line = next((x for x in t["message"].splitlines() if x.strip()), "")[:200]
-            say(f"  {t['verdict'].upper()} {t['test']}: {first_line}")
-            if j["stopped"]:
-                say(f"    {j['file']}: judged up to record #{j['stopped_record']} (offset "
-                    f"{j['stopped_offset']}): {j['stopped']}")
+        if t["verdict"] not in ("fail",) and not j["stopped"]:
+            continue
+        if not j["stopped"] and listed >= limit:
+            unlisted += 1
+            continue
+        listed += 1
+        first_line = next((x for x in t["message"].splitlines() if x.strip()), "")[:200]
+        say(f"  {t['verdict'].upper()} {t['test']}: {first_line}")
+        if j["stopped"]:
+            say(f"    {j['file']}: judged up to record #{j['stopped_record']} (offset "
+                f"{j['stopped_offset']}): {j['stopped']}")
+    if unlisted:
+        say(f"  ... and {unlisted} more failing traces (report.html, result.json)")
     say("  report: " + ", ".join(paths[k] for k in ("html", "json", "junit") if k in paths))
     reasons = [] if result["gate"]["passed"] else result["gate"]["reasons"]
     if damaged:
@@ -327,6 +340,8 @@ def check_trace(argv):
     if reasons:
         for reason in reasons:
             say(f"FAIL: {reason}")
+        if nxt:
+            say(nxt["text"])
         return 1
     say("PASS: every must-pass test passed, was waived or is not supported")
     return 0
