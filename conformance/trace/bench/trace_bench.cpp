@@ -11,9 +11,18 @@
 //   offline checking  the loop's trace judged by the oracle on one core (check()): calls/s
 //                     and records/s; --traces DIR judges every trace of a folder too
 //
-//   trace_bench [--provider SPEC] [--iterations N] [--rounds R] [--latency] [--traces DIR]
-//               [--keep FILE] [--only plain|captured|bare]   (the last two: for profiling)
-//               [--digest-in-call]  (every digest taken during the call: NDKCAP_DIGEST_IN_CALL)
+//   trace_bench [--provider SPEC] [--iterations N] [--rounds R] [--latency] [--bytes N]
+//               [--traces DIR] [--keep FILE] [--only plain|captured|bare]   (the last two: for
+//               profiling) [--digest-in-call]  (every digest taken during the call:
+//               NDKCAP_DIGEST_IN_CALL)
+//
+// --bytes: the payload of each write (default 512 for the loop, 64 for --latency): the
+// capture's cost is a part per call and a part per byte digested, so the same capture costs a
+// provider a different share at each size.
+//
+// Each figure is also a line `ndkct-bench: {...}` (bench/README.md), named after the mode and
+// payload (loop_512B.overhead_ratio, latency_64B.overhead_ratio, ...), with the target
+// beside the ones it sets.
 #include <time.h>
 
 #include <algorithm>
@@ -30,6 +39,7 @@
 #include <x86intrin.h>
 #endif
 
+#include "ndkct/bench/stats.hpp"
 #include "ndkct/conformance/session.hpp"
 #include "ndkct/trace/judge.hpp"
 
@@ -49,6 +59,7 @@ struct Args {
     std::string keep;             // where to copy the loop's trace (for profiling the checker)
     std::string only;             // --only plain|captured|bare: that loop alone (for profiling)
     bool digest_in_call = false;  // NDKCAP_DIGEST_IN_CALL: no digest deferred to the drain
+    ULONG bytes = 0;              // the payload; 0: 512 for the loop, 64 for --latency
 };
 
 double seconds_since(Clock::time_point t0) {
@@ -95,9 +106,22 @@ double ticks_per_us() {
     return rate;
 }
 
-double median(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v.empty() ? 0 : v[v.size() / 2];
+using bench::median;
+
+// One figure on the convention's line (bench/README.md): `name` under bench "trace".
+void figure(const std::string& name, double value, const std::string& unit,
+            const bench::Interval* ci, const std::string& better, const std::string& target,
+            const std::string& note) {
+    bench::Figure f;
+    f.bench = "trace";
+    f.name = name;
+    f.value = value;
+    f.unit = unit;
+    f.ci = ci;
+    f.better = better;
+    f.target = target;
+    f.note = note;
+    bench::emit(f);
 }
 
 // One session ready for the loop: a connected pair, a source and a remote-writable target.
@@ -209,7 +233,7 @@ void cost_floor(double iteration_ns, ULONG payload) {
 
 // Bytes per call: a trace's size over the call records in it (the reader reads on past a
 // LOSS record, where the judge stops), and the records the ring could not keep.
-void size_per_call(const std::string& folder) {
+double size_per_call(const std::string& folder) {
     std::string file;
     for (const auto& e : fs::directory_iterator(folder))
         file = e.path().string();
@@ -233,6 +257,7 @@ void size_per_call(const std::string& folder) {
                 folder.c_str(), static_cast<double>(bytes.size()) / 1e6,
                 static_cast<unsigned long long>(calls), static_cast<unsigned long long>(lost),
                 calls ? static_cast<double>(bytes.size()) / static_cast<double>(calls) : 0.0);
+    return calls ? static_cast<double>(bytes.size()) / static_cast<double>(calls) : 0.0;
 }
 
 int run(const Args& a) {
@@ -244,7 +269,10 @@ int run(const Args& a) {
     // its trace to a file in the temporary folder.
     conformance::CaptureSettings to_file{dir, a.digest_in_call ? NDKCAP_DIGEST_IN_CALL : 0u, 0};
     conformance::CaptureSettings without_digests{dir + "-nodigests", NDKCAP_NO_DIGESTS, 0};
-    ULONG payload = a.latency ? 64 : 512;
+    ULONG payload = a.bytes ? a.bytes : a.latency ? 64 : 512;
+    // The figures' names: the mode and the payload (loop_512B., latency_64B.).
+    std::string prefix =
+        std::string(a.latency ? "latency_" : "loop_") + std::to_string(payload) + "B.";
     if (!a.only.empty()) {
         std::optional<conformance::CaptureSettings> how;
         if (a.only == "captured") how = to_file;
@@ -271,7 +299,8 @@ int run(const Args& a) {
                 a.iterations, a.rounds);
     // Ratios > 1: slower with the capture. [0] with digests, [1] without.
     std::vector<double> ratios[2], cpu_ratios[2], process_ratios[2];
-    double plain_ns = 1e300;  // the plain loop's CPU per iteration, best round
+    double plain_ns = 1e300;               // the plain loop's CPU per iteration, best round
+    std::vector<double> plain_latency_us;  // --latency: each round's plain median
     for (int r = 0; r < a.rounds; ++r) {
         double p, c, b;
         if (a.latency) {
@@ -286,6 +315,7 @@ int run(const Args& a) {
                     took[which].push_back(rigs[which]->one_latency(i));
                 }
             p = median(took[0]) / ticks_per_us();
+            plain_latency_us.push_back(p);
             c = median(took[1]) / ticks_per_us();
             b = median(took[2]) / ticks_per_us();
             ratios[0].push_back(c / p);
@@ -319,13 +349,30 @@ int run(const Args& a) {
     }
     if (!a.latency) cost_floor(plain_ns, payload);
     const char* what = a.latency ? "post->completion latency" : "NdkWrite + NdkGetCqResults rate";
+    std::string shape = std::string(a.latency ? "post->completion latency of " : "NdkWrite of ") +
+                        std::to_string(payload) + " bytes" +
+                        (a.latency ? "" : " + NdkGetCqResults, rate") + " on " + a.provider +
+                        ", captured/plain";
     for (int k = 0; k < 2; ++k) {
         const char* how = k == 0 ? "with data digests" : "without data digests";
         auto& v = ratios[k];
         std::printf("capture overhead %s (%s): median %+.1f %% (rounds %+.1f .. %+.1f %%)\n", how,
                     what, (median(v) - 1) * 100, (*std::min_element(v.begin(), v.end()) - 1) * 100,
                     (*std::max_element(v.begin(), v.end()) - 1) * 100);
+        // The targets are for the capture as ndkct runs it (with digests).
+        bench::Interval ci = bench::bootstrap_median(v);
+        figure(prefix + (k == 0 ? "overhead_ratio" : "overhead_ratio_no_digests"), ci.value,
+               "ratio", &ci, "lower", k == 0 ? (a.latency ? "<= 1.02" : "<= 1.10") : "",
+               shape + (k == 0 ? ", data digests" : ", NDKCAP_NO_DIGESTS"));
         if (!a.latency) {
+            bench::Interval thread = bench::bootstrap_median(cpu_ratios[k]);
+            bench::Interval process = bench::bootstrap_median(process_ratios[k]);
+            figure(prefix + (k == 0 ? "thread_cpu_ratio" : "thread_cpu_ratio_no_digests"),
+                   thread.value, "ratio", &thread, "lower", "",
+                   "CPU time of the calling thread, captured/plain");
+            figure(prefix + (k == 0 ? "process_cpu_ratio" : "process_cpu_ratio_no_digests"),
+                   process.value, "ratio", &process, "lower", "",
+                   "CPU time of the process (the calls and the drain thread), captured/plain");
             std::printf(
                 "capture overhead %s in CPU time of the calling thread (the NDK call path): "
                 "median %+.1f %%\n",
@@ -340,10 +387,17 @@ int run(const Args& a) {
     plain.s->close_adapter();
     captured.s->close_adapter();
     bare.s->close_adapter();
+    if (a.latency) {
+        bench::Interval plain_us = bench::bootstrap_median(plain_latency_us);
+        figure(prefix + "plain_us", plain_us.value, "us", &plain_us, "lower", "",
+               "post->completion without the capture, median of each round");
+    }
     std::printf("trace size with data digests: ");
-    size_per_call(dir);
+    figure(prefix + "bytes_per_call", size_per_call(dir), "bytes", nullptr, "lower", "",
+           "trace file bytes over the calls recorded");
     std::printf("trace size without data digests: ");
-    size_per_call(without_digests.directory);
+    figure(prefix + "bytes_per_call_no_digests", size_per_call(without_digests.directory), "bytes",
+           nullptr, "lower", "", "trace file bytes over the calls recorded");
     fs::remove_all(without_digests.directory);
     // The captured session's trace: bytes per call, and the offline check of it.
     std::string trace;
@@ -364,6 +418,13 @@ int run(const Args& a) {
         "(in CPU time; %.2f M calls/s in wall time) (%s)\n",
         static_cast<double>(v.calls) / cpu / 1e6, static_cast<double>(v.records) / cpu / 1e6,
         static_cast<double>(v.calls) / took / 1e6, v.failed() ? "FINDINGS" : "clean");
+    // The checking target is for a long trace on one core; a guest's short trace of the
+    // latency run says nothing about it.
+    if (!a.latency)
+        figure("offline.calls_per_s", static_cast<double>(v.calls) / cpu, "calls/s", nullptr,
+               "higher", ">= 2e6",
+               "the loop's trace judged by the oracle, CPU time of one core" +
+                   std::string(v.failed() ? " (FINDINGS: the trace is not clean)" : ""));
     if (!a.keep.empty()) fs::copy_file(trace, a.keep, fs::copy_options::overwrite_existing);
     fs::remove_all(dir);
     if (!a.traces.empty()) {
@@ -413,10 +474,20 @@ int main(int argc, char** argv) {
             a.only = argv[++i];
         else if (s == "--digest-in-call")
             a.digest_in_call = true;
-        else {
+        else if (s == "--bytes" && i + 1 < argc) {
+            // The rig's buffers are 4 pages.
+            unsigned long n = std::strtoul(argv[++i], nullptr, 10);
+            if (n == 0 || n > 4 * PAGE_SIZE) {
+                std::fprintf(stderr, "trace_bench: --bytes takes 1 .. %u\n",
+                             static_cast<unsigned>(4 * PAGE_SIZE));
+                return 2;
+            }
+            a.bytes = static_cast<ULONG>(n);
+        } else {
             std::fprintf(stderr,
                          "usage: trace_bench [--provider SPEC] [--iterations N] [--rounds R] "
-                         "[--latency] [--traces DIR]\n");
+                         "[--latency] [--bytes N] [--traces DIR] [--keep FILE] "
+                         "[--only plain|captured|bare] [--digest-in-call]\n");
             return 2;
         }
     }
