@@ -52,7 +52,7 @@ namespace fs = std::filesystem;
 
 struct Args {
     std::string provider = "model:seed=1";
-    size_t iterations = 200000;
+    size_t iterations = 0;  // 0: 200000 for the loop, 20000 for --latency
     int rounds = 7;
     bool latency = false;
     std::string traces;
@@ -237,27 +237,36 @@ double size_per_call(const std::string& folder) {
     std::string file;
     for (const auto& e : fs::directory_iterator(folder))
         file = e.path().string();
-    std::vector<uint8_t> bytes;
-    std::string unread;
-    trace::read_file(file, bytes, unread);
+    // Streamed a MiB at a time: a guest has 1 GiB, and a long latency run's trace is hundreds
+    // of MB.
+    std::ifstream in(file, std::ios::binary);
+    if (!in) throw std::runtime_error("cannot read the trace " + file);
     trace::Reader reader;
-    reader.feed(bytes);
-    reader.finish();
     trace::Record r;
-    uint64_t calls = 0, lost = 0;
-    while (reader.next(r) == trace::Reader::Next::record) {
-        if (NDKT_KIND_CLASS(r.head.kind) == NDKT_KIND_CALL) ++calls;
-        if (r.head.kind == NDKT_META_LOSS && r.body_size >= 8) {
-            uint64_t n;
-            std::memcpy(&n, r.body, 8);
-            lost += n;
+    uint64_t calls = 0, lost = 0, size = 0;
+    std::vector<char> chunk(1 << 20);
+    for (bool more = true; more;) {
+        in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
+        size_t got = static_cast<size_t>(in.gcount());
+        size += got;
+        more = got == chunk.size();
+        reader.feed(chunk.data(), got);
+        if (!more) reader.finish();
+        while (reader.next(r) == trace::Reader::Next::record) {
+            if (NDKT_KIND_CLASS(r.head.kind) == NDKT_KIND_CALL) ++calls;
+            if (r.head.kind == NDKT_META_LOSS && r.body_size >= 8) {
+                uint64_t n;
+                std::memcpy(&n, r.body, 8);
+                lost += n;
+            }
         }
     }
+    double per_call = calls ? static_cast<double>(size) / static_cast<double>(calls) : 0.0;
     std::printf("%s: %.1f MB, %llu calls recorded, %llu records lost: %.1f bytes per call\n",
-                folder.c_str(), static_cast<double>(bytes.size()) / 1e6,
+                folder.c_str(), static_cast<double>(size) / 1e6,
                 static_cast<unsigned long long>(calls), static_cast<unsigned long long>(lost),
-                calls ? static_cast<double>(bytes.size()) / static_cast<double>(calls) : 0.0);
-    return calls ? static_cast<double>(bytes.size()) / static_cast<double>(calls) : 0.0;
+                per_call);
+    return per_call;
 }
 
 int run(const Args& a) {
@@ -491,6 +500,7 @@ int main(int argc, char** argv) {
             return 2;
         }
     }
+    if (!a.iterations) a.iterations = a.latency ? 20000 : 200000;
     try {
         return run(a);
     } catch (const std::exception& error) {
