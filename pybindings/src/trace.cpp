@@ -62,6 +62,7 @@ py::dict check_trace(const std::string& path, const std::string& profile) {
     out["callbacks"] = v.callbacks;
     out["completions"] = v.completions;
     out["unjudged_landings"] = v.unjudged_landings;
+    out["unjudged_posts"] = v.unjudged_posts;
     out["ended"] = v.ended;
     out["stopped"] = v.stopped.empty() ? py::object(py::none()) : py::str(v.stopped);
     out["stopped_record"] = v.stopped_record;

@@ -26,6 +26,10 @@ ROOT = os.path.normpath(os.path.join(HERE, "..", "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "reports"))
 from ndkct_reports import catalog, result as results  # noqa: E402
 
+# NDKT_CAPTURE_DIGESTS (spec/include/ndkct/trace_format.h): the header's capture flag that DATA
+# blocks carry digests.
+CAPTURE_DIGESTS = 0x01
+
 EXECUTABLES = (("directed", os.path.join("conformance", "tests", "conformance_tests")),
                ("property", os.path.join("conformance", "properties", "conformance_properties")))
 
@@ -305,6 +309,20 @@ def check_trace(argv):
     say(f"{len(tests)} traces ({total_records} records) of {identity['name']} "
         f"{identity['version']} judged under profile {profile['name']}: "
         + ", ".join(f"{k} {v}" for k, v in c.items() if v or k in ("pass", "fail")))
+    # What the traces could not show is said, not passed over: where bytes landed goes unjudged
+    # without digests, and for posts and completions whose bytes a trace does not show.
+    undigested = sum(1 for j in judged if not j["header"]["capture_flags"] & CAPTURE_DIGESTS)
+    if undigested:
+        say(f"  data: {undigested} of {len(judged)} traces carry no data digests (captured with "
+            "NDKCAP_NO_DIGESTS): where bytes landed is not judged in them")
+    posts = sum(j.get("unjudged_posts", 0) for j in judged)
+    landings = sum(j.get("unjudged_landings", 0) for j in judged)
+    if posts or landings:
+        shown = sum(1 for j in judged if j.get("unjudged_posts") or j.get("unjudged_landings"))
+        say(f"  data: in {shown} traces, {posts} posts' sources and {landings} completions' "
+            "landings are not shown (pages the capture could not read, blocks over its digest "
+            "limit, or sources overlapping bytes still landing): where those bytes landed is "
+            "not judged")
     # Every damaged trace with where it stopped; failing ones up to `limit`, as a run lists them.
     limit, listed, unlisted = 25, 0, 0
     for t, j in zip(tests, judged):

@@ -855,7 +855,11 @@ struct Judge::Impl {
             else
                 fill(*d.source);
         }
-        if (!observable && digests) oracle->set_landings_observable(false);
+        if (!observable && digests) {
+            // A refused post lands nothing: only an accepted one goes unjudged.
+            if (d.status == STATUS_SUCCESS) ++out.unjudged_posts;
+            oracle->set_landings_observable(false);
+        }
         apply_call();
         if (!observable && digests) oracle->set_landings_observable(true);
     }
@@ -1383,6 +1387,19 @@ struct Judge::Impl {
 
     void finish(const Reader& reader) {
         report_held_posts();
+        // Nothing silently unjudged: data the trace could not show is said, with why.
+        if (out.unjudged_posts || out.unjudged_landings)
+            out.notes.push_back(
+                "not judged where bytes landed: " +
+                (out.unjudged_posts ? std::to_string(out.unjudged_posts) +
+                                          " post(s) whose source the trace does not show"
+                                    : std::string()) +
+                (out.unjudged_posts && out.unjudged_landings ? ", " : "") +
+                (out.unjudged_landings ? std::to_string(out.unjudged_landings) +
+                                             " completion(s) whose landing it does not show"
+                                       : std::string()) +
+                " (pages the capture could not read, blocks over its digest limit, or sources "
+                "that overlap bytes still landing; ./ndkct trace dump shows which)");
         if (reader.problem() && !stopped) {
             stopped = true;
             out.stopped = reader.problem()->describe();

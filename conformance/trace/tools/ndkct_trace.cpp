@@ -151,6 +151,7 @@ int check(int argc, char** argv) {
             j["callbacks"] = v.callbacks;
             j["completions"] = v.completions;
             j["unjudged_landings"] = v.unjudged_landings;
+            j["unjudged_posts"] = v.unjudged_posts;
             j["unknown_records"] = v.unknown_records;
             j["ended"] = v.ended;
             j["stopped"] = v.stopped;

@@ -50,6 +50,7 @@ class TraceVerdict:
         self.callbacks = raw["callbacks"]
         self.completions = raw["completions"]
         self.unjudged_landings = raw["unjudged_landings"]
+        self.unjudged_posts = raw["unjudged_posts"]
         self.ended = raw["ended"]
         self.stopped = raw["stopped"]  # why judging stopped early, or None
         self.stopped_record = raw["stopped_record"]

@@ -46,8 +46,11 @@ struct Verdicts {
     std::vector<Finding> findings;
     uint64_t records = 0, calls = 0, callbacks = 0, completions = 0;
     uint64_t unjudged_landings = 0;  // results whose landed bytes the trace could not show
-    uint64_t unknown_records = 0;    // kinds of a later minor version, skipped
-    bool ended = false;              // the END record was read
+    // Posts whose source bytes the trace could not show (unresolved, over the capture's digest
+    // limit, or not composable from digests): where their bytes land goes unjudged too.
+    uint64_t unjudged_posts = 0;
+    uint64_t unknown_records = 0;  // kinds of a later minor version, skipped
+    bool ended = false;            // the END record was read
     // Why judging stopped before the trace's end ("" when it did not), and where.
     std::string stopped;
     uint64_t stopped_record = 0, stopped_offset = 0;
