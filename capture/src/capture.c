@@ -13,6 +13,11 @@
  */
 #include "ndkct/capture.h"
 
+#include <stddef.h> /* offsetof: freestanding */
+
+/* NDKCAP_OPTIONS as capture 1.2 had it (everything before DigestLimit): the smallest Size. */
+#define CAP_OPTIONS_1_2_BYTES offsetof(NDKCAP_OPTIONS, DigestLimit)
+
 /* ================================ Portability ================================ */
 
 /* MSVC's intrinsics (a WDK build); clang, clang-cl too, takes the __atomic builtins. The
@@ -255,6 +260,7 @@ struct _NDKCAP {
     uint32_t flags;             /* NDKT_CAPTURE_* */
     uint64_t untimed_functions; /* 1 << function: no timestamps outside callbacks */
     uint32_t options;           /* NDKCAP_* */
+    uint32_t digest_limit;      /* DATA blocks of more bytes are not read (0: none) */
     PVOID memory;               /* everything, one allocation */
     SIZE_T memory_bytes;
     uint32_t registry_index;
@@ -587,8 +593,11 @@ NTSTATUS NdkCaptureOpen(const NDKCAP_HOST* Host, const NDKCAP_OPTIONS* Options,
     NDKCAP_OPTIONS o;
     cap_fill(&o, 0, sizeof o);
     if (Options) {
-        if (Options->Size < sizeof(NDKCAP_OPTIONS)) return STATUS_INVALID_PARAMETER;
-        o = *Options;
+        /* A caller built against an older capture.h passes a smaller Size: the fields it does
+         * not know stay 0 (their defaults). */
+        if (Options->Size < CAP_OPTIONS_1_2_BYTES) return STATUS_INVALID_PARAMETER;
+        cap_copy(&o, Options, CAP_MIN((SIZE_T)Options->Size, sizeof o));
+        o.Size = sizeof o;
     }
     uint32_t blocks = o.RingBlocks ? o.RingBlocks : 16;
     uint32_t block_bytes = o.BlockBytes ? o.BlockBytes : 256u * 1024u;
@@ -697,6 +706,7 @@ NTSTATUS NdkCaptureOpen(const NDKCAP_HOST* Host, const NDKCAP_OPTIONS* Options,
         c->flags |= NDKT_CAPTURE_DIGESTS;
         if (o.Flags & NDKCAP_SOURCE_BYTES) c->flags |= NDKT_CAPTURE_SOURCE_BYTES;
         if (o.Flags & NDKCAP_LANDED_BYTES) c->flags |= NDKT_CAPTURE_LANDED_BYTES;
+        c->digest_limit = o.DigestLimit;
     }
 
     /* Header TLVs that do not need the adapter; NdkCaptureAttach adds the rest and the CRC. */
@@ -706,7 +716,7 @@ NTSTATUS NdkCaptureOpen(const NDKCAP_HOST* Host, const NDKCAP_OPTIONS* Options,
     put16(&out, NDKT_VERSION_MAJOR);
     put16(&out, NDKT_VERSION_MINOR);
     put32(&out, 0); /* header_bytes, at attach */
-    tlv_text(&out, NDKT_TAG_WRITER, "ndkct-capture 1.2");
+    tlv_text(&out, NDKT_TAG_WRITER, "ndkct-capture 1.3");
     tlv_text(&out, NDKT_TAG_PROVIDER_NAME, o.ProviderName);
     tlv_text(&out, NDKT_TAG_PROVIDER_VERSION, o.ProviderVersion);
     tlv_text(&out, NDKT_TAG_PROVIDER_DESCRIPTION, o.ProviderDescription);
@@ -718,6 +728,7 @@ NTSTATUS NdkCaptureOpen(const NDKCAP_HOST* Host, const NDKCAP_OPTIONS* Options,
     uint32_t page_size = PAGE_SIZE;
     tlv(&out, NDKT_TAG_PAGE_SIZE, &page_size, 4);
     tlv(&out, NDKT_TAG_PFN_SPACE, &o.PfnSpace, 8);
+    if (c->digest_limit) tlv(&out, NDKT_TAG_DIGEST_LIMIT, &c->digest_limit, 4);
     tlv(&out, NDKT_TAG_SEED, &o.Seed, 8);
     uint64_t ticks = Host->Timestamp ? o.TicksPerSecond : 0;
     tlv(&out, NDKT_TAG_TICKS_PER_SECOND, &ticks, 8);
@@ -1605,15 +1616,40 @@ static int span_one_piece(NDKCAP* c, const struct cap_span* s, struct cap_piece*
 #define CAP_PLAN_PIECES 1
 struct cap_plan {
     struct cap_span span;
-    uint32_t ok, with_bytes, deferred, count;
+    uint8_t ok, with_bytes, deferred;
+    uint8_t over_limit; /* longer than the digest limit: not read, only its length written */
+    uint32_t count;     /* (small fields: NdkGetCqResults keeps CAP_PLAN plans on its stack) */
     uint64_t length;
     struct cap_piece pieces[CAP_PLAN_PIECES];
 };
 
+/* The bytes a span names, without resolving them. */
+static uint64_t span_length(const struct cap_span* s) {
+    if (s->remote) return s->length;
+    uint64_t n = 0, limit = s->limit;
+    for (ULONG i = 0; i < s->n && limit; ++i) {
+        uint64_t len = CAP_MIN((uint64_t)s->sgl[i].Length, limit);
+        n += len;
+        limit -= len;
+    }
+    return n;
+}
+
 static uint32_t plan_data(NDKCAP* c, struct cap_plan* pl, int with_bytes) {
+    pl->over_limit = 0;
     if (!(c->flags & NDKT_CAPTURE_DIGESTS)) {
         pl->ok = 0;
         return 16;
+    }
+    /* NDKCAP_OPTIONS.DigestLimit: a longer block is neither resolved nor read. */
+    if (c->digest_limit) {
+        uint64_t length = span_length(&pl->span);
+        if (length > c->digest_limit) {
+            pl->ok = 0;
+            pl->over_limit = 1;
+            pl->length = CAP_MIN(length, 0xFFFFFFFFull);
+            return 16;
+        }
     }
     if (!(c->options & NDKCAP_GENERAL_PATH) && span_one_piece(c, &pl->span, &pl->pieces[0])) {
         pl->ok = 1;
@@ -1651,7 +1687,12 @@ static void write_data(NDKCAP* c, struct cap_out* o, uint8_t role, const struct 
                        struct cap_record* r) {
     uint8_t* start = o->p;
     if (!pl->ok) {
-        data_head(start, role, NDKT_DATA_UNRESOLVED, 0, 0, 0);
+        /* Over the digest limit: its length, and UNRESOLVED too (a 1.2 reader's "ignore"). */
+        if (pl->over_limit)
+            data_head(start, role, NDKT_DATA_UNRESOLVED | NDKT_DATA_OVER_LIMIT, 0,
+                      (uint32_t)pl->length, 0);
+        else
+            data_head(start, role, NDKT_DATA_UNRESOLVED, 0, 0, 0);
         o->p = start + 16;
         return;
     }

@@ -114,6 +114,12 @@ typedef struct _NDKCAP_OPTIONS {
     const char* ProfileJson; /* the profile's JSON, when Profile names no shipped one */
     const char* Label;
     const char* Platform;
+    /* Since capture 1.3 (an older caller's smaller Size leaves it 0): a DATA block of more bytes
+     * than this is not read at all; it is written with its length and flagged over the limit,
+     * and ndkct leaves where those bytes landed unjudged (and says so). Bounds the capture's
+     * cost per byte on large transfers (a 1 MiB write's two digests are ~130 us of the calling
+     * thread's time); 0: every block is digested. */
+    ULONG DigestLimit;
 } NDKCAP_OPTIONS;
 
 typedef struct _NDKCAP_STATS {

@@ -90,6 +90,14 @@ CaptureSettings CaptureSettings::from_environment() {
         s.flags |= NDKCAP_SOURCE_BYTES | NDKCAP_LANDED_BYTES;
     if (const char* kb = std::getenv("NDKCT_CAPTURE_BLOCK_KB"))
         s.block_bytes = static_cast<uint32_t>(std::strtoul(kb, nullptr, 10)) * 1024u;
+    if (const char* limit = std::getenv("NDKCT_CAPTURE_DIGEST_LIMIT"); limit && *limit) {
+        char* end = nullptr;
+        unsigned long long v = std::strtoull(limit, &end, 10);
+        if (*end || v == 0 || v > 0xFFFFFFFFull || *limit == '-')
+            throw std::runtime_error(std::string("NDKCT_CAPTURE_DIGEST_LIMIT='") + limit +
+                                     "': a number of bytes, 1 .. 4294967295");
+        s.digest_limit = static_cast<uint32_t>(v);
+    }
     return s;
 }
 
@@ -155,6 +163,7 @@ CaptureHost::CaptureHost(const CaptureSettings& settings, const Description& d) 
     o.Size = sizeof o;
     o.Flags = settings.flags;
     o.BlockBytes = settings.block_bytes;
+    o.DigestLimit = settings.digest_limit;
     o.TicksPerSecond = ticks_per_second();
     o.PfnSpace = d.memory ? d.memory->PageCount : 0;
     o.Seed = d.seed;

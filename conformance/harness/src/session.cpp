@@ -590,8 +590,14 @@ Session::Session(const ProviderSpec& spec, SessionOptions options)
                            spec::status_name(status) + " on a full-size buffer");
     }
     // --capture: the capture library between this Session and the provider from here on.
-    if (CaptureSettings capture = options_.capture.value_or(CaptureSettings::from_environment());
-        !capture.directory.empty()) {
+    CaptureSettings capture;
+    try {
+        capture = options_.capture.value_or(CaptureSettings::from_environment());
+    } catch (const std::exception& error) {  // a malformed NDKCT_CAPTURE_* setting
+        entry_->CloseAdapter(adapter_);
+        throw SessionError(std::string("cannot capture a trace: ") + error.what());
+    }
+    if (!capture.directory.empty()) {
         const std::string profile_name =
             options_.profile_override.empty() ? spec.profile : options_.profile_override;
         try {

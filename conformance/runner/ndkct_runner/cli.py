@@ -174,7 +174,10 @@ def run(argv):
     shard = selection.parse_shard(args.shard)
     waivers = waiver_files.load(waiver_paths(args), known_rules)
     out = options.output_folder(args.out)
-    capture_env = trace.capture_environment(args.capture) if args.capture else {}
+    if args.capture_digest_limit and not args.capture:
+        raise InputError("--capture-digest-limit: only with --capture DIR")
+    capture_env = trace.capture_environment(args.capture, args.capture_digest_limit) \
+        if args.capture else {}
     in_guest = args.in_guest or os.environ.get("NDKCT_IN_GUEST") == "1"
     if topology and topology.kind == "two-guests" and not in_guest and not args.list:
         if provider.kind != "verbs":

@@ -101,6 +101,10 @@ def parse(argv, root):
     p.add_argument("--no-html", action="store_true", help="write no HTML report")
     p.add_argument("--capture", metavar="DIR", help="record a trace of every test into DIR "
                    "(spec/TRACE.md); judge it offline with ./ndkct check-trace DIR")
+    p.add_argument("--capture-digest-limit", type=integer("--capture-digest-limit", 1, 2**32 - 1),
+                   metavar="BYTES", help="with --capture: data blocks over BYTES are not read "
+                   "(where their bytes land goes unjudged, and check-trace says so); bounds the "
+                   "capture's cost on large transfers")
     p.add_argument("--guest-timeout", type=integer("--guest-timeout", 1, 7 * 24 * 3600),
                    default=3600, metavar="SECONDS",
                    help="time limit of the Soft-RoCE guest for verbs runs (default 3600)")

@@ -52,10 +52,11 @@ def tool(build):
 
 # ---- ./ndkct run --capture DIR ----
 
-def capture_environment(directory):
+def capture_environment(directory, digest_limit=None):
     """What the test processes need to record one trace per test into `directory`
     (conformance/harness capture_host.hpp). NDKCT_CAPTURE_BYTES=1 in the environment adds the
-    bytes requests move (replayable traces)."""
+    bytes requests move (replayable traces); `digest_limit` (bytes) leaves longer data blocks
+    unread (NDKCAP_OPTIONS.DigestLimit)."""
     directory = os.path.abspath(directory)
     try:
         os.makedirs(directory, exist_ok=True)
@@ -63,7 +64,10 @@ def capture_environment(directory):
         raise InputError(f"--capture {directory}: {error.strerror}") from None
     if not os.access(directory, os.W_OK):
         raise InputError(f"--capture {directory}: not writable")
-    return {"NDKCT_CAPTURE_DIR": directory}
+    env = {"NDKCT_CAPTURE_DIR": directory}
+    if digest_limit:
+        env["NDKCT_CAPTURE_DIGEST_LIMIT"] = str(digest_limit)
+    return env
 
 
 # ---- ./ndkct check-trace ----

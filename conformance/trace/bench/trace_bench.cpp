@@ -14,7 +14,8 @@
 //   trace_bench [--provider SPEC] [--iterations N] [--rounds R] [--latency] [--bytes N]
 //               [--traces DIR] [--keep FILE] [--only plain|captured|bare]   (the last two: for
 //               profiling) [--digest-in-call]  (every digest taken during the call:
-//               NDKCAP_DIGEST_IN_CALL)
+//               NDKCAP_DIGEST_IN_CALL) [--digest-limit N]  (the captured rig reads no DATA
+//               block over N bytes: NDKCAP_OPTIONS.DigestLimit)
 //
 // --bytes: the payload of each write (default 512 for the loop, 64 for --latency): the
 // capture's cost is a part per call and a part per byte digested, so the same capture costs a
@@ -60,6 +61,7 @@ struct Args {
     std::string only;             // --only plain|captured|bare: that loop alone (for profiling)
     bool digest_in_call = false;  // NDKCAP_DIGEST_IN_CALL: no digest deferred to the drain
     ULONG bytes = 0;              // the payload; 0: 512 for the loop, 64 for --latency
+    uint32_t digest_limit = 0;    // --digest-limit: NDKCAP_OPTIONS.DigestLimit of the captured rig
 };
 
 double seconds_since(Clock::time_point t0) {
@@ -277,11 +279,13 @@ int run(const Args& a) {
     // capture without digests (NDKCAP_NO_DIGESTS: the calls and callbacks alone), each writing
     // its trace to a file in the temporary folder.
     conformance::CaptureSettings to_file{dir, a.digest_in_call ? NDKCAP_DIGEST_IN_CALL : 0u, 0};
+    to_file.digest_limit = a.digest_limit;
     conformance::CaptureSettings without_digests{dir + "-nodigests", NDKCAP_NO_DIGESTS, 0};
     ULONG payload = a.bytes ? a.bytes : a.latency ? 64 : 512;
     // The figures' names: the mode and the payload (loop_512B., latency_64B.).
     std::string prefix =
-        std::string(a.latency ? "latency_" : "loop_") + std::to_string(payload) + "B.";
+        std::string(a.latency ? "latency_" : "loop_") + std::to_string(payload) + "B" +
+        (a.digest_limit ? "_limit" + std::to_string(a.digest_limit) : std::string()) + ".";
     if (!a.only.empty()) {
         std::optional<conformance::CaptureSettings> how;
         if (a.only == "captured") how = to_file;
@@ -372,7 +376,10 @@ int run(const Args& a) {
         bench::Interval ci = bench::bootstrap_median(v);
         figure(prefix + (k == 0 ? "overhead_ratio" : "overhead_ratio_no_digests"), ci.value,
                "ratio", &ci, "lower", k == 0 ? (a.latency ? "<= 1.02" : "<= 1.10") : "",
-               shape + (k == 0 ? ", data digests" : ", NDKCAP_NO_DIGESTS"));
+               shape + (k == 0 ? (a.digest_limit ? ", data digests of blocks up to " +
+                                                       std::to_string(a.digest_limit) + " bytes"
+                                                 : std::string(", data digests"))
+                               : std::string(", NDKCAP_NO_DIGESTS")));
         if (!a.latency) {
             bench::Interval thread = bench::bootstrap_median(cpu_ratios[k]);
             bench::Interval process = bench::bootstrap_median(process_ratios[k]);
@@ -483,6 +490,8 @@ int main(int argc, char** argv) {
             a.only = argv[++i];
         else if (s == "--digest-in-call")
             a.digest_in_call = true;
+        else if (s == "--digest-limit" && i + 1 < argc)
+            a.digest_limit = static_cast<uint32_t>(std::strtoul(argv[++i], nullptr, 10));
         else if (s == "--bytes" && i + 1 < argc) {
             // The rig's buffers are 4 pages.
             unsigned long n = std::strtoul(argv[++i], nullptr, 10);
@@ -496,7 +505,8 @@ int main(int argc, char** argv) {
             std::fprintf(stderr,
                          "usage: trace_bench [--provider SPEC] [--iterations N] [--rounds R] "
                          "[--latency] [--bytes N] [--traces DIR] [--keep FILE] "
-                         "[--only plain|captured|bare] [--digest-in-call]\n");
+                         "[--only plain|captured|bare] [--digest-in-call] "
+                         "[--digest-limit N]\n");
             return 2;
         }
     }

@@ -272,6 +272,9 @@ std::string text_of(const std::string& name, const json& v, int depth = 0);
 
 std::string data_text(const json& d) {
     uint32_t flags = d.value("flags", 0u);
+    if (flags & NDKT_DATA_OVER_LIMIT)
+        return "not digested: " + std::to_string(d.value("length", 0u)) +
+               " bytes, over the capture's digest limit";
     if (flags & NDKT_DATA_UNRESOLVED) return "unresolved";
     std::string s = "digest " + hex(d.value("digest", uint64_t{0})) + ", " +
                     std::to_string(d.value("length", 0u)) + " bytes in " +
@@ -383,6 +386,8 @@ std::string dump_header(const Header& h) {
     if (h.capture_flags & NDKT_CAPTURE_TIMES) flags += " times";
     if (h.capture_flags & NDKT_CAPTURE_DATA_PATH_UNTIMED) flags += " data-path-untimed";
     line("capture", flags.empty() ? "-" : flags.substr(1));
+    if (h.digest_limit)
+        line("digest limit", std::to_string(h.digest_limit) + " bytes (longer blocks not read)");
     line("seed", std::to_string(h.seed));
     return s;
 }

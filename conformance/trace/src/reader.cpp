@@ -324,6 +324,9 @@ bool Reader::parse_header() {
             case NDKT_TAG_PROFILE_JSON:
                 header_.profile_json = text(v);
                 break;
+            case NDKT_TAG_DIGEST_LIMIT:
+                header_.digest_limit = u32();
+                break;
             default:
                 ++header_.unknown_tags;  // a later minor version's: skipped
         }

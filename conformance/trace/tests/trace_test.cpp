@@ -44,11 +44,12 @@ using Workload =
     std::function<void(Session&, const conformance::LoopbackPair&, platform::LockedBuffer& source,
                        platform::LockedBuffer& target)>;
 std::vector<uint8_t> capture_workload(const std::string& name, uint32_t flags, size_t arena_pages,
-                                      const Workload& workload) {
+                                      const Workload& workload, uint32_t digest_limit = 0) {
     fs::path dir = fs::temp_directory_path() / ("ndkct-trace-test-" + std::to_string(::getpid()));
     fs::remove_all(dir / name);
     SessionOptions options;
     options.capture = CaptureSettings{(dir / name).string(), flags};
+    options.capture->digest_limit = digest_limit;
     if (arena_pages) options.arena_pages = arena_pages;
     {
         conformance::set_capture_label(name);
@@ -729,6 +730,61 @@ TEST(Trace, AReceiveAnotherThreadsFlushOvertookIsJudgedAfterTheFlush) {
     const std::string said = raced_usable.findings[0].violation.describe();
     EXPECT_TRUE(raced_usable.findings[0].violation.warning) << said;
     EXPECT_NE(std::string::npos, said.find("MODEL-FLS-01")) << said;
+}
+
+// NDKCAP_OPTIONS.DigestLimit: a block over it is not read; the trace says so where it is (its
+// length, flagged) and the judge says what it therefore could not judge, while what stayed
+// under the limit is digested and judged as ever.
+TEST(Trace, BlocksOverTheDigestLimitAreNotReadAndWhatTheyLeaveUnjudgedIsSaid) {
+    auto workload = [](Session& s, const conformance::LoopbackPair& pair,
+                       platform::LockedBuffer& source, platform::LockedBuffer& target) {
+        auto src = s.register_buffer(pair.pd, source, NDK_MR_FLAG_ALLOW_LOCAL_WRITE);
+        auto dst = s.register_buffer(
+            pair.pd, target, NDK_MR_FLAG_ALLOW_LOCAL_WRITE | NDK_MR_FLAG_ALLOW_REMOTE_WRITE);
+        uint64_t remote = reinterpret_cast<uint64_t>(target.data());
+        for (uint32_t length : {1000u, 200u}) {
+            NDK_SGE sge = Session::sge(source, 0, length, src.local_token);
+            EXPECT_EQ(STATUS_SUCCESS,
+                      s.write(pair.a, &sge, {&sge, 1}, remote + 2 * length, dst.remote_token));
+            EXPECT_EQ(1u, s.drain(pair.cq, 1).size());
+        }
+    };
+    auto limited = capture_workload("digest-limit", 0, 0, workload, 512);
+    auto whole = capture_workload("no-digest-limit", 0, 0, workload);
+    ASSERT_FALSE(limited.empty());
+    ASSERT_FALSE(whole.empty());
+    auto lines = dumped_records(limited);
+    auto count = [&](const std::string& text) {
+        return std::count_if(lines.begin(), lines.end(), [&](const std::string& line) {
+            return line.find(text) != std::string::npos;
+        });
+    };
+    // The 1000-byte write's source and landing; the 200-byte write's, digested.
+    EXPECT_EQ(2, count("not digested: 1000 bytes, over the capture's digest limit"));
+    EXPECT_EQ(2, count("200 bytes in 1 piece(s)"));
+    Reader reader;
+    reader.feed(limited.data(), limited.size());
+    Record first;
+    ASSERT_EQ(Reader::Next::record, reader.next(first));
+    EXPECT_EQ(512u, reader.header().digest_limit);
+    EXPECT_NE(std::string::npos, dump_header(reader.header()).find("digest limit: 512 bytes"));
+
+    Verdicts v = check(limited);
+    EXPECT_TRUE(v.stopped.empty()) << v.stopped;
+    EXPECT_FALSE(v.failed()) << v.findings[0].violation.describe();
+    EXPECT_EQ(1u, v.unjudged_posts);
+    EXPECT_EQ(1u, v.unjudged_landings);
+    bool said = std::any_of(v.notes.begin(), v.notes.end(), [](const std::string& n) {
+        return n.find("not judged where bytes landed: 1 post(s)") != std::string::npos;
+    });
+    EXPECT_TRUE(said);
+    // Without the limit every byte is judged, and nothing is said.
+    Verdicts w = check(whole);
+    EXPECT_FALSE(w.failed());
+    EXPECT_EQ(0u, w.unjudged_posts);
+    EXPECT_EQ(0u, w.unjudged_landings);
+    for (const auto& n : w.notes)
+        EXPECT_EQ(std::string::npos, n.find("not judged where bytes landed")) << n;
 }
 
 TEST(Trace, TheCrcIsCrc32cWhateverTheLength) {

@@ -63,6 +63,7 @@ json header_json(const Header& h) {
     j["ndk_version"] =
         std::to_string(h.ndk_version.Major) + "." + std::to_string(h.ndk_version.Minor);
     j["seed"] = h.seed;
+    j["digest_limit"] = h.digest_limit;
     j["capture_flags"] = h.capture_flags;
     if (h.adapter_info) {
         const auto& i = *h.adapter_info;

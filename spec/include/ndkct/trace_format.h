@@ -1,5 +1,5 @@
 /*
- * ndkct/trace_format.h: the numbers of the ndkct trace format (version 1.2).
+ * ndkct/trace_format.h: the numbers of the ndkct trace format (version 1.3).
  *
  * A trace records the NDK calls and callbacks at the consumer/provider boundary so that ndkct
  * can judge them offline. spec/TRACE.md describes the format for writers; spec/trace/
@@ -24,7 +24,7 @@
 
 #define NDKT_MAGIC "NDKTRACE"
 #define NDKT_VERSION_MAJOR 1 /* a reader refuses a file of another major version */
-#define NDKT_VERSION_MINOR 2 /* minor versions only add: tags, record kinds, trailing fields */
+#define NDKT_VERSION_MINOR 3 /* minor versions only add: tags, record kinds, trailing fields */
 #define NDKT_FRAME_MAGIC 0x464B444Eu /* "NDKF" as little-endian bytes */
 #define NDKT_HEADER_FIXED_BYTES 16u
 #define NDKT_FRAME_HEADER_BYTES 16u
@@ -52,7 +52,8 @@ enum {
     NDKT_TAG_SEED = 16,          /* u64: the provider's seed, when it has one */
     NDKT_TAG_PROVIDER_SPEC = 17, /* UTF-8: how the host opened the provider */
     NDKT_TAG_PROFILE_JSON = 18,  /* UTF-8: the profile itself, when it is no shipped one */
-    NDKT_TAG_COUNT = 19          /* one past the last */
+    NDKT_TAG_DIGEST_LIMIT = 19,  /* u32 (1.3): DATA blocks over this many bytes get no digest */
+    NDKT_TAG_COUNT = 20          /* one past the last */
 };
 
 /* ---- NDKT_TAG_CAPTURE_FLAGS ---- */
@@ -166,6 +167,9 @@ enum {
 #define NDKT_DATA_LANDING 2u  /* DATA.role: the bytes at its target when its entry is returned */
 #define NDKT_DATA_BYTES 0x01u /* DATA.flags: the bytes follow the pieces */
 #define NDKT_DATA_UNRESOLVED 0x02u             /* DATA.flags: the writer could not find the bytes */
+/* DATA.flags (1.3): longer than the writer's digest limit, so not read; always with UNRESOLVED,
+ * which a 1.2 reader knows (it leaves the block unjudged too). */
+#define NDKT_DATA_OVER_LIMIT 0x04u
 #define NDKT_MDL_CHAIN_CUT 0x01u               /* MDLCHAIN.flags: longer than the writer walks */
 #define NDKT_CREATE_OUTPUT_WHILE_PENDING 0x01u /* create outcome flags */
 #define NDKT_NO_MEMBER 0xFFFFu                 /* OBJ.null_member: no NULL dispatch member */

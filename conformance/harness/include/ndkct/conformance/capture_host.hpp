@@ -23,6 +23,8 @@ struct CaptureSettings {
     std::string directory;     // empty: no capture
     uint32_t flags = 0;        // NDKCAP_* (NDKCT_CAPTURE_BYTES=1: source and landed bytes)
     uint32_t block_bytes = 0;  // NDKCT_CAPTURE_BLOCK_KB: ring blocks (0: the library's 256 KiB)
+    // NDKCT_CAPTURE_DIGEST_LIMIT: data blocks of more bytes are not read (0: every one is).
+    uint32_t digest_limit = 0;
     static CaptureSettings from_environment();
 };
 

@@ -33,6 +33,7 @@ struct Header {
     uint32_t page_size = 4096;
     uint64_t pfn_space = 0, ticks_per_second = 0, adapter = 0, seed = 0;
     uint32_t capture_flags = 0;
+    uint32_t digest_limit = 0;  // 1.3: DATA blocks of more bytes were not read (0: none)
     uint16_t af_inet = 2, af_inet6 = 10;
     size_t unknown_tags = 0;
 };
@@ -206,6 +207,7 @@ struct Data {
     Pieces pieces;
     std::span<const uint8_t> bytes;  // with NDKT_DATA_BYTES
     bool resolved() const { return !(flags & NDKT_DATA_UNRESOLVED); }
+    bool over_limit() const { return flags & NDKT_DATA_OVER_LIMIT; }  // 1.3: not read
 };
 Data read_data(Body& b);
 std::optional<Data> read_dataopt(Body& b);
