@@ -319,6 +319,11 @@ def check_trace(argv):
     if undigested:
         say(f"  data: {undigested} of {len(judged)} traces carry no data digests (captured with "
             "NDKCAP_NO_DIGESTS): where bytes landed is not judged in them")
+    limits = sorted({j["header"].get("digest_limit", 0) for j in judged} - {0})
+    if limits:
+        limited = sum(1 for j in judged if j["header"].get("digest_limit"))
+        say(f"  data: {limited} of {len(judged)} traces were captured with a digest limit "
+            f"({', '.join(f'{n} bytes' for n in limits)}): longer data blocks were not read")
     posts = sum(j.get("unjudged_posts", 0) for j in judged)
     landings = sum(j.get("unjudged_landings", 0) for j in judged)
     if posts or landings:
