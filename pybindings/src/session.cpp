@@ -340,7 +340,8 @@ void bind_session(py::module_& m) {
         "are handles (ints), results are tuples.");
     cls.def(py::init([](const std::string& spec, size_t arena_pages, int64_t callback_timeout_ms,
                         const std::string& profile, const std::string& capture_dir,
-                        bool capture_bytes, const std::string& capture_label) {
+                        bool capture_bytes, const std::string& capture_label,
+                        uint32_t capture_digest_limit) {
                 auto specs = conformance::parse_provider_specs(spec);
                 if (specs.size() != 1)
                     throw conformance::ProviderSpecError("provider '" + spec +
@@ -356,6 +357,7 @@ void bind_session(py::module_& m) {
                     conformance::CaptureSettings capture;
                     capture.directory = capture_dir;
                     if (capture_bytes) capture.flags |= NDKCAP_SOURCE_BYTES | NDKCAP_LANDED_BYTES;
+                    capture.digest_limit = capture_digest_limit;
                     options.capture = capture;
                 }
                 if (!capture_label.empty()) conformance::set_capture_label(capture_label);
@@ -372,7 +374,7 @@ void bind_session(py::module_& m) {
             py::arg("provider") = "model", py::arg("arena_pages") = 4096,
             py::arg("callback_timeout_ms") = 10000, py::arg("profile") = "",
             py::arg("capture_dir") = "", py::arg("capture_bytes") = false,
-            py::arg("capture_label") = "")
+            py::arg("capture_label") = "", py::arg("capture_digest_limit") = 0)
         .def_property_readonly(
             "trace_path", [](const Core& c) { return c.trace_path; },
             "The trace this session records into, or \"\" (whole once the session is closed).")

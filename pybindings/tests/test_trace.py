@@ -51,6 +51,23 @@ def test_a_captured_write_reads_back_with_its_fields_and_checks_clean(tmp_path):
     assert [t.path for t in traces(tmp_path)] == [trace.path]
 
 
+def test_a_digest_limit_leaves_long_blocks_unread_and_the_verdict_says_so(tmp_path):
+    with ndkct.open_adapter("model:seed=1", capture=tmp_path, label="limited",
+                            capture_digest_limit=8) as adapter:
+        write_once(adapter)  # 12 bytes: over the limit
+    verdict = adapter.trace.check()
+    assert verdict.ok, str(verdict)
+    assert verdict.unjudged_posts == 1 and verdict.unjudged_landings == 1
+    assert any("not judged where bytes landed" in n for n in verdict.notes)
+    assert "not digested: 12 bytes, over the capture's digest limit" in adapter.trace.dump()
+    assert "digest limit: 8 bytes" in adapter.trace.header
+    for bad in (0, -1, 2**32, "64", True):
+        with pytest.raises(ValueError, match="capture_digest_limit"):
+            ndkct.open_adapter("model:seed=1", capture=tmp_path, capture_digest_limit=bad)
+    with pytest.raises(ValueError, match="only with capture"):
+        ndkct.open_adapter("model:seed=1", capture_digest_limit=64)
+
+
 def test_without_capture_there_is_no_trace(tmp_path):
     with ndkct.open_adapter("model:seed=1") as adapter:
         adapter.create_pd()

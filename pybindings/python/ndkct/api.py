@@ -61,19 +61,28 @@ class Adapter:
     call that met one (and no failure): what the oracle expects after a finding may no longer
     be what the provider does. ``capture``: a folder to record the adapter's every NDK call and
     callback into, as a trace (spec/TRACE.md) named after ``label`` (default: the running
-    pytest test); ``capture_bytes`` adds the bytes requests move (replayable). :attr:`trace`
-    reads it back once the adapter is closed.
+    pytest test); ``capture_bytes`` adds the bytes requests move (replayable);
+    ``capture_digest_limit`` (bytes) leaves longer data blocks unread, so that large transfers
+    cost the capture no digests (where they land then goes unjudged, and the verdict says so).
+    :attr:`trace` reads it back once the adapter is closed.
     """
 
     def __init__(self, provider="model", *, arena_pages=4096, strict=False,
                  callback_timeout=10.0, profile="", waived=(), on_waived=None, capture=None,
-                 capture_bytes=False, label=None):
+                 capture_bytes=False, capture_digest_limit=None, label=None):
         self.provider = provider
         if label is None:  # the running pytest test, else "python"
             label = os.environ.get("PYTEST_CURRENT_TEST", "python").split(" ")[0]
+        if capture_digest_limit is not None and (
+                not isinstance(capture_digest_limit, int) or isinstance(capture_digest_limit, bool)
+                or not 0 < capture_digest_limit < 2**32):
+            raise ValueError(f"capture_digest_limit={capture_digest_limit!r}: a number of bytes, "
+                             "1 .. 4294967295")
+        if capture_digest_limit is not None and not capture:
+            raise ValueError("capture_digest_limit: only with capture=DIR")
         self._s = _ndkct.Session(provider, arena_pages, int(callback_timeout * 1000), profile,
                                  os.fspath(capture) if capture else "", bool(capture_bytes),
-                                 label)
+                                 label, int(capture_digest_limit or 0))
         self.strict = bool(strict)
         self._focus = None if isinstance(strict, bool) else frozenset(strict)
         self._waived = frozenset(waived)
