@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <cstring>
 #include <deque>
 #include <filesystem>
@@ -785,6 +786,40 @@ TEST(Trace, BlocksOverTheDigestLimitAreNotReadAndWhatTheyLeaveUnjudgedIsSaid) {
     EXPECT_EQ(0u, w.unjudged_landings);
     for (const auto& n : w.notes)
         EXPECT_EQ(std::string::npos, n.find("not judged where bytes landed")) << n;
+}
+
+// A driver built against capture 1.2's header passes the smaller NDKCAP_OPTIONS it knew: taken,
+// the later fields 0 (no digest limit in its header); anything smaller is refused.
+TEST(Trace, OptionsOfAnOlderHeaderAreTakenAndShorterOnesRefused) {
+    std::vector<uint8_t> file;
+    auto write = [](PVOID ctx, const VOID* p, SIZE_T n) -> LONG {
+        auto* out = static_cast<std::vector<uint8_t>*>(ctx);
+        out->insert(out->end(), static_cast<const uint8_t*>(p), static_cast<const uint8_t*>(p) + n);
+        return 0;
+    };
+    NDKCAP_HOST host = conformance::CaptureHost::host(&file, write, nullptr);
+    NDKCAP_OPTIONS options{};
+    options.Size = offsetof(NDKCAP_OPTIONS, DigestLimit);
+    options.DigestLimit = 512;  // past the older Size: not read
+    options.Label = "older options";
+    NDKCAP* capture = nullptr;
+    ASSERT_EQ(STATUS_SUCCESS, NdkCaptureOpen(&host, &options, &capture));
+    Session s(conformance::parse_provider_specs("model:seed=3").at(0));
+    ASSERT_EQ(STATUS_SUCCESS, NdkCaptureAttach(capture, s.adapter()));
+    // The session closes its adapter through the interposed tables: before the capture closes.
+    NdkCaptureAdapterClosing(capture);
+    s.close_adapter();
+    NdkCaptureAdapterClosed(capture);
+    ASSERT_EQ(STATUS_SUCCESS, NdkCaptureClose(capture));
+    Reader reader;
+    reader.feed(file.data(), file.size());
+    reader.finish();
+    Record r;
+    ASSERT_EQ(Reader::Next::record, reader.next(r));
+    EXPECT_EQ(0u, reader.header().digest_limit);
+    EXPECT_EQ("older options", reader.header().label);
+    options.Size = offsetof(NDKCAP_OPTIONS, DigestLimit) - 1;
+    EXPECT_EQ(STATUS_INVALID_PARAMETER, NdkCaptureOpen(&host, &options, &capture));
 }
 
 TEST(Trace, TheCrcIsCrc32cWhateverTheLength) {
