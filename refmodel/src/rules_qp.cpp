@@ -1758,6 +1758,26 @@ bool Model::gather_expected(ObjectId qp, const Extent& source, bool fenced,
     return determined;
 }
 
+bool Model::landing_expected_within(const Extent& bytes) {
+    if (landing_pages_.empty() ||
+        std::none_of(bytes.pages.begin(), bytes.pages.end(),
+                     [&](PFN_NUMBER pfn) { return landing_pages_.contains(pfn); }))
+        return false;
+    bool overlapped = false;
+    for_each_landing_qp([&](const QpState& q, ObjectId) {
+        auto consider = [&](const Completion::Landing& l) {
+            if (!overlapped && overlay(l, bytes, nullptr)) overlapped = true;
+        };
+        for (const auto* list : {&q.initiator_pending, &q.receive_pending})
+            for (const auto& done : *list)
+                for (const auto& l : done.landings)
+                    consider(l);
+        for (const auto& l : q.silent_landings)
+            consider(l);
+    });
+    return overlapped;
+}
+
 void Model::deliver(Completion&& done) {
     auto* q = state_mut<QpState>(done.qp);
     if (!q) return;

@@ -424,9 +424,12 @@ struct Judge::Impl {
         if (auto it = known_bytes.find(source.digest);
             it != known_bytes.end() && it->second.size() == source.length)
             return true;
+        // To the byte: a source beside bytes still landing on its page composes.
+        model::Extent bytes;
+        bytes.reserve(source.pieces.size());
         for (const Piece p : source.pieces)
-            if (oracle->landing_expected_on(shadow.page(p.pfn))) return false;
-        return true;
+            bytes.append(shadow.page(p.pfn), p.offset, p.size);
+        return !oracle->landing_expected_within(bytes);
     }
 
     // ---- Applying ----

@@ -788,6 +788,35 @@ TEST(Trace, BlocksOverTheDigestLimitAreNotReadAndWhatTheyLeaveUnjudgedIsSaid) {
         EXPECT_EQ(std::string::npos, n.find("not judged where bytes landed")) << n;
 }
 
+// From digests alone a source cannot be composed over bytes still landing, and goes unjudged
+// (said, counted); a source beside them on the same page composes and is judged.
+TEST(Trace, ASourceBesideBytesStillLandingIsJudgedAndOneOverThemIsSaidUnjudged) {
+    auto writes = [](uint32_t source_offset) {
+        return [source_offset](Session& s, const conformance::LoopbackPair& pair,
+                               platform::LockedBuffer& source, platform::LockedBuffer&) {
+            // One buffer, the source of each write and (from byte 2048 on) its target.
+            auto mr = s.register_buffer(
+                pair.pd, source, NDK_MR_FLAG_ALLOW_LOCAL_WRITE | NDK_MR_FLAG_ALLOW_REMOTE_WRITE);
+            uint64_t at = reinterpret_cast<uint64_t>(source.data());
+            for (uint32_t i = 0; i < 4; ++i) {  // all posted before any completion is taken
+                NDK_SGE sge = Session::sge(source, source_offset + 8 * i, 8, mr.local_token);
+                EXPECT_EQ(STATUS_SUCCESS, s.write(pair.a, reinterpret_cast<void*>(uintptr_t(i + 1)),
+                                                  {&sge, 1}, at + 2048 + 8 * i, mr.remote_token));
+            }
+            EXPECT_EQ(4u, s.drain(pair.cq, 4).size());
+        };
+    };
+    // Sources at 0, 8, 16, 24: beside the targets at 2048.. on the same page.
+    Verdicts beside = check(capture_workload("beside-landing", 0, 0, writes(0)));
+    EXPECT_FALSE(beside.failed()) << beside.findings[0].violation.describe();
+    EXPECT_TRUE(beside.stopped.empty()) << beside.stopped;
+    EXPECT_EQ(0u, beside.unjudged_posts);
+    // Sources at 2040, 2048, 2056, 2064: the last three read what an earlier write still lands.
+    Verdicts over = check(capture_workload("over-landing", 0, 0, writes(2040)));
+    EXPECT_FALSE(over.failed()) << over.findings[0].violation.describe();
+    EXPECT_EQ(3u, over.unjudged_posts);
+}
+
 // A driver built against capture 1.2's header passes the smaller NDKCAP_OPTIONS it knew: taken,
 // the later fields 0 (no digest limit in its header); anything smaller is refused.
 TEST(Trace, OptionsOfAnOlderHeaderAreTakenAndShorterOnesRefused) {

@@ -160,6 +160,9 @@ class Model {
     uint64_t expected_landing_bytes(ObjectId cq, const NDK_RESULT_EX& result) const;
     // Check: bytes are expected to land on this page and have not been checked yet.
     bool landing_expected_on(PFN_NUMBER pfn) const { return landing_pages_.contains(pfn); }
+    // Check: ... within these bytes (landing_expected_on, to the byte: a source beside a landing
+    // on its page is not overlapped by it).
+    bool landing_expected_within(const Extent& bytes);
     // Check: the harness drained long enough; whatever the model still expects of this QP is
     // missing (WR-05), and whatever completions it can no longer expect are dropped.
     Verdict expect_nothing_outstanding(ObjectId qp);
