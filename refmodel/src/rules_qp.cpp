@@ -825,7 +825,25 @@ void Model::run_queues(ObjectId qp) {
 
 namespace {
 bool overlay(const Completion::Landing& l, const Extent& source, std::vector<std::byte>* out);
+
+// Every landing a QP still owes: its pending entries' (both queues) and its silent requests'.
+// `q` const or not: `visit` gets the landings alike.
+template <typename Qp, typename Visit>
+void for_each_pending_landing(Qp& q, Visit&& visit) {
+    for (auto* list : {&q.initiator_pending, &q.receive_pending})
+        for (auto& done : *list)
+            for (auto& l : done.landings)
+                visit(l);
+    for (auto& l : q.silent_landings)
+        visit(l);
+}
 }  // namespace
+
+bool Model::on_landing_pages(const Extent& bytes) const {
+    return !landing_pages_.empty() &&
+           std::any_of(bytes.pages.begin(), bytes.pages.end(),
+                       [&](PFN_NUMBER pfn) { return landing_pages_.contains(pfn); });
+}
 
 template <typename Visit>
 void Model::for_each_landing_qp(Visit&& visit) {
@@ -877,19 +895,11 @@ void Model::record_landing(Completion& done, const Extent& target, std::vector<s
     // RD-01, RCV-03, WRT-01: bytes an earlier request landed and this one lands on again may be
     // overwritten before that request's entry is retrieved, where its landing is checked: it is
     // not checked then (the provider may well have placed it right).
-    if (!landing_pages_.empty() &&
-        std::any_of(target.pages.begin(), target.pages.end(),
-                    [&](PFN_NUMBER pfn) { return landing_pages_.contains(pfn); }))
+    if (on_landing_pages(target))
         for_each_landing_qp([&](QpState& q, ObjectId) {
-            auto covered = [&](Completion::Landing& l) {
+            for_each_pending_landing(q, [&](Completion::Landing& l) {
                 if (!l.unchecked && overlay(l, target, nullptr)) l.unchecked = true;
-            };
-            for (auto* list : {&q.initiator_pending, &q.receive_pending})
-                for (auto& c : *list)
-                    for (auto& l : c.landings)
-                        covered(l);
-            for (auto& l : q.silent_landings)
-                covered(l);
+            });
         });
     done.landings.push_back(std::move(landing));
     note_landing(done.landings.back(), +1);
@@ -1730,10 +1740,7 @@ bool overlay(const Completion::Landing& l, const Extent& source, std::vector<std
 bool Model::gather_expected(ObjectId qp, const Extent& source, bool fenced,
                             std::vector<std::byte>& out) {
     gather_into(memory_, source, out);
-    if (mode_ != Mode::check || landing_pages_.empty()) return true;
-    bool touched = std::any_of(source.pages.begin(), source.pages.end(),
-                               [&](PFN_NUMBER pfn) { return landing_pages_.contains(pfn); });
-    if (!touched) return true;
+    if (mode_ != Mode::check || !on_landing_pages(source)) return true;
     // WR-FENCE-01 (check mode): the provider runs this request later than the model did, and
     // bytes that earlier requests still have to place may not be there yet when it reads. A
     // fenced request starts only after every earlier read of its QP completed, so those reads'
@@ -1742,38 +1749,23 @@ bool Model::gather_expected(ObjectId qp, const Extent& source, bool fenced,
     bool determined = true;
     for_each_landing_qp([&](const QpState& q, ObjectId id) {
         if (objects_[id].life == Life::closed) return;
-        auto consider = [&](const Completion::Landing& l) {
+        for_each_pending_landing(q, [&](const Completion::Landing& l) {
             if (id == qp && fenced && l.from_read)
                 overlay(l, source, &out);
             else if (overlay(l, source, nullptr))
                 determined = false;
-        };
-        for (const auto* list : {&q.initiator_pending, &q.receive_pending})
-            for (const auto& done : *list)
-                for (const auto& l : done.landings)
-                    consider(l);
-        for (const auto& l : q.silent_landings)
-            consider(l);
+        });
     });
     return determined;
 }
 
 bool Model::landing_expected_within(const Extent& bytes) {
-    if (landing_pages_.empty() ||
-        std::none_of(bytes.pages.begin(), bytes.pages.end(),
-                     [&](PFN_NUMBER pfn) { return landing_pages_.contains(pfn); }))
-        return false;
+    if (!on_landing_pages(bytes)) return false;
     bool overlapped = false;
     for_each_landing_qp([&](const QpState& q, ObjectId) {
-        auto consider = [&](const Completion::Landing& l) {
+        for_each_pending_landing(q, [&](const Completion::Landing& l) {
             if (!overlapped && overlay(l, bytes, nullptr)) overlapped = true;
-        };
-        for (const auto* list : {&q.initiator_pending, &q.receive_pending})
-            for (const auto& done : *list)
-                for (const auto& l : done.landings)
-                    consider(l);
-        for (const auto& l : q.silent_landings)
-            consider(l);
+        });
     });
     return overlapped;
 }

@@ -91,6 +91,16 @@ std::vector<uint8_t> capture_session(const std::string& name, uint32_t flags = 0
         });
 }
 
+// A capture host whose trace goes into `file` (the host's Write appends to it).
+NDKCAP_HOST vector_host(std::vector<uint8_t>& file) {
+    auto write = [](PVOID ctx, const VOID* p, SIZE_T n) -> LONG {
+        auto* out = static_cast<std::vector<uint8_t>*>(ctx);
+        out->insert(out->end(), static_cast<const uint8_t*>(p), static_cast<const uint8_t*>(p) + n);
+        return 0;
+    };
+    return conformance::CaptureHost::host(&file, write, nullptr);
+}
+
 // The records of a trace. A record's body lives in its Reader, gone on return: `bodies`, when
 // given, keeps a copy of each, and the records point at those.
 std::vector<Record> records_of(const std::vector<uint8_t>& bytes,
@@ -270,12 +280,7 @@ TEST(Trace, TruncatedAndBitFlippedTracesOnlyEverGiveCleanErrors) {
 TEST(Trace, AFullRingIsCountedAndWrittenIntoTheTrace) {
     Session s(conformance::parse_provider_specs("model:seed=3").at(0));
     std::vector<uint8_t> file;
-    auto write = [](PVOID ctx, const VOID* p, SIZE_T n) -> LONG {
-        auto* out = static_cast<std::vector<uint8_t>*>(ctx);
-        out->insert(out->end(), static_cast<const uint8_t*>(p), static_cast<const uint8_t*>(p) + n);
-        return 0;
-    };
-    NDKCAP_HOST host = conformance::CaptureHost::host(&file, write, nullptr);
+    NDKCAP_HOST host = vector_host(file);
     NDKCAP_OPTIONS options{};
     options.Size = sizeof options;
     options.RingBlocks = 2;
@@ -821,12 +826,7 @@ TEST(Trace, ASourceBesideBytesStillLandingIsJudgedAndOneOverThemIsSaidUnjudged) 
 // the later fields 0 (no digest limit in its header); anything smaller is refused.
 TEST(Trace, OptionsOfAnOlderHeaderAreTakenAndShorterOnesRefused) {
     std::vector<uint8_t> file;
-    auto write = [](PVOID ctx, const VOID* p, SIZE_T n) -> LONG {
-        auto* out = static_cast<std::vector<uint8_t>*>(ctx);
-        out->insert(out->end(), static_cast<const uint8_t*>(p), static_cast<const uint8_t*>(p) + n);
-        return 0;
-    };
-    NDKCAP_HOST host = conformance::CaptureHost::host(&file, write, nullptr);
+    NDKCAP_HOST host = vector_host(file);
     NDKCAP_OPTIONS options{};
     options.Size = offsetof(NDKCAP_OPTIONS, DigestLimit);
     options.DigestLimit = 512;  // past the older Size: not read

@@ -158,10 +158,8 @@ class Model {
     // own and, for an initiator entry, those of the silent requests before it); 0 when it is
     // not one the model expects.
     uint64_t expected_landing_bytes(ObjectId cq, const NDK_RESULT_EX& result) const;
-    // Check: bytes are expected to land on this page and have not been checked yet.
-    bool landing_expected_on(PFN_NUMBER pfn) const { return landing_pages_.contains(pfn); }
-    // Check: ... within these bytes (landing_expected_on, to the byte: a source beside a landing
-    // on its page is not overlapped by it).
+    // Check: bytes are expected to land within these bytes and have not been checked yet (to
+    // the byte: a source beside a landing on its page is not overlapped by it).
     bool landing_expected_within(const Extent& bytes);
     // Check: the harness drained long enough; whatever the model still expects of this QP is
     // missing (WR-05), and whatever completions it can no longer expect are dropped.
@@ -476,6 +474,8 @@ class Model {
     // dropping the others.
     template <typename Visit>
     void for_each_landing_qp(Visit&& visit);
+    // Some page of `bytes` has bytes expected to land on it (the cheap test before a byte one).
+    bool on_landing_pages(const Extent& bytes) const;
     bool landings_observable_ = true;
     // The call apply() is applying: a commit's `c` is one of its alternatives, so post() takes
     // the request's call from here instead of copying it (call_of). Null outside apply().
