@@ -14,6 +14,7 @@
 
 #include "ndkct/spec/embedded.hpp"
 #include "ndkct/spec/hex.hpp"
+#include "ndkct/spec/names.hpp"
 #include "ndkct/spec/status.hpp"
 
 namespace ndkct::trace {
@@ -227,6 +228,7 @@ bool hex_field(const std::string& name) {
                                         "request_context",
                                         "pfn",
                                         "first_pfn",
+                                        "pages",
                                         "adapter",
                                         "op_flags",
                                         "mr_flags",
@@ -301,6 +303,13 @@ std::string text_of(const std::string& name, const json& v, int depth) {
     if (v.is_number_integer() || v.is_number_unsigned()) {
         if (name == "status" || name.ends_with("_status"))
             return spec::status_name(static_cast<NTSTATUS>(v.get<int64_t>()));
+        // NDKPI numbers with their names: a result's Type (inside the result), NdkArmCq's
+        // Type (an argument), a request's and a region's Flags.
+        auto u32 = [&] { return static_cast<uint32_t>(v.get<int64_t>()); };
+        if (name == "type")
+            return depth ? spec::operation_type_text(u32()) : spec::notify_type_text(u32());
+        if (name == "op_flags") return spec::op_flags_text(u32());
+        if (name == "mr_flags") return spec::mr_flags_text(u32());
         if (hex_field(name)) return hex(v.get<uint64_t>());
         return std::to_string(v.get<int64_t>());
     }

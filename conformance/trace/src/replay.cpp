@@ -21,6 +21,7 @@
 
 #include "ndkct/conformance/session.hpp"
 #include "ndkct/spec/hex.hpp"
+#include "ndkct/spec/names.hpp"
 #include "ndkct/spec/status.hpp"
 #include "ndkct/trace/decode.hpp"
 #include "ndkct/trace/mdl_chain.hpp"
@@ -335,8 +336,8 @@ class Replayer {
                 difference(which + ": recorded " + status_text(want.status) + ", replayed " +
                            status_text(got->Status));
             else if (ex && want.status == STATUS_SUCCESS && got->Type != want.type)
-                difference(which + ": recorded Type " + std::to_string(want.type) + ", replayed " +
-                           std::to_string(got->Type));
+                difference(which + ": recorded Type " + spec::operation_type_text(want.type) +
+                           ", replayed " + spec::operation_type_text(got->Type));
             else if (want.status == STATUS_SUCCESS &&
                      (want.type == NdkOperationTypeReceive || want.type == 0) &&
                      got->BytesTransferred != want.bytes_transferred &&

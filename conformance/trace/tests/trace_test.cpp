@@ -162,6 +162,20 @@ TEST(Trace, ACapturedSessionChecksCleanAndEveryRecordMatchesTheDefinition) {
     EXPECT_EQ(v.records, n);
 }
 
+// A dump names what the NDKPI names: a result's Type, a region's and a request's Flags, where
+// the bare numbers would send the reader to ndkpi.h.
+TEST(Trace, ADumpNamesTypesAndFlags) {
+    auto bytes = capture_session("names");
+    ASSERT_FALSE(bytes.empty());
+    std::string all;
+    for (const std::string& text : dumped_records(bytes))
+        all += text + "\n";
+    EXPECT_NE(std::string::npos, all.find("mr_flags 0x5 (ALLOW_REMOTE_WRITE)")) << all;
+    EXPECT_NE(std::string::npos, all.find("mr_flags 0x1 (ALLOW_LOCAL_WRITE)")) << all;
+    EXPECT_NE(std::string::npos, all.find("type 64 (NdkOperationTypeWrite)")) << all;
+    EXPECT_NE(std::string::npos, all.find("op_flags 0x0,")) << all;
+}
+
 // Bytes in as they come: one at a time gives the same records as all at once.
 TEST(Trace, ASmallArenaStillGetsItsShadow) {
     // The property tests run the provider over a 64-page arena: their traces announce a PFN
