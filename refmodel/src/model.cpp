@@ -787,7 +787,7 @@ Expectation Model::expect_call(const calls::CloseObject& c) const {
     if (!o || o->life == Life::closing || o->life == Life::closed || o->life == Life::creating) {
         e.undefined = true;  // CLOSE-06: never close an object twice or before it exists
         e.undefined_rules = {"CLOSE-06"};
-        e.undefined_why = "object " + std::to_string(c.object) + " is not open";
+        e.undefined_why = "object " + object_text(c.object) + " is not open";
         return e;
     }
     if (o->kind == Kind::adapter) {  // AMB-19, CLOSE-API-02: through the provider entry point
@@ -890,7 +890,7 @@ Expectation Model::expect_call(const calls::QueryExtensionInterface& c) const {
     if (!o || o->life != Life::ready) {
         e.undefined = true;
         e.undefined_rules = {"CLOSE-06"};
-        e.undefined_why = "object " + std::to_string(c.object) + " is not open";
+        e.undefined_why = "object " + object_text(c.object) + " is not open";
         return e;
     }
     // EXT-01, GEN-MAND-02: no standard extension exists, so STATUS_NOT_SUPPORTED is the answer

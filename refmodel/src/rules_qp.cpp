@@ -7,6 +7,7 @@
 
 #include "ndkct/model/model.hpp"
 #include "ndkct/spec/hex.hpp"
+#include "ndkct/spec/names.hpp"
 #include "ndkct/spec/status.hpp"
 
 namespace ndkct::model {
@@ -15,22 +16,6 @@ namespace {
 
 std::string num(uint64_t v) {
     return std::to_string(v);
-}
-
-// An NDK_RESULT_EX.Type: its number and, when it is one, the NDK_OPERATION_TYPE's name.
-std::string type_text(uint32_t type) {
-    static constexpr std::pair<uint32_t, const char*> kNames[] = {
-        {NdkOperationTypeReceive, "Receive"},
-        {NdkOperationTypeReceiveAndInvalidate, "ReceiveAndInvalidate"},
-        {NdkOperationTypeSend, "Send"},
-        {NdkOperationTypeFastRegister, "FastRegister"},
-        {NdkOperationTypeBind, "Bind"},
-        {NdkOperationTypeInvalidate, "Invalidate"},
-        {NdkOperationTypeRead, "Read"},
-        {NdkOperationTypeWrite, "Write"}};
-    for (const auto& [value, name] : kNames)
-        if (value == type) return std::to_string(type) + " (NdkOperationType" + name + ")";
-    return std::to_string(type);
 }
 
 // A RequestContext or QPContext is a pointer to the consumer: shown in hex (spec::hex), as trace
@@ -2188,7 +2173,7 @@ Verdict Model::expect_handed_over_completed(ObjectId qp) const {
                        ? RuleIds{"FR-DEFER-02", "DEFER-04"}
                        : RuleIds{"DEFER-04", "FR-DEFER-02"},
                    "no completion appeared for the request with RequestContext " +
-                       hex(done.request_context) + " on QP " + num(qp) +
+                       hex(done.request_context) + " on QP " + object_text(qp) +
                        ", posted with NDK_OP_FLAG_DEFER before a request the provider refused "
                        "inline (the refusal had to hand it to the hardware)"});
     return v;
@@ -2246,7 +2231,7 @@ Verdict Model::expect_nothing_outstanding(ObjectId qp) {
                                ? RuleIds{"FR-DEFER-02", "DEFER-04", "WR-10"}
                                : RuleIds{"DEFER-04", "WR-10"},
                            "no completion appeared for the request with RequestContext " +
-                               hex(done.request_context) + " on QP " + num(qp) +
+                               hex(done.request_context) + " on QP " + object_text(qp) +
                                ", posted with NDK_OP_FLAG_DEFER before a request the provider "
                                "refused inline (the refusal had to hand it to the hardware)"});
                 else if (done.silent_flag && !done.rules.empty() &&
@@ -2266,7 +2251,7 @@ Verdict Model::expect_nothing_outstanding(ObjectId qp) {
                     if (dropped) rules.insert(rules.begin(), "FR-SILENT-02");
                     v.add(
                         {rules, "no completion appeared for the request with RequestContext " +
-                                    hex(done.request_context) + " on QP " + num(qp) +
+                                    hex(done.request_context) + " on QP " + object_text(qp) +
                                     ", posted with NDK_OP_FLAG_SILENT_SUCCESS, which must fail (" +
                                     done.why +
                                     (dropped ? "): an access through the region it would have "
@@ -2280,7 +2265,7 @@ Verdict Model::expect_nothing_outstanding(ObjectId qp) {
                         rules.insert(rules.begin(), page);
                     v.add({std::move(rules),
                            "no completion appeared for the request with RequestContext " +
-                               hex(done.request_context) + " on QP " + num(qp) +
+                               hex(done.request_context) + " on QP " + object_text(qp) +
                                ", posted with NDK_OP_FLAG_DEFER"});
                 } else {
                     RuleIds rules{"WR-10", "FLS-03"};
@@ -2289,7 +2274,7 @@ Verdict Model::expect_nothing_outstanding(ObjectId qp) {
                         rules.insert(rules.begin(), page);
                     v.add({std::move(rules),
                            "no completion appeared for the request with RequestContext " +
-                               hex(done.request_context) + " on QP " + num(qp)});
+                               hex(done.request_context) + " on QP " + object_text(qp)});
                 }
             }
             for (const auto& l : done.landings)
@@ -2810,8 +2795,8 @@ Verdict Model::observe_completion(ObjectId cq, const NDK_RESULT_EX& r, bool ex, 
                 if (r.Type != want && !(r.Status == STATUS_CANCELLED))
                     v.add({want == NdkOperationTypeFastRegister ? RuleIds{"FR-RES-01", "CQ-RES-03"}
                                                                 : RuleIds{"CQ-RES-03"},
-                           what() + " has Type " + type_text(r.Type) + ", expected " +
-                               type_text(want)});
+                           what() + " has Type " + spec::operation_type_text(r.Type) +
+                               ", expected " + spec::operation_type_text(want)});
                 if (want == NdkOperationTypeReceiveAndInvalidate &&
                     static_cast<uint32_t>(r.TypeSpecificCompletionOutput) !=
                         expected.invalidated_token)
@@ -2892,10 +2877,24 @@ Verdict Model::observe_completion(ObjectId cq, const NDK_RESULT_EX& r, bool ex, 
                                        what() + " succeeded, but its bytes landed on another page "
                                                 "of the fast registration: the pages are not "
                                                 "mapped in AdapterPageArray order"});
-                            else
+                            else {
+                                // A fast registration's page order (FR-PAGE-02) is only named
+                                // when the bytes are seen on its other pages; where they
+                                // cannot be (a trace digests the pages the array names, not
+                                // the others), the message still says where to look.
+                                std::string through_fr =
+                                    landing.fast_registered_pages ||
+                                            landing.source_fast_registered_pages
+                                        ? " (through a fast registration: its pages out of "
+                                          "AdapterPageArray order, FR-PAGE-02, would do this "
+                                          "too)"
+                                        : "";
                                 v.add({{rule},
-                                       what() + " succeeded, but the bytes at the target "
-                                                "are not the ones sent"});
+                                       what() +
+                                           " succeeded, but the bytes at the target "
+                                           "are not the ones sent" +
+                                           through_fr});
+                            }
                             break;
                         }
                         at += landing.sizes[i];
@@ -3039,9 +3038,9 @@ Verdict Model::observe_completion(ObjectId cq, const NDK_RESULT_EX& r, bool ex, 
                         if (it->type == NdkOperationTypeFastRegister)
                             rules.insert(rules.begin(), "FR-QP-01");
                         v.add({std::move(rules),
-                               what() + " came on CQ " + std::to_string(cq) + "; its " +
+                               what() + " came on CQ " + object_text(cq) + "; its " +
                                    (it->receive_queue ? "receive" : "initiator") +
-                                   " request completes on CQ " + std::to_string(it->cq)});
+                                   " request completes on CQ " + object_text(it->cq)});
                         Completion taken = std::move(*it);
                         list->erase(it);
                         for (const auto& l : taken.landings)

@@ -19,6 +19,7 @@
 #include "ndkct/conformance/in_flight.hpp"
 #include "ndkct/model/translate.hpp"
 #include "ndkct/platform/spin.hpp"
+#include "ndkct/spec/hex.hpp"
 #include "ndkct/spec/profile.hpp"
 #include "ndkct/spec/status.hpp"
 
@@ -626,8 +627,16 @@ Session::Session(const ProviderSpec& spec, SessionOptions options)
         model::HostMemoryView{static_cast<std::byte*>(arena_->host_memory().PhysicalBase),
                               arena_->page_count()},
         model::Mode::check);
+    // The oracle's messages name objects by the provider's handles, as the test sees them.
+    oracle_->name_objects([this](model::ObjectId oid) {
+        std::lock_guard lock(handles_mutex_);
+        auto it = handles_.find(oid);
+        return it == handles_.end() ? std::string()
+                                    : spec::hex(reinterpret_cast<uintptr_t>(it->second));
+    });
     model::ObjectId adapter_id = oracle_->open_adapter();
     ids_[adapter_] = adapter_id;
+    remember_handle(adapter_id, adapter_);
     {
         std::lock_guard lock(g_live_mutex);
         g_sessions.insert(this);
@@ -770,7 +779,13 @@ void Session::adopt(void* object, model::ObjectId id) {
     // unknown to it (id 0), but still the test's: close_all closes it with the rest, so the
     // provider is not charged later for what the test left open (its close is not judged).
     if (id) ids_[object] = id;
+    if (id) remember_handle(id, object);
     open_.push_back({object, id});
+}
+
+void Session::remember_handle(model::ObjectId id, const void* object) {
+    std::lock_guard lock(handles_mutex_);
+    handles_[id] = object;
 }
 
 bool Session::in_hook() {
@@ -1272,7 +1287,10 @@ LamResult Session::build_lam(MDL* mdl, SIZE_T length, ULONG buffer_size, bool wi
     if (lam.done.ok()) {
         // The oracle made a LAM object; remember it by the mapping's address.
         std::lock_guard lock(oracle_mutex_);
-        if (model::ObjectId newest = newest_lam(*oracle_)) ids_[lam.mapping()] = newest;
+        if (model::ObjectId newest = newest_lam(*oracle_)) {
+            ids_[lam.mapping()] = newest;
+            remember_handle(newest, lam.mapping());
+        }
     }
     return lam;
 }

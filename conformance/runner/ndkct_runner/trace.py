@@ -11,6 +11,7 @@ import argparse
 import glob
 import json
 import os
+import re
 import shlex
 import shutil
 import socket
@@ -220,6 +221,21 @@ def profile_of(build, judged, override, loaded=None):
             "ndk_version": version}
 
 
+
+# A verdict's first line, at most `width` characters, keeping its "[record #N at offset M]": the
+# record is what a reader goes to next, so a long message loses its middle, not its record.
+LOCATOR = re.compile(r"\s*(\[record #\d+ at offset \d+\])$")
+
+
+def shortened(line, width=300):
+    if len(line) <= width:
+        return line
+    m = LOCATOR.search(line)
+    if not m:
+        return line[:width]
+    keep = width - len(m.group(1)) - 5
+    return line[:keep].rstrip() + " ... " + m.group(1)
+
 def check_trace(argv):
     p = argparse.ArgumentParser(
         prog="./ndkct check-trace",
@@ -341,7 +357,7 @@ def check_trace(argv):
             unlisted += 1
             continue
         listed += 1
-        first_line = next((x for x in t["message"].splitlines() if x.strip()), "")[:200]
+        first_line = shortened(next((x for x in t["message"].splitlines() if x.strip()), ""))
         say(f"  {t['verdict'].upper()} {t['test']}: {first_line}")
         if j["stopped"]:
             say(f"    {j['file']}: judged up to record #{j['stopped_record']} (offset "

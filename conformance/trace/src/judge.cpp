@@ -22,6 +22,7 @@
 #include "ndkct/model/model.hpp"
 #include "ndkct/model/page_rules.hpp"
 #include "ndkct/model/translate.hpp"
+#include "ndkct/spec/hex.hpp"
 #include "ndkct/spec/profile.hpp"
 #include "ndkct/spec/status.hpp"
 #include "ndkct/trace/decode.hpp"
@@ -308,6 +309,11 @@ struct Judge::Impl {
         }
         digests = h.capture_flags & NDKT_CAPTURE_DIGESTS;
         oracle = std::make_unique<model::Model>(readings, shadow.view(), model::Mode::check);
+        // The oracle's messages name objects by the trace's handles, as its dump shows them.
+        oracle->name_objects([this](ObjectId oid) {
+            auto it = handles.find(oid);
+            return it == handles.end() ? std::string() : spec::hex(it->second);
+        });
         adapter = oracle->open_adapter();
         adopt(h.adapter, adapter, NdkObjectTypeAdapter);
         if (!digests) {

@@ -14,9 +14,11 @@
 #include <algorithm>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -191,6 +193,14 @@ class Model {
     Applied observe_event(const Event& event);
 
     // ---- Introspection ----
+    // How messages name an object: by default its model number ("7"); an observer that knows
+    // the provider's handles names them instead ("0x7fd5080012d0"), as the consumer, a trace
+    // dump and a debugger see them.
+    void name_objects(std::function<std::string(ObjectId)> namer) { namer_ = std::move(namer); }
+    std::string object_text(ObjectId id) const {
+        std::string named = namer_ ? namer_(id) : std::string();
+        return named.empty() ? std::to_string(id) : named;
+    }
     const Object* find(ObjectId id) const;
     template <typename T>
     const T* state_of(ObjectId id) const {
@@ -452,6 +462,7 @@ class Model {
     Readings readings_;
     HostMemoryView memory_;
     Mode mode_;
+    std::function<std::string(ObjectId)> namer_;
     std::vector<Object> objects_;  // index = ObjectId; [0] unused
     std::map<uint64_t, Pending> pending_;
     uint64_t next_pending_ = 1;

@@ -429,6 +429,7 @@ class Session {
                          std::unordered_map<const void*, PendingAsync>& pending, const void* key);
     Done wait_for(std::unordered_map<const void*, PendingAsync>& table, const void* key);
     void adopt(void* object, model::ObjectId id);  // caller holds oracle_mutex_
+    void remember_handle(model::ObjectId id, const void* object);
 
     ProviderSpec spec_;
     SessionOptions options_;
@@ -442,6 +443,10 @@ class Session {
     std::mutex oracle_mutex_;
     model::Verdict verdict_;  // guarded by oracle_mutex_
     std::unordered_map<const void*, model::ObjectId> ids_;
+    // The other way, for the oracle's messages (Model::name_objects): read on whichever thread
+    // judges, so it has a lock of its own.
+    std::unordered_map<model::ObjectId, const void*> handles_;
+    mutable std::mutex handles_mutex_;
     std::vector<std::pair<void*, model::ObjectId>> open_;  // in creation order
     std::deque<std::unique_ptr<Callback>> callbacks_;
     std::mutex callbacks_mutex_;
