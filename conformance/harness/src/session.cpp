@@ -635,8 +635,7 @@ Session::Session(const ProviderSpec& spec, SessionOptions options)
                                     : spec::hex(reinterpret_cast<uintptr_t>(it->second));
     });
     model::ObjectId adapter_id = oracle_->open_adapter();
-    ids_[adapter_] = adapter_id;
-    remember_handle(adapter_id, adapter_);
+    remember(adapter_, adapter_id);
     {
         std::lock_guard lock(g_live_mutex);
         g_sessions.insert(this);
@@ -778,12 +777,13 @@ void Session::adopt(void* object, model::ObjectId id) {
     // An object the oracle did not expect (a create that should have failed, and did not) is
     // unknown to it (id 0), but still the test's: close_all closes it with the rest, so the
     // provider is not charged later for what the test left open (its close is not judged).
-    if (id) ids_[object] = id;
-    if (id) remember_handle(id, object);
+    if (id) remember(object, id);
     open_.push_back({object, id});
 }
 
-void Session::remember_handle(model::ObjectId id, const void* object) {
+// Both ways: ids_ for the calls, handles_ for the oracle's messages.
+void Session::remember(const void* object, model::ObjectId id) {
+    ids_[object] = id;
     std::lock_guard lock(handles_mutex_);
     handles_[id] = object;
 }
@@ -1287,10 +1287,7 @@ LamResult Session::build_lam(MDL* mdl, SIZE_T length, ULONG buffer_size, bool wi
     if (lam.done.ok()) {
         // The oracle made a LAM object; remember it by the mapping's address.
         std::lock_guard lock(oracle_mutex_);
-        if (model::ObjectId newest = newest_lam(*oracle_)) {
-            ids_[lam.mapping()] = newest;
-            remember_handle(newest, lam.mapping());
-        }
+        if (model::ObjectId newest = newest_lam(*oracle_)) remember(lam.mapping(), newest);
     }
     return lam;
 }

@@ -221,7 +221,6 @@ def profile_of(build, judged, override, loaded=None):
             "ndk_version": version}
 
 
-
 # A verdict's first line, at most `width` characters, keeping its "[record #N at offset M]": the
 # record is what a reader goes to next, so a long message loses its middle, not its record.
 LOCATOR = re.compile(r"\s*(\[record #\d+ at offset \d+\])$")
@@ -233,8 +232,9 @@ def shortened(line, width=300):
     m = LOCATOR.search(line)
     if not m:
         return line[:width]
-    keep = width - len(m.group(1)) - 5
-    return line[:keep].rstrip() + " ... " + m.group(1)
+    cut = " ... "
+    return line[:width - len(m.group(1)) - len(cut)].rstrip() + cut + m.group(1)
+
 
 def check_trace(argv):
     p = argparse.ArgumentParser(

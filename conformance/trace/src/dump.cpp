@@ -230,8 +230,6 @@ bool hex_field(const std::string& name) {
                                         "first_pfn",
                                         "pages",
                                         "adapter",
-                                        "op_flags",
-                                        "mr_flags",
                                         "flags",
                                         "remote_token",
                                         "token",

@@ -465,8 +465,8 @@ def case_replay(opts):
     # A faulty provider's trace against the reference: the difference at the faulty call.
     for fault, test, expect in (
             ("write_reported_as_read", "DataPath.WriteLandsInTheRemoteRegion",
-             r"differs at record #\d+ \(NdkGetCqResultsEx\): .*recorded Type 32 \(NdkOperationTypeRead\), "
-             r"replayed 64 \(NdkOperationTypeWrite\)"),
+             r"differs at record #\d+ \(NdkGetCqResultsEx\): .*recorded Type 32 "
+             r"\(NdkOperationTypeRead\), replayed 64 \(NdkOperationTypeWrite\)"),
             ("fr_returns_pending", "Bites.FastRegisterLocalWriteIsNotRemote",
              r"differs at record #\d+ \(NdkFastRegister\): recorded STATUS_PENDING, replayed "
              r"STATUS_SUCCESS"),

@@ -428,8 +428,8 @@ class Session {
     NTSTATUS start_async(const model::Call& call, Invoke invoke, const char* name, int kind,
                          std::unordered_map<const void*, PendingAsync>& pending, const void* key);
     Done wait_for(std::unordered_map<const void*, PendingAsync>& table, const void* key);
-    void adopt(void* object, model::ObjectId id);  // caller holds oracle_mutex_
-    void remember_handle(model::ObjectId id, const void* object);
+    void adopt(void* object, model::ObjectId id);           // caller holds oracle_mutex_
+    void remember(const void* object, model::ObjectId id);  // ids_ and handles_, as adopt
 
     ProviderSpec spec_;
     SessionOptions options_;
