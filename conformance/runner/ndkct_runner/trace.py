@@ -326,12 +326,16 @@ def check_trace(argv):
     nxt = result["rules"].get("next")
     if nxt:
         say(nxt["text"])
-    say(f"{len(tests)} traces ({total_records} records) of {identity['name']} "
-        f"{identity['version']} judged under profile {profile['name']}: "
+    who = " ".join(x for x in (identity["name"], identity["version"]) if x)
+    say(f"{len(tests)} trace{'' if len(tests) == 1 else 's'} ({total_records} records) of "
+        f"{who if who != 'unknown' else 'an unnamed provider'} judged under profile "
+        f"{profile['name']}: "
         + ", ".join(f"{k} {v}" for k, v in c.items() if v or k in ("pass", "fail")))
     # What the traces could not show is said, not passed over: where bytes landed goes unjudged
     # without digests, and for posts and completions whose bytes a trace does not show.
-    undigested = sum(1 for j in judged if not j["header"]["capture_flags"] & CAPTURE_DIGESTS)
+    # (A file whose header could not be read has no flags to go by: its error says enough.)
+    undigested = sum(1 for j in judged if j["records"] and
+                     not j["header"]["capture_flags"] & CAPTURE_DIGESTS)
     if undigested:
         say(f"  data: {undigested} of {len(judged)} traces carry no data digests (captured with "
             "NDKCAP_NO_DIGESTS): where bytes landed is not judged in them")

@@ -298,6 +298,9 @@ int run(const Args& a) {
         if (how) {
             std::printf("trace: ");
             size_per_call(how->directory);
+            if (!a.keep.empty())
+                for (const auto& e : fs::directory_iterator(how->directory))  // the one trace
+                    fs::copy_file(e.path(), a.keep, fs::copy_options::overwrite_existing);
         }
         fs::remove_all(dir);
         fs::remove_all(without_digests.directory);

@@ -214,12 +214,14 @@ Reader::Next Reader::fail(Problem::Kind kind, uint64_t offset, std::string what)
 bool Reader::parse_header() {
     size_t have = size() - position_;
     const uint8_t* p = data() + position_;
-    if (have < NDKT_HEADER_FIXED_BYTES) return false;
-    if (std::memcmp(p, NDKT_MAGIC, 8) != 0) {
+    // A file too short for a header is still no trace when what it has is not the magic's start
+    // (a text file named .ndktrace is "not an ndkct trace", not "truncated").
+    if (have && std::memcmp(p, NDKT_MAGIC, std::min<size_t>(have, 8)) != 0) {
         fail(Problem::Kind::not_a_trace, base_ + position_,
              "the file does not start with \"NDKTRACE\"");
         return false;
     }
+    if (have < NDKT_HEADER_FIXED_BYTES) return false;
     header_.major = load<uint16_t>(p + 8);
     header_.minor = load<uint16_t>(p + 10);
     header_.bytes = load<uint32_t>(p + 12);

@@ -268,6 +268,13 @@ TEST(Trace, NotATraceAndEmptyFilesGetCleanErrors) {
         << check(text).stopped;
     EXPECT_NE(std::string::npos, check({}).stopped.find("empty"));
     EXPECT_NE(std::string::npos, check_file("/nonexistent/x.ndktrace").stopped.find("cannot read"));
+    // Shorter than a header: a text is still no trace; the magic's start is a cut-off trace.
+    std::vector<uint8_t> short_text = {'h', 'e', 'l', 'l', 'o', '\n'};
+    EXPECT_NE(std::string::npos, check(short_text).stopped.find("does not start with"))
+        << check(short_text).stopped;
+    std::vector<uint8_t> short_trace = {'N', 'D', 'K', 'T'};
+    EXPECT_NE(std::string::npos, check(short_trace).stopped.find("inside the trace header"))
+        << check(short_trace).stopped;
 }
 
 // The fuzz-style test: truncations and bit flips anywhere give a verdict or a clean stop, never

@@ -134,8 +134,10 @@ int check(int argc, char** argv) {
         bool broken = !v.stopped.empty();
         failed |= bad;
         damaged |= broken;
-        std::cout << path << ": " << (bad ? "FAIL" : "ok") << " (" << v.records << " records, "
-                  << v.calls << " calls, " << v.callbacks << " callbacks, " << v.completions
+        // A trace that could not be read at all is no "ok"; one judged up to damage says so.
+        const char* word = bad ? "FAIL" : !broken ? "ok" : v.records ? "STOPPED" : "ERROR";
+        std::cout << path << ": " << word << " (" << v.records << " records, " << v.calls
+                  << " calls, " << v.callbacks << " callbacks, " << v.completions
                   << " completions)";
         if (broken) std::cout << "; stopped at record #" << v.stopped_record << ": " << v.stopped;
         std::cout << "\n";
