@@ -13,7 +13,7 @@ namespace ndkct::properties {
 // One of: receives until ReceiveQueueDepth are outstanding (by the World's intent), a receive
 // of MaxReceiveRequestSge SGEs, InitiatorQueueDepth NdkWrites at once (none polled in between),
 // a send of MaxInitiatorRequestSge SGEs, an INLINE send of exactly InlineDataSize bytes.
-// The SGEs are zero-length (no token is resolved for them: rules_qp.cpp's resolve_local), and
+// The SGEs are zero-length (no token is resolved for them: rules_access.cpp's resolve_local), and
 // the writes move nothing (no remote token is checked for an empty transfer, TOK-03's reading),
 // so each request is valid whatever MRs the World holds; only its count and size matter. Sends
 // may wait for a receive on the peer (an RNR retry without end): teardown flushes them.

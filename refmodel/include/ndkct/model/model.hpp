@@ -383,7 +383,8 @@ class Model {
     struct ConnectArgs;
     void connect_stage(const ConnectArgs& args, Stage stage);
 
-    // ---- Work requests (rules_qp.cpp) ----
+    // ---- Work requests (rules_qp.cpp: the calls; rules_execute.cpp: the engine;
+    //      rules_access.cpp: tokens and pages; rules_completion.cpp: the entries seen) ----
     void post(ObjectId qp, const Call& call, Context request_context, uint32_t flags,
               bool receive_queue, std::optional<Completion> decided = std::nullopt,
               std::shared_ptr<const WorkRequest::Undo> undo_info = nullptr);
