@@ -2,7 +2,7 @@
 // answers by position in its table (GEN-*, CLOSE-API-01, EXT-02), and event callbacks receive
 // the context registered with them (GEN-CB-05). The layouts themselves (offsets, member order
 // as types) are fixed by spec/include's static asserts; what a running provider can get wrong is
-// checked here and by the harness on every object (session.cpp: check_object).
+// checked here and by the harness on every object (session_internal.hpp: check_object).
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <unistd.h>
