@@ -29,6 +29,8 @@ std::string answer(const conformance::Made<T>& made, Kind kind, int slot) {
 }
 // A command whose objects the provider never created is not run; the log says so.
 void skipped(Sut& sut, const Command& command, const std::string& why);
+// Refreshes what the Sut knows of an MR's tokens (TOK-04: once its registration completed).
+void learn_tokens(Sut& sut, int mr);
 
 // Generators shared by the commands. (Choices are drawn with weights, never with inRange:
 // RapidCheck scales inRange to the size, so small sequences would take the first case mostly.)

@@ -1,4 +1,4 @@
-// commands_fast_register.cpp: NdkFastRegister commands beyond commands.cpp's FastRegister.
+// commands_fast_register.cpp: NdkFastRegister commands beyond commands_qp.cpp's FastRegister.
 #include "commands_fast_register.hpp"
 
 namespace ndkct::properties {
