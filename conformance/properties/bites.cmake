@@ -111,7 +111,8 @@ ndkct_property_bites(fr_refuses_high_fbo            FR-FBO-01       MemoryRegist
 ndkct_property_bites(mr_region_whole_pages          RMR-ACC-03      MemoryBounds)
 ndkct_property_bites(fr_region_whole_pages          FR-LEN-03       MemoryBounds)
 ndkct_property_bites(lam_size_check_one_page_more   LAM-SIZE-05     MemoryRegistration)
-# s11qp (issue 13): NdkCreateQp's page, the rest. QpCreation (commands_s11qp.hpp) makes QPs on an
+# s11qp (issue 13): NdkCreateQp's page, the rest. QpCreation (commands_qp_creation.hpp) makes QPs on
+# an
 # SRQ at and past its initiator limits, closes a QP's CQ, SRQ or PD first, calls NdkCreateQp
 # from inside a CQ notification and connects QPs with a CQ per queue. An over-limit SRQ QP names
 # the limit's own rule first (CQP-SRQ-05 beside it); an early close of a QP's CQ or SRQ names
@@ -150,7 +151,7 @@ ndkct_property_bites(lam_release_frees_neighbour    LAM-REL-01      LamReleases)
 ndkct_property_bites(lam_failure_leaks_partial_mapping LAM-ERR-01   MappingFailures)
 ndkct_property_bites(lam_resources_failure_leaks    LAM-ST-03       MappingFailures)
 # s11flags (issue 13): the access flags and addressing of NdkRegisterMr and NdkFastRegister (the
-# AccessFlags property, commands_s11flags.hpp).
+# AccessFlags property, commands_access_flags.hpp).
 ndkct_property_bites(fr_refuses_zero_base           FR-ALIGN-02     AccessFlags)
 ndkct_property_bites(mr_refuses_unneeded_read_sink  RMR-SINK-02     AccessFlags)
 ndkct_property_bites(fr_refuses_unneeded_read_sink  FR-SINK-02      AccessFlags 3)
@@ -163,29 +164,37 @@ ndkct_property_bites(fr_entry_after_invalid_parameter FR-ST-04      MemoryRegist
 ndkct_property_bites(fr_posted_unsignaled           FR-ST-01        FastRegisterCompletion)
 ndkct_property_bites(fr_deferred_dropped            FR-DEFER-01     FastRegisterCompletion)
 ndkct_property_bites(fr_waits_for_callback          FR-IRQL-01      FastRegisterCompletion)
-# s11flg3 (issue 13): local write carried by 0x5 / granted only by 0x10 (AccessFlags' LocalAccessProbe).
+# s11flg3 (issue 13): local write carried by 0x5 / granted only by 0x10 (AccessFlags'
+# LocalAccessProbe).
 ndkct_property_bites(mr_remote_write_drops_local_write RMR-FLG-03    AccessFlags)
 ndkct_property_bites(fr_grants_local_write          FR-FLG-03       AccessFlags)
 # s11mdl (issue 13): NdkRegisterMr over a chain broken past Length.
 ndkct_property_bites(mr_checks_whole_chain          RMR-MDL-04      ChainsPastLength)
 # s12frqp (issue 13): a fast registration's entry without its QP's QPContext.
 ndkct_property_bites(fr_entry_without_qp_context    FR-QP-01        MemoryRegistration)
-# s12fence (issue 13): NdkFastRegister's READ_FENCE (commands_s12fence.hpp).
+# s12fence (issue 13): NdkFastRegister's READ_FENCE (commands_read_fence.hpp).
 ndkct_property_bites(fr_ignores_read_fence          FR-FENCE-01     ReadFence)
-# s13align (issue 13): fast registrations at labels beyond every pointer (commands_s13align.hpp).
+# s13align (issue 13): fast registrations at labels beyond every pointer
+# (commands_fast_register_labels.hpp).
 ndkct_property_bites(fr_refuses_high_base           FR-ALIGN-01     FastRegisterLabels)
-# s13tok2 (issue 13): the remote token read after initialization changes nothing (commands_s13tok2.hpp).
+# s13tok2 (issue 13): the remote token read after initialization changes nothing
+# (commands_first_registrations.hpp).
 ndkct_property_bites(ifr_remote_token_read_claims_mr IFR-TOK-02    FirstRegistrationsAfterTokenReads)
-# s13inv (issue 13): a fast registration ended by NdkInvalidate (commands_s13inv.hpp).
+# s13inv (issue 13): a fast registration ended by NdkInvalidate
+# (commands_fast_register_invalidation.hpp).
 ndkct_property_bites(fr_refuses_invalidate_of_mr    FR-INV-01       FastRegisterInvalidation)
-# s13tok (issue 13): the local token read before the first fast registration (commands_s13tok.hpp).
+# s13tok (issue 13): the local token read before the first fast registration
+# (commands_initialized_tokens.hpp).
 ndkct_property_bites(fr_local_token_before_registration_invalid IFR-TOK-01 InitializedTokens)
-# s13map (issue 13): NdkFastRegister over pages that are not one run (commands_s13map.hpp).
+# s13map (issue 13): NdkFastRegister over pages that are not one run
+# (commands_fast_register_page_runs.hpp).
 ndkct_property_bites(fr_assumes_contiguous_pages    FR-MAP-01       FastRegisterPageRuns)
-# s13silent (issue 13): a silent fast registration's error entry dropped (commands_s13silent.hpp).
+# s13silent (issue 13): a silent fast registration's error entry dropped
+# (commands_silent_failure.hpp).
 ndkct_property_bites(fr_silent_failure_dropped      FR-SILENT-02    SilentFailure)
-# s13va (issue 13): NdkRegisterMr over a decoy-VA MDL (commands_s13va.hpp).
+# s13va (issue 13): NdkRegisterMr over a decoy-VA MDL (commands_decoy_virtual_addresses.hpp).
 ndkct_property_bites(mr_accesses_through_va         RMR-VA-03       DecoyVirtualAddresses)
 ndkct_property_bites(lam_maps_through_va            LAM-VA-01       DecoyVaMappings)
-# s14apc (issue 13): the last page of a fast registration after its first (commands_s14apc.hpp).
+# s14apc (issue 13): the last page of a fast registration after its first
+# (commands_fast_register_page_counts.hpp).
 ndkct_property_bites(fr_page_list_one_short         FR-APC-01       FastRegisterPageCounts)

@@ -247,7 +247,7 @@ struct FastRegister : Command {
     void apply(World& w) const override { w.settle(mr, qp); }
     void run(const World& w, Sut& sut) const override;
     // The call itself, from run() or from inside a provider callback (FastRegisterFromNotification,
-    // commands_s11frq.hpp); returns the answer.
+    // commands_fast_register_completion.hpp); returns the answer.
     std::string call(Sut& sut) const;
     void show(std::ostream& os) const override;
 };

@@ -249,7 +249,8 @@ std::string InitializeFastRegisterMr::call(Sut& sut) const {
 void InitializeFastRegisterMr::initialized(Sut& sut) const {
     sut.mrs[mr].registered = false;
     learn_tokens(sut, mr);
-    sut.mrs[mr].initialized_token = sut.mrs[mr].local_token;  // IFR-TOK-01 (commands_s13tok)
+    sut.mrs[mr].initialized_token =
+        sut.mrs[mr].local_token;  // IFR-TOK-01 (commands_initialized_tokens)
 }
 
 }  // namespace ndkct::properties

@@ -10,27 +10,27 @@
 #include <iostream>
 
 #include "commands.hpp"
+#include "commands_access_flags.hpp"
+#include "commands_chains_past_length.hpp"
+#include "commands_decoy_va_mappings.hpp"
+#include "commands_decoy_virtual_addresses.hpp"
 #include "commands_fast_register.hpp"
+#include "commands_fast_register_completion.hpp"
+#include "commands_fast_register_invalidation.hpp"
+#include "commands_fast_register_labels.hpp"
+#include "commands_fast_register_page_counts.hpp"
+#include "commands_fast_register_page_runs.hpp"
+#include "commands_first_registrations.hpp"
+#include "commands_initialized_tokens.hpp"
+#include "commands_lam_releases.hpp"
+#include "commands_mapping_failures.hpp"
+#include "commands_mappings_and_initializations.hpp"
 #include "commands_memory_bounds.hpp"
+#include "commands_qp_creation.hpp"
 #include "commands_qp_limits.hpp"
-#include "commands_s11flags.hpp"
-#include "commands_s11frq.hpp"
-#include "commands_s11lam.hpp"
-#include "commands_s11mdl.hpp"
-#include "commands_s11qp.hpp"
-#include "commands_s11rmr.hpp"
-#include "commands_s12fence.hpp"
-#include "commands_s12lamrel.hpp"
-#include "commands_s13align.hpp"
-#include "commands_s13inv.hpp"
-#include "commands_s13lam.hpp"
-#include "commands_s13lamva.hpp"
-#include "commands_s13map.hpp"
-#include "commands_s13silent.hpp"
-#include "commands_s13tok.hpp"
-#include "commands_s13tok2.hpp"
-#include "commands_s13va.hpp"
-#include "commands_s14apc.hpp"
+#include "commands_read_fence.hpp"
+#include "commands_registered_addressing.hpp"
+#include "commands_silent_failure.hpp"
 #include "ndkct/conformance/suite.hpp"
 #include "property.hpp"
 
@@ -186,7 +186,7 @@ NDKCT_PROPERTY(QpLimits, "ndk.property.qp_limits", "CQP-DEPTH-01", "CQP-DEPTH-02
                   CloseObject>());
 }
 
-// NdkCreateQp's page beyond a QP's sizes (commands_s11qp.hpp): QPs made on an SRQ with an
+// NdkCreateQp's page beyond a QP's sizes (commands_qp_creation.hpp): QPs made on an SRQ with an
 // initiator size at or one past its maximum, a QP's PD, CQ or SRQ closed before it, NdkCreateQp
 // from inside a CQ notification callback, a QP's queues on CQs of their own; beside QPs and CQs
 // of the World and their closes.
@@ -215,7 +215,7 @@ NDKCT_PROPERTY(FastRegisterAddressing, "ndk.property.fast_register_addressing", 
 // lack of resources the MR is unregistered, RMR-ST-03), or registered again and used through
 // its new local token (RMR-TOK-01); among ordinary registrations from mid-page, transfers
 // reaching their ends and deregistrations (RMR-VA-01: the region starts at VA, StartVa +
-// ByteOffset; commands_s11rmr.hpp).
+// ByteOffset; commands_registered_addressing.hpp).
 NDKCT_PROPERTY(RegisteredRegions, "ndk.property.registered_regions", "RMR-VA-02", "RMR-DEREG-01",
                "RMR-ST-03", "RMR-TOK-01", "RMR-VA-01") {
     check(
@@ -231,7 +231,7 @@ NDKCT_PROPERTY(RegisteredRegions, "ndk.property.registered_regions", "RMR-VA-02"
 // CQ's notification callback (LAM-IRQL-01: they may not wait there) and two fast-register MRs
 // initialized there back to back (IFR-CONC-01: each completes on its own), sends from a mapping's
 // logical addresses with the privileged token (LAM-USE-02), with ordinary builds and releases
-// (commands_s11lam.hpp).
+// (commands_mappings_and_initializations.hpp).
 NDKCT_PROPERTY(MappingsAndInitializations, "ndk.property.mappings_and_initializations",
                "LAM-MDL-04", "LAM-IRQL-01", "IFR-CONC-01", "LAM-USE-02") {
     check("ndk.property.mappings_and_initializations",
@@ -242,7 +242,7 @@ NDKCT_PROPERTY(MappingsAndInitializations, "ndk.property.mappings_and_initializa
 // Mappings released while others stay live (issue 13, s12lamrel; a property of its own, so that
 // the others' sequences stay as they were): sends from a mapping's logical addresses after an
 // older mapping was released (LAM-REL-01: releasing one LAM leaves the others mapped), among
-// ordinary builds, releases and sends from mappings (commands_s12lamrel.hpp).
+// ordinary builds, releases and sends from mappings (commands_lam_releases.hpp).
 NDKCT_PROPERTY(LamReleases, "ndk.property.lam_releases", "LAM-REL-01", "LAM-USE-02") {
     check("ndk.property.lam_releases", machine<BuildLam, ReleaseLam, SendAfterARelease,
                                                SendAfterARelease, SendFromMapping, GetCqResults>());
@@ -251,7 +251,7 @@ NDKCT_PROPERTY(LamReleases, "ndk.property.lam_releases", "LAM-REL-01", "LAM-USE-
 // Failing mapping requests between builds of one mapping (issue 13, s13lam; a property of its
 // own, so that the others' sequences stay as they were): size probes that fail (LAM-ERR-01) and
 // requests too large for the adapter (LAM-ST-03) must leave no resources behind, among ordinary
-// builds and releases (commands_s13lam.hpp).
+// builds and releases (commands_mapping_failures.hpp).
 NDKCT_PROPERTY(MappingFailures, "ndk.property.mapping_failures", "LAM-ERR-01", "LAM-ST-03") {
     check("ndk.property.mapping_failures",
           machine<BuildLam, ReleaseLam, ProbeBuildAndRelease, ShortageBetweenBuilds>());
@@ -261,7 +261,7 @@ NDKCT_PROPERTY(MappingFailures, "ndk.property.mapping_failures", "LAM-ERR-01", "
 // property of its own, so that the others' sequences stay as they were): fast registrations at
 // BaseVirtualAddress 0 with FBO 0 (FR-ALIGN-02) among ordinary ones, registrations with any
 // flags (the read-sink flag among them, RMR-SINK-02/03, FR-SINK-02/03), used as sources and
-// targets of writes, reads, sends and receives (RMR-FLG-*, FR-FLG-*; commands_s11flags.hpp).
+// targets of writes, reads, sends and receives (RMR-FLG-*, FR-FLG-*; commands_access_flags.hpp).
 NDKCT_PROPERTY(AccessFlags, "ndk.property.access_flags", "FR-ALIGN-02", "FR-FLG-03", "RMR-SINK-02",
                "FR-SINK-02") {
     check("ndk.property.access_flags",
@@ -287,7 +287,7 @@ NDKCT_PROPERTY(FastRegisterCompletion, "ndk.property.fast_register_completion", 
 // NdkRegisterMr over chains contiguous for whole pages of Length and broken past them (issue 13,
 // s11mdl; a property of its own, so that the others' sequences stay as they were): they must be
 // registered (RMR-MDL-04) and written into, among ordinary registrations, deregistrations and
-// writes (commands_s11mdl.hpp).
+// writes (commands_chains_past_length.hpp).
 NDKCT_PROPERTY(ChainsPastLength, "ndk.property.chains_past_length", "RMR-MDL-04") {
     check("ndk.property.chains_past_length",
           machine<CreateMr, RegisterMr, DeregisterMr, Write, GetCqResults, RegisteredBeforeABreak,
@@ -296,7 +296,7 @@ NDKCT_PROPERTY(ChainsPastLength, "ndk.property.chains_past_length", "RMR-MDL-04"
 
 // NdkFastRegister's READ_FENCE (issue 13, s12fence; a property of its own, so that the others'
 // sequences stay as they were): reads, and fenced fast registrations posted right after a read
-// on the same QP (commands_s12fence.hpp), their entries polled in batches of any size: a fenced
+// on the same QP (commands_read_fence.hpp), their entries polled in batches of any size: a fenced
 // registration's entry may not come ahead of an earlier read's (FR-FENCE-01, WR-FENCE-01).
 NDKCT_PROPERTY(ReadFence, "ndk.property.read_fence", "FR-FENCE-01", "WR-FENCE-01") {
     check("ndk.property.read_fence", machine<ReadThenFencedFastRegister, ReadThenFencedFastRegister,
@@ -305,8 +305,8 @@ NDKCT_PROPERTY(ReadFence, "ndk.property.read_fence", "FR-FENCE-01", "WR-FENCE-01
 
 // NdkFastRegister's BaseVirtualAddress beyond every pointer (issue 13, s13align; a property of its
 // own, so that the others' sequences stay as they were): registrations at labels with bit 47 or 63
-// set, written into by the peer, beside ordinary ones (commands_s13align.hpp): the address is a
-// label, however large (FR-ALIGN-01).
+// set, written into by the peer, beside ordinary ones (commands_fast_register_labels.hpp): the
+// address is a label, however large (FR-ALIGN-01).
 NDKCT_PROPERTY(FastRegisterLabels, "ndk.property.fast_register_labels", "FR-ALIGN-01") {
     check("ndk.property.fast_register_labels",
           machine<HighLabelFastRegistration, HighLabelFastRegistration, FastRegistration, Write,
@@ -315,8 +315,8 @@ NDKCT_PROPERTY(FastRegisterLabels, "ndk.property.fast_register_labels", "FR-ALIG
 
 // The tokens of an initialized fast-register MR (issue 13, s13tok2; a property of its own, so
 // that the others' sequences stay as they were): first registrations of two MRs, the second's
-// remote token read after its initialization (commands_s13tok2.hpp): the read changes nothing,
-// so it must be taken like the first (IFR-TOK-02).
+// remote token read after its initialization (commands_first_registrations.hpp): the read changes
+// nothing, so it must be taken like the first (IFR-TOK-02).
 NDKCT_PROPERTY(FirstRegistrationsAfterTokenReads, "ndk.property.first_registrations",
                "IFR-TOK-02") {
     check("ndk.property.first_registrations",
@@ -327,7 +327,7 @@ NDKCT_PROPERTY(FirstRegistrationsAfterTokenReads, "ndk.property.first_registrati
 // the others' sequences stay as they were): valid fast registrations invalidated at once on their
 // QP and then written through their old remote token (FR-INV-01, INV-01: the invalidation must
 // be carried out, and the token then grants nothing), beside plain registrations the writes
-// may take as sources (commands_s13inv.hpp).
+// may take as sources (commands_fast_register_invalidation.hpp).
 NDKCT_PROPERTY(FastRegisterInvalidation, "ndk.property.fast_register_invalidation", "FR-INV-01",
                "INV-01") {
     check("ndk.property.fast_register_invalidation",
@@ -339,7 +339,7 @@ NDKCT_PROPERTY(FastRegisterInvalidation, "ndk.property.fast_register_invalidatio
 // registration (issue 13, s13tok; a property of its own, so that the others' sequences stay as
 // they were): writes from the region through the token read once the initialization completed
 // (IFR-TOK-01; AMB-40 from_initialize: it reaches the region the next fast registration makes),
-// among ordinary fast registrations, writes and invalidations (commands_s13tok.hpp).
+// among ordinary fast registrations, writes and invalidations (commands_initialized_tokens.hpp).
 NDKCT_PROPERTY(InitializedTokens, "ndk.property.initialized_tokens", "IFR-TOK-01", "AMB-40") {
     check("ndk.property.initialized_tokens",
           machine<InitializedTokenSourceWrite, InitializedTokenSourceWrite, FastRegistration, Write,
@@ -349,7 +349,7 @@ NDKCT_PROPERTY(InitializedTokens, "ndk.property.initialized_tokens", "IFR-TOK-01
 // Fast registrations over pages that are not one run of consecutive logical pages (issue 13,
 // s13map; a property of its own, so that the others' sequences stay as they were): byte k of the
 // region lands on page AdapterPageArray[(FBO + k) / PAGE_SIZE] (FR-MAP-01, FR-PAGE-02), among
-// ordinary fast registrations and writes (commands_s13map.hpp).
+// ordinary fast registrations and writes (commands_fast_register_page_runs.hpp).
 NDKCT_PROPERTY(FastRegisterPageRuns, "ndk.property.fast_register_page_runs", "FR-MAP-01",
                "FR-PAGE-02") {
     check("ndk.property.fast_register_page_runs",
@@ -358,7 +358,7 @@ NDKCT_PROPERTY(FastRegisterPageRuns, "ndk.property.fast_register_page_runs", "FR
 
 // NdkFastRegister's SILENT_SUCCESS when the registration fails (issue 13, s13silent; a property
 // of its own, so that the others' sequences stay as they were): a silent registration over a
-// valid one (AMB-30), then the peer's write into its region (commands_s13silent.hpp). A write
+// valid one (AMB-30), then the peer's write into its region (commands_silent_failure.hpp). A write
 // that fails shows it did not take effect, so its error entry is owed (FR-SILENT-02).
 NDKCT_PROPERTY(SilentFailure, "ndk.property.silent_failure", "FR-SILENT-02", "FR-SILENT-01") {
     check("ndk.property.silent_failure",
@@ -369,7 +369,7 @@ NDKCT_PROPERTY(SilentFailure, "ndk.property.silent_failure", "FR-SILENT-02", "FR
 // sequences stay as they were): the VA labels the region, the PFNs carry its bytes, so writes
 // into such a region and reads from it move the real pages' bytes, never the decoy's
 // (RMR-VA-03), among ordinary registrations, deregistrations, writes and reads
-// (commands_s13va.hpp).
+// (commands_decoy_virtual_addresses.hpp).
 NDKCT_PROPERTY(DecoyVirtualAddresses, "ndk.property.decoy_virtual_addresses", "RMR-VA-03") {
     check("ndk.property.decoy_virtual_addresses",
           machine<CreateMr, RegisterMr, DeregisterMr, Write, Read, GetCqResults,
@@ -380,7 +380,7 @@ NDKCT_PROPERTY(DecoyVirtualAddresses, "ndk.property.decoy_virtual_addresses", "R
 // sequences stay as they were): the VA labels the start of the range, the PFNs are what the
 // mapping reaches, so a send through the LAM's logical addresses carries the real pages' bytes,
 // never the decoy's (LAM-VA-01), among ordinary builds, releases and sends from mappings
-// (commands_s13lamva.hpp).
+// (commands_decoy_va_mappings.hpp).
 NDKCT_PROPERTY(DecoyVaMappings, "ndk.property.decoy_va_mappings", "LAM-VA-01", "LAM-USE-02") {
     check("ndk.property.decoy_va_mappings",
           machine<BuildLam, ReleaseLam, SendFromMapping, GetCqResults, SendFromDecoyVaMapping,
@@ -390,7 +390,7 @@ NDKCT_PROPERTY(DecoyVaMappings, "ndk.property.decoy_va_mappings", "LAM-VA-01", "
 // Every page of a fast registration backs it (issue 13, s14apc; a property of its own, so that
 // the others' sequences stay as they were): the peer's request at a region's start, then the same
 // in its last page (FR-APC-01, FR-MAP-01), among ordinary fast registrations and writes
-// (commands_s14apc.hpp).
+// (commands_fast_register_page_counts.hpp).
 NDKCT_PROPERTY(FastRegisterPageCounts, "ndk.property.fast_register_page_counts", "FR-APC-01",
                "FR-MAP-01") {
     check("ndk.property.fast_register_page_counts",

@@ -5,7 +5,8 @@ register rule's broken chains are broken inside the range they register. Called 
 build_lam_before_a_break on the chain it maps, derived from its draws rather than drawn, so that
 the stream every other fault is found with stays as it was (a rule of its own moved it: two
 faults were then found through other examples, write_drops_last_byte naming RMR-ACC-03). The
-C++ machine's command is RegisteredBeforeABreak (conformance/properties/commands_s11mdl.cpp)."""
+C++ machine's command is RegisteredBeforeABreak
+(conformance/properties/commands_chains_past_length.cpp)."""
 
 from .. import _ndkct
 from .. import strategies as nst

@@ -6,7 +6,7 @@ CQP-LIFE-01). A QP's receive requests complete on its pReceiveCq and its initiat
 its pInitiatorCq (CQP-OBJ-02; a QP made with an SRQ takes its receives from the SRQ with their
 entries on its pReceiveCq, CQP-SRQ-01): the other rules' QPs have one CQ for both, which hides a
 swap.
-The C++ machine's commands are in conformance/properties/commands_s11qp.cpp."""
+The C++ machine's commands are in conformance/properties/commands_qp_creation.cpp."""
 
 import time
 

@@ -4,7 +4,8 @@ only a label for the region (RMR-VA-03): the peer's write, addressed by the VA, 
 pages the PFNs name, never in the decoy; the oracle names RMR-VA-03 where the bytes went through
 the VA's pages. Called from memory.py's register on a region the peer writes, derived from its
 draws rather than drawn, so that the stream every other fault is found with stays as it was. The
-C++ machine's command is RegisteredWithDecoyVa (conformance/properties/commands_s13va.cpp)."""
+C++ machine's command is RegisteredWithDecoyVa
+(conformance/properties/commands_decoy_virtual_addresses.cpp)."""
 
 from .. import _ndkct
 from .. import strategies as nst

@@ -5,7 +5,7 @@ fast_register when the drawn Flags carry READ_FENCE: a's read of the pair's targ
 is posted just before the registration, and both entries are polled together by the settle that
 follows (in batches of poll_style's size). Derived from the drawn Flags, not drawn, so that the
 stream every other fault is found with stays as it was. The C++ machine's command is
-ReadThenFencedFastRegister (conformance/properties/commands_s12fence.cpp)."""
+ReadThenFencedFastRegister (conformance/properties/commands_read_fence.cpp)."""
 
 from .. import _ndkct
 

@@ -8,7 +8,8 @@ first may still be pending (IFR-CONC-01: each completes on its own; every other 
 an initialization before the next call), and a send from a mapping's logical addresses with the
 PD's privileged token (LAM-USE-02: local sources as well as targets; no other rule uses that
 token). The C++ machine's commands are BuildLamBeforeABreak, NotifiedLam,
-OverlappingInitializations and SendFromMapping (conformance/properties/commands_s11lam.cpp)."""
+OverlappingInitializations and SendFromMapping
+(conformance/properties/commands_mappings_and_initializations.cpp)."""
 
 import time
 

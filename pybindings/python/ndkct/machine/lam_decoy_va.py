@@ -5,7 +5,7 @@ PD's privileged token) must carry the bytes of the pages the PFNs name, never th
 oracle names LAM-VA-01 where the bytes came through the VA's pages. Called from lam.py's
 send_from_mapping, derived from its draws rather than drawn, so that the stream every other fault
 is found with stays as it was. The C++ machine's command is SendFromDecoyVaMapping
-(conformance/properties/commands_s13lamva.cpp)."""
+(conformance/properties/commands_decoy_va_mappings.cpp)."""
 
 from .base import PAGE_SIZE
 

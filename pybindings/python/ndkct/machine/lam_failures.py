@@ -4,7 +4,7 @@ included (LAM-ST-03: it leaves no mapping behind). A leak shows only as a later
 STATUS_INSUFFICIENT_RESOURCES: each step builds and releases a mapping, makes failing requests,
 and builds it again, with nothing else in between, where the oracle judges such a refusal
 (Model::lam_refusal_rules). The C++ machine's commands are ProbeBuildAndRelease and
-ShortageBetweenBuilds (conformance/properties/commands_s13lam.cpp).
+ShortageBetweenBuilds (conformance/properties/commands_mapping_failures.cpp).
 
 No rule of its own: lam_release.py's send_after_a_release calls failing_builds_between with its
 two buffers once its own mappings are released, so that the machine's rules, and the examples

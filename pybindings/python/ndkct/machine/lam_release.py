@@ -1,7 +1,7 @@
 """NdkReleaseLam among live mappings (issue 13, s12lamrel): a mapping used after an older one
 was released. A LAM lives until NdkReleaseLam releases it, as a child of the adapter: releasing
 one leaves the adapter's other mappings as they were (LAM-REL-01). The C++ machine's command is
-SendAfterARelease (conformance/properties/commands_s12lamrel.cpp)."""
+SendAfterARelease (conformance/properties/commands_lam_releases.cpp)."""
 
 from hypothesis import strategies as st
 from hypothesis.stateful import rule

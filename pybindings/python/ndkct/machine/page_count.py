@@ -8,7 +8,7 @@ there and failing in the last page names FR-APC-01 first. No rule of its own (a 
 every fault's draws): data.py's peer_access_fast_registered and local_use_fast_registered call
 it for their accesses that reach the region's last page with a token and rights meant to work;
 derived, not drawn. The C++ machine's command is LastPageAfterFirst
-(conformance/properties/commands_s14apc.cpp); the directed tests are
+(conformance/properties/commands_fast_register_page_counts.cpp); the directed tests are
 conformance/tests/bites_s14apc_test.cpp's."""
 
 from .. import _ndkct

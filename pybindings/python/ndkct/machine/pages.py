@@ -2,7 +2,8 @@
 is on page AdapterPageArray[(FBO + k) / PAGE_SIZE], whatever the entries' logical order
 (FR-MAP-01; FR-PAGE-02). No rule of its own (a rule would move every fault's draws): data.py's
 peer_access_fast_registered calls it for some of its draws. The C++ machine's command is
-PagesNotARunWrite (conformance/properties/commands_s13map.cpp); the directed tests are
+PagesNotARunWrite
+(conformance/properties/commands_fast_register_page_runs.cpp); the directed tests are
 conformance/tests/bites_s13map_test.cpp's."""
 
 from .. import _ndkct

@@ -10,7 +10,7 @@ the first page, a Length the pages hold, a base congruent to the FBO: a registra
 then fails for the MR's state, e.g. one still valid, AMB-30, not for an argument whose own rule
 the read would overtake); derived from the drawn Flags, not drawn, so that the stream every
 other fault is found with stays as it was. The C++ machine's command is SilentFastRegisterOverValid
-(conformance/properties/commands_s13silent.cpp)."""
+(conformance/properties/commands_silent_failure.cpp)."""
 
 from .. import _ndkct
 

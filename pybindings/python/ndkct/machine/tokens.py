@@ -5,7 +5,7 @@ with it reach the region of the MR's next fast registration. Called from memory.
 read when a new fast-register MR's initialization succeeded, and used after that MR's first fast
 registration where the draws say so (derived from them, not drawn, so that the stream every
 other fault is found with stays as it was). The C++ machine's command is
-InitializedTokenSourceWrite (conformance/properties/commands_s13tok.cpp)."""
+InitializedTokenSourceWrite (conformance/properties/commands_initialized_tokens.cpp)."""
 
 
 class TokenRules:
