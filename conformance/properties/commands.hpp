@@ -10,6 +10,7 @@
 // (show). Whether the provider's answer is right is never decided here: the oracle judges it.
 #pragma once
 
+#include <optional>
 #include <sstream>
 
 #include "machine.hpp"
@@ -644,14 +645,29 @@ struct CallFromNotification : Command {
     CallFromNotification() = default;  // a subclass draws the call itself
 };
 
-// A CQ of its own for the calls from inside its notification callback: NdkCreateCq, NdkCreateQp
-// on it, NdkReceive and NdkFlush there (the cancelled receive is the entry the arm fires for),
-// then CallFromNotification on that CQ (the QP's and the CQ's close, or NdkRegisterMr).
-struct NotifiedCq : Composite {
+// The first steps of a composite that calls from inside a CQ's notification callback: a CQ of
+// its own with an entry to notify for. NdkCreateCq, NdkCreateQp on it, NdkReceive and NdkFlush
+// there (the cancelled receive is the entry the arm fires for); the CQ at the composite's first
+// slot, the QP at the next.
+struct CqWithAnEntry {
     std::shared_ptr<const CreateCq> create_cq;
     std::shared_ptr<const CreateQp> create_qp;
     std::shared_ptr<const Receive> receive;
     std::shared_ptr<const Flush> flush;
+    // Generated for `composite` in `w`; `after` is left as the four calls leave it.
+    CqWithAnEntry(const Composite& composite, const World& w, World& after);
+    int cq() const { return cq_; }
+    // The four calls, their objects renumbered from `base` on (Composite::steps).
+    std::vector<std::shared_ptr<const Command>> steps(const Composite& composite, int base) const;
+
+  private:
+    int cq_;
+};
+
+// A CQ of its own for the calls from inside its notification callback (CqWithAnEntry), then
+// CallFromNotification on that CQ (the QP's and the CQ's close, or NdkRegisterMr).
+struct NotifiedCq : Composite {
+    std::optional<CqWithAnEntry> entry;
     std::shared_ptr<const CallFromNotification> call;
     explicit NotifiedCq(const World& w);
     // The five calls, with the CQ and QP it makes at slots `base` and `base + 1`.

@@ -88,13 +88,14 @@ namespace {
 constexpr std::chrono::milliseconds kCallbackLinger{10};
 }  // namespace
 
-NotifiedCq::NotifiedCq(const World& w) : Composite(w) {
-    World after = w;  // each call generated in the World the ones before it leave
+CqWithAnEntry::CqWithAnEntry(const Composite& composite, const World& w, World& after) {
+    // Each call is generated in the World the ones before it leave.
     auto c = std::make_shared<CreateCq>(w);
     c->apply(after);
-    const int cq = made_at, qp = made_at + 1;
+    cq_ = composite.made_at;
+    const int qp = composite.made_at + 1;
     auto q = std::make_shared<CreateQp>(after);
-    q->place(after, cq, cq);
+    q->place(after, cq_, cq_);
     q->apply(after);
     auto r = std::make_shared<Receive>(after);
     r->qp = qp;
@@ -102,21 +103,32 @@ NotifiedCq::NotifiedCq(const World& w) : Composite(w) {
     auto f = std::make_shared<Flush>(after);
     f->qp = qp;
     f->apply(after);
-    call = std::make_shared<CallFromNotification>(after, cq);
     create_cq = std::move(c);
     create_qp = std::move(q);
     receive = std::move(r);
     flush = std::move(f);
 }
 
-std::vector<std::shared_ptr<const Command>> NotifiedCq::steps(int base) const {
+std::vector<std::shared_ptr<const Command>> CqWithAnEntry::steps(const Composite& composite,
+                                                                 int base) const {
     auto q = std::make_shared<CreateQp>(*create_qp);
-    q->receive_cq = moved(q->receive_cq, base);
-    q->initiator_cq = moved(q->initiator_cq, base);
+    q->receive_cq = composite.moved(q->receive_cq, base);
+    q->initiator_cq = composite.moved(q->initiator_cq, base);
     auto r = std::make_shared<Receive>(*receive);
-    r->qp = moved(r->qp, base);
+    r->qp = composite.moved(r->qp, base);
     auto f = std::make_shared<Flush>(*flush);
-    f->qp = moved(f->qp, base);
+    f->qp = composite.moved(f->qp, base);
+    return {create_cq, q, r, f};
+}
+
+NotifiedCq::NotifiedCq(const World& w) : Composite(w) {
+    World after = w;
+    entry.emplace(*this, w, after);
+    call = std::make_shared<CallFromNotification>(after, entry->cq());
+}
+
+std::vector<std::shared_ptr<const Command>> NotifiedCq::steps(int base) const {
+    auto all = entry->steps(*this, base);
     auto n = std::make_shared<CallFromNotification>(*call);
     n->cq = moved(n->cq, base);
     for (auto& close : n->closes) {
@@ -124,7 +136,8 @@ std::vector<std::shared_ptr<const Command>> NotifiedCq::steps(int base) const {
         c->slot = moved(c->slot, base);
         close = std::move(c);
     }
-    return {create_cq, q, r, f, n};
+    all.push_back(std::move(n));
+    return all;
 }
 
 CallFromNotification::CallFromNotification(const World& w, int only_cq) {

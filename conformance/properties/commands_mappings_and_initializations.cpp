@@ -145,37 +145,17 @@ void LamFromNotification::run(const World& w, Sut& sut) const {
 // ================= NotifiedLam =================
 
 NotifiedLam::NotifiedLam(const World& w) : Composite(w) {
-    World after = w;  // each call generated in the World the ones before it leave
-    auto c = std::make_shared<CreateCq>(w);
-    c->apply(after);
-    const int cq = made_at, qp = made_at + 1;
-    auto q = std::make_shared<CreateQp>(after);
-    q->place(after, cq, cq);
-    q->apply(after);
-    auto r = std::make_shared<Receive>(after);
-    r->qp = qp;
-    r->apply(after);
-    auto f = std::make_shared<Flush>(after);
-    f->qp = qp;
-    f->apply(after);
-    call = std::make_shared<LamFromNotification>(after, cq);
-    create_cq = std::move(c);
-    create_qp = std::move(q);
-    receive = std::move(r);
-    flush = std::move(f);
+    World after = w;
+    entry.emplace(*this, w, after);
+    call = std::make_shared<LamFromNotification>(after, entry->cq());
 }
 
 std::vector<std::shared_ptr<const Command>> NotifiedLam::steps(int base) const {
-    auto q = std::make_shared<CreateQp>(*create_qp);
-    q->receive_cq = moved(q->receive_cq, base);
-    q->initiator_cq = moved(q->initiator_cq, base);
-    auto r = std::make_shared<Receive>(*receive);
-    r->qp = moved(r->qp, base);
-    auto f = std::make_shared<Flush>(*flush);
-    f->qp = moved(f->qp, base);
+    auto all = entry->steps(*this, base);
     auto n = std::make_shared<LamFromNotification>(*call);
     n->cq = moved(n->cq, base);
-    return {create_cq, q, r, f, n};
+    all.push_back(std::move(n));
+    return all;
 }
 
 // ================= InitializationsFromNotification (IFR-CONC-01) =================
@@ -245,19 +225,9 @@ void InitializationsFromNotification::run(const World&, Sut& sut) const {
 // ================= OverlappingInitializations =================
 
 OverlappingInitializations::OverlappingInitializations(const World& w) : Composite(w) {
-    World after = w;  // each call generated in the World the ones before it leave
-    auto c = std::make_shared<CreateCq>(w);
-    c->apply(after);
-    const int cq = made_at, qp = made_at + 1;
-    auto q = std::make_shared<CreateQp>(after);
-    q->place(after, cq, cq);
-    q->apply(after);
-    auto r = std::make_shared<Receive>(after);
-    r->qp = qp;
-    r->apply(after);
-    auto f = std::make_shared<Flush>(after);
-    f->qp = qp;
-    f->apply(after);
+    World after = w;
+    entry.emplace(*this, w, after);
+    const int cq = entry->cq();
     auto m1 = std::make_shared<CreateMr>(after);
     m1->fast_register = true;
     m1->apply(after);
@@ -272,22 +242,12 @@ OverlappingInitializations::OverlappingInitializations(const World& w) : Composi
     n->first = std::move(a);
     n->second = std::move(b);
     call = std::move(n);
-    create_cq = std::move(c);
-    create_qp = std::move(q);
-    receive = std::move(r);
-    flush = std::move(f);
     create_first = std::move(m1);
     create_second = std::move(m2);
 }
 
 std::vector<std::shared_ptr<const Command>> OverlappingInitializations::steps(int base) const {
-    auto q = std::make_shared<CreateQp>(*create_qp);
-    q->receive_cq = moved(q->receive_cq, base);
-    q->initiator_cq = moved(q->initiator_cq, base);
-    auto r = std::make_shared<Receive>(*receive);
-    r->qp = moved(r->qp, base);
-    auto f = std::make_shared<Flush>(*flush);
-    f->qp = moved(f->qp, base);
+    auto all = entry->steps(*this, base);
     auto n = std::make_shared<InitializationsFromNotification>(*call);
     n->cq = moved(n->cq, base);
     auto a = std::make_shared<InitializeFastRegisterMr>(*n->first);
@@ -296,7 +256,8 @@ std::vector<std::shared_ptr<const Command>> OverlappingInitializations::steps(in
     b->mr = moved(b->mr, base);
     n->first = std::move(a);
     n->second = std::move(b);
-    return {create_cq, q, r, f, create_first, create_second, n};
+    all.insert(all.end(), {create_first, create_second, std::move(n)});
+    return all;
 }
 
 // ================= SendFromLam (LAM-USE-02) =================

@@ -50,13 +50,10 @@ struct LamFromNotification : Command {
     void show(std::ostream& os) const override;
 };
 
-// A CQ of its own with an entry to notify for: NdkCreateCq, NdkCreateQp on it, NdkReceive and
-// NdkFlush there (the cancelled receive is the entry), then LamFromNotification on that CQ.
+// A CQ of its own with an entry to notify for (CqWithAnEntry), then LamFromNotification on that
+// CQ.
 struct NotifiedLam : Composite {
-    std::shared_ptr<const CreateCq> create_cq;
-    std::shared_ptr<const CreateQp> create_qp;
-    std::shared_ptr<const Receive> receive;
-    std::shared_ptr<const Flush> flush;
+    std::optional<CqWithAnEntry> entry;
     std::shared_ptr<const LamFromNotification> call;
     explicit NotifiedLam(const World& w);
     std::vector<std::shared_ptr<const Command>> steps(int base) const override;
@@ -80,14 +77,11 @@ struct InitializationsFromNotification : Command {
     void show(std::ostream& os) const override;
 };
 
-// Two fast-register MRs initialized at once: NdkCreateCq, NdkCreateQp on it, NdkReceive and
-// NdkFlush there (the entry to notify for), NdkCreateMr (FastRegister) twice, then
-// InitializationsFromNotification of those two MRs on that CQ.
+// Two fast-register MRs initialized at once: a CQ with an entry to notify for (CqWithAnEntry),
+// NdkCreateMr (FastRegister) twice, then InitializationsFromNotification of those two MRs on
+// that CQ.
 struct OverlappingInitializations : Composite {
-    std::shared_ptr<const CreateCq> create_cq;
-    std::shared_ptr<const CreateQp> create_qp;
-    std::shared_ptr<const Receive> receive;
-    std::shared_ptr<const Flush> flush;
+    std::optional<CqWithAnEntry> entry;
     std::shared_ptr<const CreateMr> create_first, create_second;
     std::shared_ptr<const InitializationsFromNotification> call;
     explicit OverlappingInitializations(const World& w);
