@@ -168,13 +168,16 @@ struct Source {
     std::string text;
 };
 
-// The .cpp files of a directory. readings.cpp is left out: it reads the profile's knobs, and
-// naming a rule there does not implement it.
+// The .cpp files of a directory and its internal headers (.hpp beside them: templates and inline
+// helpers the .cpp files share implement rules too). readings.cpp is left out: it reads the
+// profile's knobs, and naming a rule there does not implement it.
 std::vector<Source> sources_in(const std::filesystem::path& dir) {
     std::vector<Source> out;
     if (!std::filesystem::is_directory(dir)) return out;
     for (const auto& entry : std::filesystem::directory_iterator(dir)) {
-        if (entry.path().extension() != ".cpp" || entry.path().filename() == "readings.cpp")
+        const auto extension = entry.path().extension();
+        if ((extension != ".cpp" && extension != ".hpp") ||
+            entry.path().filename() == "readings.cpp")
             continue;
         std::ifstream in(entry.path());
         std::ostringstream text;
