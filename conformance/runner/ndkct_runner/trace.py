@@ -326,9 +326,10 @@ def check_trace(argv):
     nxt = result["rules"].get("next")
     if nxt:
         say(nxt["text"])
-    who = " ".join(x for x in (identity["name"], identity["version"]) if x)
+    # The header's own names ("unknown" is identity_of's stand-in for waivers, not for a reader).
+    who = " ".join(x for x in (header.get("provider_name"), header.get("provider_version")) if x)
     say(f"{len(tests)} trace{'' if len(tests) == 1 else 's'} ({total_records} records) of "
-        f"{who if who != 'unknown' else 'an unnamed provider'} judged under profile "
+        f"{who or 'an unnamed provider'} judged under profile "
         f"{profile['name']}: "
         + ", ".join(f"{k} {v}" for k, v in c.items() if v or k in ("pass", "fail")))
     # What the traces could not show is said, not passed over: where bytes landed goes unjudged

@@ -233,12 +233,18 @@ void cost_floor(double iteration_ns, ULONG payload) {
         clock_ns);
 }
 
-// Bytes per call: a trace's size over the call records in it (the reader reads on past a
-// LOSS record, where the judge stops), and the records the ring could not keep.
-double size_per_call(const std::string& folder) {
+// The trace a rig's capture wrote: its folder holds that one file.
+std::string trace_in(const std::string& folder) {
     std::string file;
     for (const auto& e : fs::directory_iterator(folder))
         file = e.path().string();
+    return file;
+}
+
+// Bytes per call: a trace's size over the call records in it (the reader reads on past a
+// LOSS record, where the judge stops), and the records the ring could not keep.
+double size_per_call(const std::string& folder) {
+    std::string file = trace_in(folder);
     // Streamed a MiB at a time: a guest has 1 GiB, and a long latency run's trace is hundreds
     // of MB.
     std::ifstream in(file, std::ios::binary);
@@ -299,8 +305,8 @@ int run(const Args& a) {
             std::printf("trace: ");
             size_per_call(how->directory);
             if (!a.keep.empty())
-                for (const auto& e : fs::directory_iterator(how->directory))  // the one trace
-                    fs::copy_file(e.path(), a.keep, fs::copy_options::overwrite_existing);
+                fs::copy_file(trace_in(how->directory), a.keep,
+                              fs::copy_options::overwrite_existing);
         }
         fs::remove_all(dir);
         fs::remove_all(without_digests.directory);
@@ -419,9 +425,7 @@ int run(const Args& a) {
            nullptr, "lower", "", "trace file bytes over the calls recorded");
     fs::remove_all(without_digests.directory);
     // The captured session's trace: bytes per call, and the offline check of it.
-    std::string trace;
-    for (const auto& e : fs::directory_iterator(dir))
-        trace = e.path().string();
+    std::string trace = trace_in(dir);
     std::vector<uint8_t> data;
     std::string why;
     trace::read_file(trace, data, why);
