@@ -41,6 +41,15 @@ inline constexpr int kReceivePool = 32;   // receives kept posted for the send l
     std::exit(1);
 }
 
+// ibv_modify_qp returns an errno value: the message names it and the GID the pair used, so
+// a transient failure on a device (seen once in CI: "RTR failed") says what the device refused.
+inline std::string modify_failure(const char* state, int rc, int gid_index, const ibv_gid& gid) {
+    char text[INET6_ADDRSTRLEN] = "?";
+    inet_ntop(AF_INET6, gid.raw, text, sizeof text);
+    return std::string(state) + " failed: " + std::strerror(rc) + " (GID index " +
+           std::to_string(gid_index) + ", " + text + ")";
+}
+
 // ---------------------------------------------------------------- NDK side
 
 struct Waiter {
@@ -383,9 +392,10 @@ struct RawSide {
             attr.port_num = 1;
             attr.qp_access_flags =
                 IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_LOCAL_WRITE;
-            if (ibv_modify_qp(qp[k], &attr,
-                              IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
-                die("INIT failed");
+            if (int rc = ibv_modify_qp(
+                    qp[k], &attr,
+                    IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
+                die(modify_failure("INIT", rc, gid_index, gid));
         }
         for (int k = 0; k < 2; ++k) {
             ibv_qp_attr attr{};
@@ -399,19 +409,21 @@ struct RawSide {
             attr.ah_attr.grh.sgid_index = static_cast<uint8_t>(gid_index);
             attr.ah_attr.grh.hop_limit = 1;
             attr.ah_attr.port_num = 1;
-            if (ibv_modify_qp(qp[k], &attr,
-                              IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-                                  IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
-                die("RTR failed");
+            if (int rc = ibv_modify_qp(qp[k], &attr,
+                                       IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+                                           IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+                                           IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
+                die(modify_failure("RTR", rc, gid_index, gid));
             attr.qp_state = IBV_QPS_RTS;
             attr.timeout = 14;
             attr.retry_cnt = 7;
             attr.rnr_retry = 7;
             attr.max_rd_atomic = 4;
-            if (ibv_modify_qp(qp[k], &attr,
-                              IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-                                  IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC))
-                die("RTS failed");
+            if (int rc =
+                    ibv_modify_qp(qp[k], &attr,
+                                  IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+                                      IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC))
+                die(modify_failure("RTS", rc, gid_index, gid));
         }
         src.assign(PAGE_SIZE, 0x5a);
         dst.assign(PAGE_SIZE, 0);
