@@ -96,18 +96,17 @@ def settled_memory(drop_caches):
     def total(r):
         return r["mem_available_kib"] + r["per_cpu_free_kib"]
 
+    def steady(readings):
+        last = [total(r) for r in readings[-4:]]
+        return len(last) == 4 and max(last) - min(last) < 1024
+
     readings = [read()]
     deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
+    while not steady(readings) and time.monotonic() < deadline:
         time.sleep(0.25)
         readings.append(read())
-        last = [total(r) for r in readings[-4:]]
-        if len(last) == 4 and max(last) - min(last) < 1024:
-            break
-    last = [total(r) for r in readings[-4:]]
     return {**readings[-1], "free_kib": total(readings[-1]), "caches_dropped": dropped,
-            "settled": len(last) == 4 and max(last) - min(last) < 1024,
-            "soak_rss_kib": own_rss_kib()}
+            "settled": steady(readings), "soak_rss_kib": own_rss_kib()}
 
 
 def run_once(args, seed):
