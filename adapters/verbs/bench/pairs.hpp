@@ -23,6 +23,7 @@
 #include "ndkct/adapters/verbs_provider.hpp"
 #include "ndkct/platform/arena.hpp"
 #include "ndkct/platform/mdl.hpp"
+#include "roce_gid.hpp"
 
 namespace ndkct::adapters::verbs::bench {
 
@@ -43,11 +44,8 @@ inline constexpr int kReceivePool = 32;   // receives kept posted for the send l
 
 // ibv_modify_qp returns an errno value: the message names it and the GID the pair used, so
 // a transient failure on a device (seen once in CI: "RTR failed") says what the device refused.
-inline std::string modify_failure(const char* state, int rc, int gid_index, const ibv_gid& gid) {
-    char text[INET6_ADDRSTRLEN] = "?";
-    inet_ntop(AF_INET6, gid.raw, text, sizeof text);
-    return std::string(state) + " failed: " + std::strerror(rc) + " (GID index " +
-           std::to_string(gid_index) + ", " + text + ")";
+inline std::string modify_failure(const char* state, int rc, const RoceGid& gid) {
+    return std::string(state) + " failed: " + std::strerror(rc) + " (" + describe(gid) + ")";
 }
 
 // ---------------------------------------------------------------- NDK side
@@ -359,17 +357,9 @@ struct RawSide {
         if (!context) die("ibv_open_device failed");
         ibv_port_attr port{};
         if (ibv_query_port(context, 1, &port)) die("ibv_query_port failed");
-        // An IPv4-mapped RoCE GID, as rdma_cm picks for the provider's 127.0.0.1 connection.
-        int gid_index = -1;
-        ibv_gid gid{};
-        for (int k = 0; k < port.gid_tbl_len; ++k) {
-            if (ibv_query_gid(context, 1, k, &gid) != 0) break;
-            if (gid.raw[10] == 0xff && gid.raw[11] == 0xff) {
-                gid_index = k;
-                break;
-            }
-        }
-        if (gid_index < 0) die("no IPv4 RoCE GID on port 1");
+        // An IPv4-mapped RoCE GID, as rdma_cm picks for the provider's connection (roce_gid.hpp).
+        RoceGid gid = find_ipv4_gid(context, port.gid_tbl_len);
+        if (gid.index < 0) die("no IPv4 RoCE GID on port 1");
         pd = ibv_alloc_pd(context);
         if (!pd) die("ibv_alloc_pd failed");
         // The queues the provider creates for the same NDK depths (see create_qp, create_cq).
@@ -395,7 +385,7 @@ struct RawSide {
             if (int rc = ibv_modify_qp(
                     qp[k], &attr,
                     IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
-                die(modify_failure("INIT", rc, gid_index, gid));
+                die(modify_failure("INIT", rc, gid));
         }
         for (int k = 0; k < 2; ++k) {
             ibv_qp_attr attr{};
@@ -404,16 +394,12 @@ struct RawSide {
             attr.dest_qp_num = qp[1 - k]->qp_num;
             attr.max_dest_rd_atomic = 4;
             attr.min_rnr_timer = 12;
-            attr.ah_attr.is_global = 1;
-            attr.ah_attr.grh.dgid = gid;
-            attr.ah_attr.grh.sgid_index = static_cast<uint8_t>(gid_index);
-            attr.ah_attr.grh.hop_limit = 1;
-            attr.ah_attr.port_num = 1;
-            if (int rc = ibv_modify_qp(qp[k], &attr,
-                                       IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-                                           IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-                                           IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
-                die(modify_failure("RTR", rc, gid_index, gid));
+            if (int rc =
+                    modify_to_rtr(qp[k], attr,
+                                  IBV_QP_STATE | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+                                      IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER,
+                                  context, port.gid_tbl_len, gid))
+                die(modify_failure("RTR", rc, gid));
             attr.qp_state = IBV_QPS_RTS;
             attr.timeout = 14;
             attr.retry_cnt = 7;
@@ -423,7 +409,7 @@ struct RawSide {
                     ibv_modify_qp(qp[k], &attr,
                                   IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
                                       IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC))
-                die(modify_failure("RTS", rc, gid_index, gid));
+                die(modify_failure("RTS", rc, gid));
         }
         src.assign(PAGE_SIZE, 0x5a);
         dst.assign(PAGE_SIZE, 0);

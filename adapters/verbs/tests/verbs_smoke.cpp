@@ -18,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include "../bench/roce_gid.hpp"
 #include "ndkct/adapters/verbs_provider.hpp"
 #include "ndkct/platform/arena.hpp"
 #include "ndkct/platform/mdl.hpp"
@@ -27,6 +28,7 @@ namespace {
 using namespace std::chrono_literals;
 using ndkct::platform::Arena;
 using ndkct::platform::LockedBuffer;
+namespace bench = ndkct::adapters::verbs::bench;
 
 // ---- callbacks ----
 
@@ -1077,16 +1079,8 @@ struct RawPair {
         if (!context) return;
         ibv_port_attr port{};
         ibv_query_port(context, 1, &port);
-        int gid_index = -1;
-        ibv_gid gid{};
-        for (int k = 0; k < port.gid_tbl_len; ++k) {
-            if (ibv_query_gid(context, 1, k, &gid) != 0) break;
-            if (gid.raw[10] == 0xff && gid.raw[11] == 0xff) {
-                gid_index = k;
-                break;
-            }
-        }
-        if (gid_index < 0) return;
+        bench::RoceGid gid = bench::find_ipv4_gid(context, port.gid_tbl_len);
+        if (gid.index < 0) return;
         pd = ibv_alloc_pd(context);
         cq = ibv_create_cq(context, 256, nullptr, nullptr, 0);
         a.assign(1 << 16, 1);
@@ -1116,14 +1110,11 @@ struct RawPair {
             attr.dest_qp_num = qp[1 - k]->qp_num;
             attr.max_dest_rd_atomic = 1;
             attr.min_rnr_timer = 12;
-            attr.ah_attr.is_global = 1;
-            attr.ah_attr.grh.dgid = gid;
-            attr.ah_attr.grh.sgid_index = static_cast<uint8_t>(gid_index);
-            attr.ah_attr.grh.hop_limit = 1;
-            attr.ah_attr.port_num = 1;
-            if (ibv_modify_qp(qp[k], &attr,
-                              IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-                                  IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
+            if (bench::modify_to_rtr(qp[k], attr,
+                                     IBV_QP_STATE | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+                                         IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
+                                         IBV_QP_MIN_RNR_TIMER,
+                                     context, port.gid_tbl_len, gid))
                 return;
             attr.qp_state = IBV_QPS_RTS;
             attr.timeout = 14;
