@@ -38,7 +38,8 @@ RuleIds failure_rules(const Expectation& e, bool documented_only) {
 
 Verdict judge_strict(const Expectation& e, NTSTATUS observed, const std::string& call, bool async);
 
-Verdict judge(const Expectation& e, NTSTATUS observed, std::string_view call_name, bool async) {
+Verdict judge_status(const Expectation& e, NTSTATUS observed, std::string_view call_name,
+                     bool async) {
     Verdict v;
     // The common case, a valid call that succeeded (or pended where it may), builds no text.
     if (!e.undefined && !e.must_fail() && !e.consumer_error &&
@@ -224,6 +225,30 @@ NTSTATUS Expectation::model_status() const {
 void Expectation::fail(NTSTATUS status, RuleIds rules, Strength strength, std::string why) {
     failures.push_back({status, std::move(rules), strength, std::move(why)});
 }
+
+namespace {
+
+// GEN-MAND-01: every NDK function is mandatory. STATUS_NOT_IMPLEMENTED (a provider's TODO entry)
+// is no answer a call is judged by: where the status alone would pass (a refusal the call
+// expects, an error the docs allow, a consumer error, a profile's reading), it fails here, so that
+// no test of a function not written yet passes. A valid call's own rule already fails it.
+Verdict judge(const Expectation& e, NTSTATUS observed, std::string_view call, bool async) {
+    Verdict v = judge_status(e, observed, call, async);
+    if (observed != STATUS_NOT_IMPLEMENTED || !v.ok()) return v;
+    std::string expected = e.must_fail() ? expected_failures(e) : "success";
+    v.violations.erase(std::remove_if(v.violations.begin(), v.violations.end(),
+                                      [](const Violation& w) { return w.warning; }),
+                       v.violations.end());
+    v.add({{"GEN-MAND-01"},
+           std::string(call) + " returned STATUS_NOT_IMPLEMENTED" +
+               (async ? " through its completion callback" : "") + " where " +
+               (e.undefined ? "the call breaks a consumer duty" : "the call expects " + expected) +
+               ": every NDK function is mandatory, and one not implemented is judged by nothing "
+               "else"});
+    return v;
+}
+
+}  // namespace
 
 Verdict judge_inline(const Expectation& expected, NTSTATUS observed, std::string_view call) {
     return judge(expected, observed, call, false);

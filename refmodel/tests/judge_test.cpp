@@ -118,6 +118,38 @@ TEST_F(Judge, UndefinedJudgesNothing) {
     EXPECT_TRUE(judge_inline(e, STATUS_PENDING, "x").clean());
 }
 
+// GEN-MAND-01: STATUS_NOT_IMPLEMENTED (a provider's TODO entry) never passes for an answer,
+// wherever the status alone would: a refusal a model choice expects, a consumer error, an
+// undefined call, inline or through the callback. Where it already fails (a documented refusal,
+// a valid call) the call's own rules name it as before: the vendor's "Next: implement ..." line
+// reads those.
+TEST_F(Judge, NotImplementedPassesForNoAnswer) {
+    ObjectId normal = h.mr(p.pd, false);
+    const Expectation would_pass[] = {
+        h.model.expect(fr(0, 0x100000 + 5)),                                // model choice
+        h.model.expect(calls::InitializeFastRegisterMr{normal, 2, false}),  // consumer error
+        h.model.expect(calls::InitializeFastRegisterMr{9999, 2, false}),    // undefined
+    };
+    for (const Expectation& e : would_pass)
+        for (bool async : {false, true}) {
+            Verdict v = async ? judge_async(e, STATUS_NOT_IMPLEMENTED, "NdkFastRegister")
+                              : judge_inline(e, STATUS_NOT_IMPLEMENTED, "NdkFastRegister");
+            EXPECT_FALSE(v.ok()) << v.describe();
+            ASSERT_EQ(v.violations.size(), 1u) << v.describe();
+            EXPECT_EQ(v.violations[0].rules, RuleIds{"GEN-MAND-01"}) << v.describe();
+            EXPECT_NE(v.describe().find("NdkFastRegister returned STATUS_NOT_IMPLEMENTED"),
+                      std::string::npos)
+                << v.describe();
+        }
+    for (const Expectation& e :
+         {h.model.expect(fr(NDK_OP_FLAG_ALLOW_REMOTE_READ)), h.model.expect(fr(0))}) {
+        Verdict v = judge_inline(e, STATUS_NOT_IMPLEMENTED, "NdkFastRegister");
+        ASSERT_FALSE(v.ok());
+        EXPECT_FALSE(violation_names(v, "GEN-MAND-01")) << v.describe();
+        EXPECT_NE(v.describe().find("STATUS_NOT_IMPLEMENTED"), std::string::npos);
+    }
+}
+
 // Expectation::model_status: the first failure, else the preferred status.
 TEST_F(Judge, ModelStatusIsTheFirstFailureOrThePreferredStatus) {
     EXPECT_EQ(h.model.expect(fr(0)).model_status(), STATUS_SUCCESS);

@@ -15,8 +15,12 @@ the rule it judged first, then the rules that follow from it); the first with a 
 function says what to implement or fix next.
 """
 
+import re
+
 RULE_VERDICTS = ("broken", "waived", "warning", "pass", "blocked", "not_supported", "untested")
 BAD = ("fail", "crash", "timeout", "blocked")
+# The oracle's GEN-MAND-01 message: "NdkBuildLam returned STATUS_NOT_IMPLEMENTED where ...".
+_NOT_IMPLEMENTED_CALL = re.compile(r"\b(Ndk\w+) returned STATUS_NOT_IMPLEMENTED")
 
 
 def _other_causes(test):
@@ -89,6 +93,7 @@ def ranking(tests, table, catalog_rules):
     stopped = {}
     first = {}  # how often the rule leads a failing test's failed_rules (the oracle's first rule)
     not_implemented = set()
+    unwritten = {}  # rule -> {function: tests whose message says it returned NOT_IMPLEMENTED}
     for t in tests:
         if t["verdict"] not in BAD:
             continue
@@ -98,11 +103,19 @@ def ranking(tests, table, catalog_rules):
             stopped.setdefault(rid, set()).add(t["test"])
             if "STATUS_NOT_IMPLEMENTED" in t["message"] and rid in t["failed_rules"]:
                 not_implemented.add(rid)
+                # A rule of every function (GEN-MAND-01: a TODO entry's STATUS_NOT_IMPLEMENTED
+                # where a refusal would pass) names the function in the message.
+                for fn in _NOT_IMPLEMENTED_CALL.findall(t["message"]):
+                    counts = unwritten.setdefault(rid, {})
+                    counts[fn] = counts.get(fn, 0) + 1
     out = []
     for rid, entry in table.items():
         if entry["verdict"] != "broken":
             continue
-        out.append({"rule": rid, "function": info[rid]["function"],
+        function = info[rid]["function"]
+        if function in ("*", "") and unwritten.get(rid):
+            function = max(sorted(unwritten[rid]), key=lambda f: unwritten[rid][f])
+        out.append({"rule": rid, "function": function,
                     "object": info[rid]["object"], "summary": info[rid]["summary"],
                     "tests_stopped": len(stopped.get(rid, ())),
                     "failed_in": len(entry["broken_in"]),
