@@ -121,6 +121,7 @@ NDKCT_TEST(FastRegisterPageCount, PeerWriteReachesTheLastEntrysPage,
     ASSERT_TRUE(r.problem.empty()) << r.problem;
     auto token = r.registered(NDK_OP_FLAG_ALLOW_REMOTE_WRITE);
     ASSERT_TRUE(token);
+    NDKCT_RULE("FR-TOK-01");  // the getter's token after the registration reaches the region
     ASSERT_STATUS(STATUS_SUCCESS, r.peer(true, 0, *token)) << "the write into the first page";
     EXPECT_TRUE(same(r.memory, kFbo, r.source, 0, kBytes));
     NDKCT_RULE("FR-APC-01");  // the last of AdapterPageCount entries backs the region too
@@ -140,6 +141,7 @@ NDKCT_TEST(FastRegisterPageCount, PeerReadReachesTheLastEntrysPage,
     ASSERT_TRUE(r.problem.empty()) << r.problem;
     auto token = r.registered(NDK_OP_FLAG_ALLOW_REMOTE_READ);
     ASSERT_TRUE(token);
+    NDKCT_RULE("FR-TOK-01");  // the getter's token after the registration reaches the region
     ASSERT_STATUS(STATUS_SUCCESS, r.peer(false, 0, *token)) << "the read from the first page";
     EXPECT_TRUE(same(r.sink, 0, r.memory, kFbo, kBytes));
     NDKCT_RULE("FR-APC-01");

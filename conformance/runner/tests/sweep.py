@@ -7,7 +7,11 @@ function (learnt from a clean run's event stream). It requires, for every functi
 - no crash in ndkct's own code (a crash whose deciding frame is in the provider is the
   provider's, and allowed here), and no hang: no timeout at all;
 - every failure names a rule (no test with unnamed_failures);
-- the runner answers 0 or 1 (2 only when the provider cannot be opened at all, with one line).
+- the runner answers 0 or 1 (2 only when the provider cannot be opened at all, with one line);
+- not_implemented: no test that called the function passes or warns, where the function
+  answers with a status (GEN-MAND-01: STATUS_NOT_IMPLEMENTED is no answer; the entries that
+  return nothing, a count or a token are left out, since what they leave undone may not show:
+  NO_STATUS).
 
 usage: sweep.py --build BUILD --work DIR --provider SO [--modes M,...] [--functions F,...]
                 [--timeout S] [--jobs N] [--max-tests K] [--patience F]
@@ -75,7 +79,17 @@ def run(opts, out, env_value, tests):
     return done, time.monotonic() - started
 
 
-def judge(label, done, out):
+# Left out of the not_implemented pass check: the entries whose not_implemented answer is no
+# status (sweep.cpp: a VOID entry does nothing, a count or token entry returns 0), and the two
+# whose model name also stands for their Ex entry, which still works (a test calling
+# NdkAcceptEx lists NdkAccept among its functions).
+NO_STATUS = {"NdkReleaseLam", "NdkFlush", "NdkArmCq", "NdkGetPrivilegedMemoryRegionToken",
+             "NdkGetCqResults", "NdkGetCqResultsEx", "NdkGetRemoteTokenFromMr",
+             "NdkGetLocalTokenFromMr", "NdkGetRemoteTokenFromMw", "NdkAccept",
+             "NdkCompleteConnect"}
+
+
+def judge(label, done, out, function=None, mode=None):
     """(summary, problems) of one run."""
     problems = []
     output = done.stdout + done.stderr
@@ -102,6 +116,10 @@ def judge(label, done, out):
                             + t["message"][:1500])
         elif t["verdict"] == "timeout":
             problems.append(f"{label}: {name}: a hang:\n" + t["message"][:800])
+        if (mode == "not_implemented" and function not in NO_STATUS
+                and t["verdict"] in ("pass", "warning") and function in t["functions"]):
+            problems.append(f"{label}: {name}: {t['verdict']} although {function} answered "
+                            "STATUS_NOT_IMPLEMENTED")
         if t.get("unnamed_failures"):
             problems.append(f"{label}: {name}: {t['unnamed_failures']} failure(s) name no rule:\n"
                             + t["message"][:1200])
@@ -169,7 +187,7 @@ def main():
         fn, mode = job
         out = os.path.join(opts.work, f"{fn}-{mode}")
         done, took = run(opts, out, f"{fn}:{mode}", callers[fn])
-        summary, problems = judge(f"{fn}:{mode}", done, out)
+        summary, problems = judge(f"{fn}:{mode}", done, out, fn, mode)
         return fn, mode, len(callers[fn]), took, summary, problems
 
     problems, rows = [], []
