@@ -14,7 +14,8 @@ NDKCT_SUITE(RegisterMrBeforeABreak);
 // from a page's start and mid-page): each is registered (RMR-MDL-04), and the peer's write to
 // the region's last bytes lands there.
 NDKCT_TEST(RegisterMrBeforeABreak, WholePagesBeforeABreakAreRegistered,
-           "ndk.mr.register.whole_pages_before_a_break", "RMR-MDL-04", "RMR-LEN-03") {
+           "ndk.mr.register.whole_pages_before_a_break", "RMR-MDL-04", "RMR-LEN-03", "RMR-TOK-01",
+           "RMR-TOK-02") {
     auto pair = session().loopback_pair();
     ASSERT_TRUE(pair.connected) << pair.problem;
     auto source = session().buffer(PAGE_SIZE);
@@ -47,6 +48,8 @@ NDKCT_TEST(RegisterMrBeforeABreak, WholePagesBeforeABreakAreRegistered,
             session().close(made.object);
             continue;
         }
+        NDKCT_RULE("RMR-MDL-04", "RMR-LEN-03", "RMR-TOK-01",
+                   "RMR-TOK-02");  // the access goes through the getters' tokens
         seed::fill(source, ++pattern);
         const size_t last = c.offset + c.length - 64;  // the region's last 64 bytes
         static int context;

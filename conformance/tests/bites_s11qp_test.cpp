@@ -65,8 +65,13 @@ void each_entry_on_its_own_cq(Session& s, const NDK_ADAPTER_INFO& info, bool srq
             }
         if (total < 2) std::this_thread::sleep_for(milliseconds(1));
     }
+    NDKCT_RULE("CQP-OBJ-02");  // each entry on its own queue's CQ
     ASSERT_EQ(got[cqs[1]].size(), 1u) << "the send completes on a's initiator CQ";
     EXPECT_EQ(got[cqs[1]][0].RequestContext, &send_context);
+    {
+        NDKCT_RULE("RMR-TOK-01");  // the send read its source through the getter's local token
+        ASSERT_STATUS(STATUS_SUCCESS, got[cqs[1]][0].Status);
+    }
     ASSERT_EQ(got[cqs[2]].size(), 1u) << "the receive completes on b's receive CQ";
     EXPECT_EQ(got[cqs[2]][0].RequestContext, &receive_context);
     EXPECT_TRUE(got[cqs[0]].empty()) << "nothing for a's receive CQ";
@@ -76,14 +81,14 @@ void each_entry_on_its_own_cq(Session& s, const NDK_ADAPTER_INFO& info, bool srq
 
 // CQP-OBJ-02: a send's entry comes on its QP's pInitiatorCq, a receive's on its QP's pReceiveCq.
 NDKCT_TEST(QpCompletionQueues, EachEntryComesOnItsOwnQueuesCq, "ndk.pd.create_qp.cq_per_queue",
-           "CQP-OBJ-02", "CQP-CTX-01") {
+           "CQP-OBJ-02", "CQP-CTX-01", "RMR-TOK-01") {
     each_entry_on_its_own_cq(session(), info(), false);
 }
 
 // CQP-SRQ-01: a QP made with an SRQ takes its receive from the SRQ, and the receive's entry comes
 // on that QP's pReceiveCq.
 NDKCT_TEST(QpCompletionQueues, SrqReceivesCompleteOnTheReceiveCq,
-           "ndk.pd.create_qp_with_srq.cq_per_queue", "CQP-SRQ-01", "CQP-OBJ-02") {
+           "ndk.pd.create_qp_with_srq.cq_per_queue", "CQP-SRQ-01", "CQP-OBJ-02", "RMR-TOK-01") {
     NDKCT_REQUIRE(info().MaxSrqDepth > 0, "the adapter has no SRQs (MaxSrqDepth 0)");
     each_entry_on_its_own_cq(session(), info(), true);
 }

@@ -54,7 +54,8 @@ NDKCT_SUITE(RegisterMrTokens);
 // NdkGetLocalTokenFromMr reports then is the one local SGEs use to reach the new region
 // (RMR-TOK-01): a's write from it lands its bytes at the target.
 NDKCT_TEST(RegisterMrTokens, LocalTokenOfANewRegistrationIsItsOwn,
-           "ndk.mr.register.local_token_after_reregister", "RMR-TOK-01", "RMR-DEREG-01") {
+           "ndk.mr.register.local_token_after_reregister", "RMR-TOK-01", "RMR-DEREG-01",
+           "RMR-TOK-02") {
     auto pair = session().loopback_pair();
     ASSERT_TRUE(pair.connected) << pair.problem;
     auto first = session().buffer(PAGE_SIZE);
@@ -75,6 +76,7 @@ NDKCT_TEST(RegisterMrTokens, LocalTokenOfANewRegistrationIsItsOwn,
     ASSERT_STATUS(STATUS_SUCCESS,
                   session().register_mr(made.object, c2.head(), PAGE_SIZE, 0).final_status);
     UINT32 local = session().local_token(made.object);
+    NDKCT_RULE("RMR-TOK-01", "RMR-TOK-02");  // the new registration's token reaches its region
     static int context;
     NDK_SGE sge = Session::sge(second, 100, 200, local);
     ASSERT_STATUS(STATUS_SUCCESS, session().write(pair.b, &context, {&sge, 1},
@@ -92,7 +94,8 @@ NDKCT_SUITE(RegisterMrChains);
 // page: every registration is accepted, and the peer's write through each lands at the same
 // bytes (RMR-MDL-05).
 NDKCT_TEST(RegisterMrChains, ChainJoinedMidPageIsAcceptedLikeOneMdl,
-           "ndk.mr.register.chain_joined_mid_page", "RMR-MDL-05", "RMR-VA-01") {
+           "ndk.mr.register.chain_joined_mid_page", "RMR-MDL-05", "RMR-VA-01", "RMR-TOK-01",
+           "RMR-TOK-02") {
     auto pair = session().loopback_pair();
     ASSERT_TRUE(pair.connected) << pair.problem;
     auto source = session().buffer(2 * PAGE_SIZE);
@@ -115,6 +118,8 @@ NDKCT_TEST(RegisterMrChains, ChainJoinedMidPageIsAcceptedLikeOneMdl,
             session().close(made.object);
             continue;
         }
+        NDKCT_RULE("RMR-MDL-05", "RMR-VA-01", "RMR-TOK-01",
+                   "RMR-TOK-02");  // the access goes through the getters' tokens
         seed::fill(source, ++pattern);
         static int context;
         NDK_SGE sge = Session::sge(source, 0, 2 * PAGE_SIZE, src.local_token);

@@ -128,7 +128,8 @@ bool same(const platform::LockedBuffer& a, size_t at, const platform::LockedBuff
 
 // A peer's RDMA write through the remote token: region page 1 is the array's middle entry.
 NDKCT_TEST(FastRegisterPages, WriteLandsOnTheArrayPagesNotOnARunFromTheFirst,
-           "ndk.mr.fast_register.pages_not_a_run_write", "FR-MAP-01", "FR-PAGE-02", "FR-TOK-01") {
+           "ndk.mr.fast_register.pages_not_a_run_write", "FR-MAP-01", "FR-PAGE-02", "FR-TOK-01",
+           "RMR-TOK-01") {
     seed::Mappings maps(session());
     PageRig r = make_page_rig(session(), maps);
     ASSERT_TRUE(r.problem.empty()) << r.problem;
@@ -137,6 +138,7 @@ NDKCT_TEST(FastRegisterPages, WriteLandsOnTheArrayPagesNotOnARunFromTheFirst,
     const ULONG fbo = 200;
     const ULONG length = 3 * PAGE_SIZE - fbo;
     UINT32 token = r.registered(mr, fbo, length, NDK_OP_FLAG_ALLOW_REMOTE_WRITE);
+    NDKCT_RULE("FR-TOK-01", "RMR-TOK-01");  // the access goes through the getters' tokens
     ASSERT_STATUS(STATUS_SUCCESS, r.peer_write(kFarBase + fbo, token, length));
     NDKCT_RULE("FR-MAP-01", "FR-PAGE-02");  // what the rest of the test checks
     const size_t tail = PAGE_SIZE - fbo;    // the region's bytes on its first page
@@ -156,7 +158,8 @@ NDKCT_TEST(FastRegisterPages, WriteLandsOnTheArrayPagesNotOnARunFromTheFirst,
 
 // A peer's RDMA read through the remote token returns the array's pages, not the run's.
 NDKCT_TEST(FastRegisterPages, ReadReturnsTheArrayPagesNotARunFromTheFirst,
-           "ndk.mr.fast_register.pages_not_a_run_read", "FR-MAP-01", "FR-PAGE-02", "FR-TOK-01") {
+           "ndk.mr.fast_register.pages_not_a_run_read", "FR-MAP-01", "FR-PAGE-02", "FR-TOK-01",
+           "RMR-TOK-01") {
     seed::Mappings maps(session());
     PageRig r = make_page_rig(session(), maps);
     ASSERT_TRUE(r.problem.empty()) << r.problem;
@@ -168,6 +171,7 @@ NDKCT_TEST(FastRegisterPages, ReadReturnsTheArrayPagesNotARunFromTheFirst,
     const ULONG fbo = 300;
     const ULONG length = 3 * PAGE_SIZE - fbo;
     UINT32 token = r.registered(mr, fbo, length, NDK_OP_FLAG_ALLOW_REMOTE_READ);
+    NDKCT_RULE("FR-TOK-01", "RMR-TOK-01");  // the access goes through the getters' tokens
     ASSERT_STATUS(STATUS_SUCCESS, r.peer_read(kFarBase + fbo, token, length));
     NDKCT_RULE("FR-MAP-01", "FR-PAGE-02");  // what the rest of the test checks
     const size_t tail = PAGE_SIZE - fbo;

@@ -16,7 +16,7 @@ NDKCT_SUITE(FastRegisterTokens);
 // registration is read too, so that the oracle knows both values.
 NDKCT_TEST(FastRegisterTokens, LocalTokenReadAfterInitializationReachesTheRegion,
            "ndk.mr.initialize_fast_register.local_token_before_registration", "IFR-TOK-01",
-           "AMB-40", "FR-TOK-02") {
+           "AMB-40", "FR-TOK-02", "RMR-TOK-02") {
     seed::Mappings maps(session());
     auto pair = session().loopback_pair();
     ASSERT_TRUE(pair.connected) << pair.problem;
@@ -37,6 +37,8 @@ NDKCT_TEST(FastRegisterTokens, LocalTokenReadAfterInitializationReachesTheRegion
     ASSERT_EQ(done.size(), 1u);
     ASSERT_STATUS(STATUS_SUCCESS, done[0].Status);
     const UINT32 registered = session().local_token(mr);
+    NDKCT_RULE("IFR-TOK-01", "AMB-40",
+               "RMR-TOK-02");  // the token read after initialization reaches the region
     NDK_SGE from = seed::sge_at(seed::kFarBase + 100, 500, initialized);
     ASSERT_STATUS(STATUS_SUCCESS, session().write(pair.a, &transfer, {&from, 1},
                                                   seed::address_of(target, 40), dst.remote_token));

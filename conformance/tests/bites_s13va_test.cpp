@@ -15,7 +15,7 @@ constexpr uint8_t kDecoySeed = 0xD3;
 // A peer's write to a region registered over a decoy-VA MDL, addressed by the VA (RMR-VA-01),
 // lands in the pages the PFN array names; the decoy the VA points into stays as it was.
 NDKCT_TEST(VirtualAddressIsALabel, RegisteredRegionMovesDataThroughItsPfns,
-           "ndk.mr.register.va_is_a_label", "RMR-VA-03", "RMR-VA-01") {
+           "ndk.mr.register.va_is_a_label", "RMR-VA-03", "RMR-VA-01", "RMR-TOK-01", "RMR-TOK-02") {
     auto pair = session().loopback_pair();
     ASSERT_TRUE(pair.connected) << pair.problem;
     auto source = session().buffer(2 * PAGE_SIZE);
@@ -32,6 +32,8 @@ NDKCT_TEST(VirtualAddressIsALabel, RegisteredRegionMovesDataThroughItsPfns,
     Done d = session().register_mr(made.object, chain.head(), 5000,
                                    NDK_MR_FLAG_ALLOW_LOCAL_WRITE | NDK_MR_FLAG_ALLOW_REMOTE_WRITE);
     ASSERT_STATUS(STATUS_SUCCESS, d.final_status);
+    NDKCT_RULE("RMR-VA-03", "RMR-TOK-01",
+               "RMR-TOK-02");  // the access goes through the getters' tokens
     static int context;
     NDK_SGE sge = Session::sge(source, 0, 5000, src.local_token);
     ASSERT_STATUS(STATUS_SUCCESS,

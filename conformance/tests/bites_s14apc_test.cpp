@@ -157,7 +157,7 @@ NDKCT_TEST(FastRegisterPageCount, PeerReadReachesTheLastEntrysPage,
 // page of it; local read needs no flag, FR-FLG-02).
 NDKCT_TEST(FastRegisterPageCount, LocalSourceReachesTheLastEntrysPage,
            "ndk.mr.fast_register.page_count_last_page_source", "FR-APC-01", "FR-TOK-02",
-           "FR-FLG-02") {
+           "FR-FLG-02", "RMR-TOK-02") {
     seed::Mappings maps(session());
     CountRig r = make_count_rig(session(), maps);
     ASSERT_TRUE(r.problem.empty()) << r.problem;
@@ -170,6 +170,7 @@ NDKCT_TEST(FastRegisterPageCount, LocalSourceReachesTheLastEntrysPage,
                                           r.snk.remote_token);
         return posted != STATUS_SUCCESS ? posted : r.wait(&context);
     };
+    NDKCT_RULE("FR-TOK-02", "RMR-TOK-02");  // the access goes through the getters' tokens
     ASSERT_STATUS(STATUS_SUCCESS, write_from(0)) << "the write from the first page";
     EXPECT_TRUE(same(r.sink, 0, r.memory, kFbo, kBytes));
     NDKCT_RULE("FR-APC-01");

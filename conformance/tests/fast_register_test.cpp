@@ -640,7 +640,7 @@ NDKCT_TEST(FastRegister, BareOffsetDoesNotReachTheRegion,
 }
 
 NDKCT_TEST(FastRegister, PagesMapInArrayOrder, "ndk.mr.fast_register.pages_in_array_order",
-           "FR-PAGE-02", "FR-MAP-01", "LAM-PAGE-03") {
+           "FR-PAGE-02", "FR-MAP-01", "LAM-PAGE-03", "FR-TOK-01", "RMR-TOK-01") {
     seed::Mappings maps(session());
     Rig r = make_rig(session(), maps, 3);
     ASSERT_TRUE(r.problem.empty()) << r.problem;
@@ -650,6 +650,7 @@ NDKCT_TEST(FastRegister, PagesMapInArrayOrder, "ndk.mr.fast_register.pages_in_ar
     const ULONG fbo = 40;
     UINT32 token = r.registered(mr, reversed, fbo, 3 * PAGE_SIZE - fbo, kFarBase + fbo,
                                 NDK_OP_FLAG_ALLOW_REMOTE_WRITE);
+    NDKCT_RULE("FR-TOK-01", "RMR-TOK-01");  // the access goes through the getters' tokens
     ASSERT_STATUS(STATUS_SUCCESS, r.peer_write(kFarBase + fbo, token, 3 * PAGE_SIZE - fbo));
     NDKCT_RULE("FR-PAGE-02", "FR-MAP-01", "LAM-PAGE-03");  // what the rest of the test checks
     // Region page 0 is memory page 2, region page 1 is memory page 1, region page 2 is page 0.
@@ -662,7 +663,7 @@ NDKCT_TEST(FastRegister, PagesMapInArrayOrder, "ndk.mr.fast_register.pages_in_ar
 // ---------------------------------------------------------------- remote and local access
 
 NDKCT_TEST(FastRegister, RemoteWriteLandsWithTheRight, "ndk.mr.fast_register.remote_write",
-           "FR-FLG-05", "FR-TOK-01", "FR-MAP-01", "FR-ACC-03") {
+           "FR-FLG-05", "FR-TOK-01", "FR-MAP-01", "FR-ACC-03", "RMR-TOK-01") {
     seed::Mappings maps(session());
     Rig r = make_rig(session(), maps, 2);
     ASSERT_TRUE(r.problem.empty()) << r.problem;
@@ -670,6 +671,7 @@ NDKCT_TEST(FastRegister, RemoteWriteLandsWithTheRight, "ndk.mr.fast_register.rem
     ASSERT_TRUE(mr);
     UINT32 token =
         r.registered(mr, r.pages(), 0, 2 * PAGE_SIZE, kFarBase, NDK_OP_FLAG_ALLOW_REMOTE_WRITE);
+    NDKCT_RULE("FR-TOK-01", "RMR-TOK-01");  // the access goes through the getters' tokens
     ASSERT_STATUS(STATUS_SUCCESS, r.peer_write(kFarBase + 1000, token, 5000));
     NDKCT_RULE("FR-FLG-05", "FR-TOK-01", "FR-MAP-01",
                "FR-ACC-03");  // what the rest of the test checks
@@ -693,7 +695,7 @@ NDKCT_TEST(FastRegister, RemoteWriteFailsWithoutTheRight, "ndk.mr.fast_register.
 }
 
 NDKCT_TEST(FastRegister, RemoteReadReturnsTheBytesWithTheRight, "ndk.mr.fast_register.remote_read",
-           "FR-FLG-04", "FR-MAP-01", "FR-TOK-01") {
+           "FR-FLG-04", "FR-MAP-01", "FR-TOK-01", "RMR-TOK-01") {
     seed::Mappings maps(session());
     Rig r = make_rig(session(), maps, 2);
     ASSERT_TRUE(r.problem.empty()) << r.problem;
@@ -703,6 +705,7 @@ NDKCT_TEST(FastRegister, RemoteReadReturnsTheBytesWithTheRight, "ndk.mr.fast_reg
     const ULONG fbo = 500;
     UINT32 token = r.registered(mr, r.pages(), fbo, 2 * PAGE_SIZE - fbo, kFarBase + fbo,
                                 NDK_OP_FLAG_ALLOW_REMOTE_READ);
+    NDKCT_RULE("FR-TOK-01", "RMR-TOK-01");  // the access goes through the getters' tokens
     ASSERT_STATUS(STATUS_SUCCESS, r.peer_read(kFarBase + fbo + 10, token, PAGE_SIZE));
     NDKCT_RULE("FR-FLG-04", "FR-MAP-01", "FR-TOK-01");  // what the rest of the test checks
     EXPECT_TRUE(same(r.sink, 0, r.memory, fbo + 10, PAGE_SIZE));
@@ -723,7 +726,7 @@ NDKCT_TEST(FastRegister, RemoteReadFailsWithoutTheRight, "ndk.mr.fast_register.n
 }
 
 NDKCT_TEST(FastRegister, InvalidateEndsRemoteAccess, "ndk.mr.fast_register.invalidate_ends_access",
-           "FR-INV-01", "INV-01") {
+           "FR-INV-01", "INV-01", "FR-TOK-01", "RMR-TOK-01") {
     seed::Mappings maps(session());
     Rig r = make_rig(session(), maps, 1);
     ASSERT_TRUE(r.problem.empty()) << r.problem;
@@ -731,6 +734,7 @@ NDKCT_TEST(FastRegister, InvalidateEndsRemoteAccess, "ndk.mr.fast_register.inval
     ASSERT_TRUE(mr);
     UINT32 token =
         r.registered(mr, r.pages(), 0, PAGE_SIZE, kFarBase, NDK_OP_FLAG_ALLOW_REMOTE_WRITE);
+    NDKCT_RULE("FR-TOK-01", "RMR-TOK-01");  // the access goes through the getters' tokens
     ASSERT_STATUS(STATUS_SUCCESS, r.peer_write(kFarBase, token, 128));
     EXPECT_TRUE(same(r.memory, 0, r.source, 0, 128));
     ASSERT_STATUS(STATUS_SUCCESS, r.invalidate(mr));
@@ -741,7 +745,8 @@ NDKCT_TEST(FastRegister, InvalidateEndsRemoteAccess, "ndk.mr.fast_register.inval
 }
 
 NDKCT_TEST(FastRegister, InvalidateThenRegisterAgainReachesTheNewRegion,
-           "ndk.mr.fast_register.reregister", "FR-INV-01", "FR-TOK-01", "AMB-07", "IFR-APC-01") {
+           "ndk.mr.fast_register.reregister", "FR-INV-01", "FR-TOK-01", "AMB-07", "IFR-APC-01",
+           "RMR-TOK-01") {
     seed::Mappings maps(session());
     Rig r = make_rig(session(), maps, 4);
     ASSERT_TRUE(r.problem.empty()) << r.problem;
@@ -755,6 +760,7 @@ NDKCT_TEST(FastRegister, InvalidateThenRegisterAgainReachesTheNewRegion,
     uint64_t base = kFarBase + 0x100000 + 12;
     UINT32 second =
         r.registered(mr, high, 12, 2 * PAGE_SIZE - 12, base, NDK_OP_FLAG_ALLOW_REMOTE_WRITE);
+    NDKCT_RULE("FR-TOK-01", "RMR-TOK-01");  // the access goes through the getters' tokens
     ASSERT_STATUS(STATUS_SUCCESS, r.peer_write(base, second, 64));
     NDKCT_RULE("FR-INV-01", "FR-TOK-01", "IFR-APC-01");  // what the rest of the test checks
     EXPECT_TRUE(same(r.memory, 2 * PAGE_SIZE + 12, r.source, 0, 64))
@@ -764,7 +770,7 @@ NDKCT_TEST(FastRegister, InvalidateThenRegisterAgainReachesTheNewRegion,
 }
 
 NDKCT_TEST(FastRegister, LocalReadNeedsNoFlag, "ndk.mr.fast_register.local_read_implicit",
-           "FR-FLG-02", "FR-TOK-02") {
+           "FR-FLG-02", "FR-TOK-02", "RMR-TOK-02") {
     seed::Mappings maps(session());
     Rig r = make_rig(session(), maps, 2);
     ASSERT_TRUE(r.problem.empty()) << r.problem;
@@ -778,6 +784,8 @@ NDKCT_TEST(FastRegister, LocalReadNeedsNoFlag, "ndk.mr.fast_register.local_read_
     auto dst = session().register_buffer(r.pair.pd, target, NDK_MR_FLAG_ALLOW_REMOTE_WRITE);
     ASSERT_STATUS(STATUS_SUCCESS, dst.status);
     // The fast-registered region is the local source of an RDMA write, addressed by its VA.
+    NDKCT_RULE("FR-FLG-02", "FR-TOK-02",
+               "RMR-TOK-02");  // the access goes through the getters' tokens
     NDK_SGE sge = seed::sge_at(kFarBase + fbo + 100, 5000, local);
     int context;
     ASSERT_STATUS(STATUS_SUCCESS, session().write(r.pair.a, &context, {&sge, 1}, address_of(target),
@@ -834,7 +842,7 @@ NDKCT_TEST(FastRegister, WithoutLocalWriteAReceiveDoesNotLand,
 }
 
 NDKCT_TEST(FastRegister, ReadSinkFlagMakesTheRegionAReadSink, "ndk.mr.fast_register.read_sink",
-           "FR-SINK-03", "FR-SINK-02", "FR-SINK-01", "AMB-01") {
+           "FR-SINK-03", "FR-SINK-02", "FR-SINK-01", "AMB-01", "FR-TOK-02", "RMR-TOK-02") {
     seed::Mappings maps(session());
     Rig r = make_rig(session(), maps, 2);
     ASSERT_TRUE(r.problem.empty()) << r.problem;
@@ -846,6 +854,8 @@ NDKCT_TEST(FastRegister, ReadSinkFlagMakesTheRegionAReadSink, "ndk.mr.fast_regis
     seed::fill(remote, 21);
     auto rem = session().register_buffer(r.pair.pd, remote, NDK_MR_FLAG_ALLOW_REMOTE_READ);
     ASSERT_STATUS(STATUS_SUCCESS, rem.status);
+    NDKCT_RULE("FR-SINK-03", "FR-TOK-02",
+               "RMR-TOK-02");  // the access goes through the getters' tokens
     NDK_SGE into = seed::sge_at(kFarBase + 8, 6000, session().local_token(mr));
     int context;
     ASSERT_STATUS(STATUS_SUCCESS, session().read(r.pair.a, &context, {&into, 1},

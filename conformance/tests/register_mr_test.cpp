@@ -190,7 +190,7 @@ NDKCT_TEST(RegisterMr, RemoteReadNeedsTheRemoteReadFlag, "ndk.mr.register.no_rem
 }
 
 NDKCT_TEST(RegisterMr, RemoteReadWithTheFlagReturnsTheRegionBytes, "ndk.mr.register.remote_read",
-           "RMR-ACC-01", "RMR-VA-01", "RMR-TOK-02") {
+           "RMR-ACC-01", "RMR-VA-01", "RMR-TOK-02", "RMR-TOK-01") {
     Rig r = make_rig(session());
     ASSERT_TRUE(r.problem.empty()) << r.problem;
     auto remote = session().buffer(3 * PAGE_SIZE);
@@ -199,6 +199,8 @@ NDKCT_TEST(RegisterMr, RemoteReadWithTheFlagReturnsTheRegionBytes, "ndk.mr.regis
     auto rem = session().register_buffer(r.pair.pd, remote, NDK_MR_FLAG_ALLOW_REMOTE_READ, 700,
                                          2 * PAGE_SIZE);
     ASSERT_STATUS(STATUS_SUCCESS, rem.status);
+    NDKCT_RULE("RMR-ACC-01", "RMR-TOK-01",
+               "RMR-TOK-02");  // the access goes through the getters' tokens
     ASSERT_STATUS(STATUS_SUCCESS,
                   r.peer_read(address_of(remote, 700), rem.remote_token, 2 * PAGE_SIZE));
     NDKCT_RULE("RMR-ACC-01", "RMR-VA-01", "RMR-TOK-02");  // what the rest of the test checks
@@ -250,7 +252,7 @@ NDKCT_TEST(RegisterMr, LocalReadNeedsNoFlag, "ndk.mr.register.local_read_implici
 }
 
 NDKCT_TEST(RegisterMr, ReadSinkRegistrationWorksAsAReadSink, "ndk.mr.register.read_sink",
-           "RMR-SINK-03", "RMR-SINK-02", "RMR-SINK-01") {
+           "RMR-SINK-03", "RMR-SINK-02", "RMR-SINK-01", "RMR-TOK-01", "RMR-TOK-02") {
     Rig r = make_rig(session());
     ASSERT_TRUE(r.problem.empty()) << r.problem;
     auto remote = session().buffer(PAGE_SIZE);
@@ -262,6 +264,8 @@ NDKCT_TEST(RegisterMr, ReadSinkRegistrationWorksAsAReadSink, "ndk.mr.register.re
         NDK_MR_FLAG_ALLOW_LOCAL_WRITE | NDK_MR_FLAG_RDMA_READ_SINK);  // 0x9
     ASSERT_STATUS(STATUS_SUCCESS, rem.status);
     ASSERT_STATUS(STATUS_SUCCESS, sink.status);
+    NDKCT_RULE("RMR-SINK-03", "RMR-TOK-01",
+               "RMR-TOK-02");  // the access goes through the getters' tokens
     NDK_SGE into = Session::sge(landing, 5, 2000, sink.local_token);
     int context;
     ASSERT_STATUS(STATUS_SUCCESS, session().read(r.pair.a, &context, {&into, 1},
@@ -275,7 +279,7 @@ NDKCT_TEST(RegisterMr, ReadSinkRegistrationWorksAsAReadSink, "ndk.mr.register.re
 // ---------------------------------------------------------------- addresses and bounds
 
 NDKCT_TEST(RegisterMr, RemoteWriteLandsAtItsVirtualAddressOnly, "ndk.mr.register.va_based",
-           "RMR-VA-01", "RMR-VA-03", "RMR-TOK-02") {
+           "RMR-VA-01", "RMR-VA-03", "RMR-TOK-02", "RMR-TOK-01") {
     Rig r = make_rig(session());
     ASSERT_TRUE(r.problem.empty()) << r.problem;
     auto target = session().buffer(3 * PAGE_SIZE);
@@ -283,6 +287,7 @@ NDKCT_TEST(RegisterMr, RemoteWriteLandsAtItsVirtualAddressOnly, "ndk.mr.register
     auto dst =
         session().register_buffer(r.pair.pd, target, NDK_MR_FLAG_ALLOW_REMOTE_WRITE, 100, 5000);
     ASSERT_STATUS(STATUS_SUCCESS, dst.status);
+    NDKCT_RULE("RMR-TOK-01", "RMR-TOK-02");  // the access goes through the getters' tokens
     ASSERT_STATUS(STATUS_SUCCESS, r.peer_write(address_of(target, 100), dst.remote_token, 5000));
     NDKCT_RULE("RMR-VA-01", "RMR-VA-03", "RMR-TOK-02");  // what the rest of the test checks
     EXPECT_TRUE(same(target, 100, r.source, 0, 5000));
@@ -329,7 +334,7 @@ NDKCT_TEST(RegisterMr, BareOffsetDoesNotReachTheRegion, "ndk.mr.register.no_zero
 // ---------------------------------------------------------------- MDL chains and Length
 
 NDKCT_TEST(RegisterMr, SplitChainAndSingleMdlGiveTheSameRegion, "ndk.mr.register.split_chain",
-           "RMR-MDL-05", "RMR-VA-03") {
+           "RMR-MDL-05", "RMR-VA-03", "RMR-TOK-01", "RMR-TOK-02") {
     Rig r = make_rig(session());
     ASSERT_TRUE(r.problem.empty()) << r.problem;
     auto target = session().buffer(4 * PAGE_SIZE);
@@ -344,6 +349,8 @@ NDKCT_TEST(RegisterMr, SplitChainAndSingleMdlGiveTheSameRegion, "ndk.mr.register
     ASSERT_TRUE(a.mr && b.mr);
     ASSERT_STATUS(STATUS_SUCCESS, a.done.final_status);
     ASSERT_STATUS(STATUS_SUCCESS, b.done.final_status);
+    NDKCT_RULE("RMR-MDL-05", "RMR-TOK-01",
+               "RMR-TOK-02");  // the access goes through the getters' tokens
     // The first half through the split chain's MR, the second through the single MDL's.
     ULONG half = static_cast<ULONG>(length / 2);
     ASSERT_STATUS(STATUS_SUCCESS,
@@ -388,7 +395,8 @@ NDKCT_TEST(RegisterMr, ChainWithAMisalignedJointIsRefused, "ndk.mr.register.chai
 }
 
 NDKCT_TEST(RegisterMr, RefusedRegistrationLeavesTheMrUnregistered,
-           "ndk.mr.register.refused_registers_nothing", "RMR-ST-04", "RMR-MDL-01", "RMR-PRE-01") {
+           "ndk.mr.register.refused_registers_nothing", "RMR-ST-04", "RMR-MDL-01", "RMR-PRE-01",
+           "RMR-TOK-01", "RMR-TOK-02") {
     Rig r = make_rig(session());
     ASSERT_TRUE(r.problem.empty()) << r.problem;
     auto target = session().buffer(3 * PAGE_SIZE);
@@ -404,6 +412,8 @@ NDKCT_TEST(RegisterMr, RefusedRegistrationLeavesTheMrUnregistered,
                                       .register_mr(made.object, good.head(), 3 * PAGE_SIZE,
                                                    NDK_MR_FLAG_ALLOW_REMOTE_WRITE)
                                       .final_status);
+    NDKCT_RULE("RMR-PRE-01", "RMR-TOK-01",
+               "RMR-TOK-02");  // the access goes through the getters' tokens
     ASSERT_STATUS(STATUS_SUCCESS,
                   r.peer_write(address_of(target, 990), session().remote_token(made.object), 64));
     NDKCT_RULE("RMR-ST-04", "RMR-MDL-01", "RMR-PRE-01");  // what the rest of the test checks
@@ -491,13 +501,16 @@ NDKCT_TEST(RegisterMr, ZeroLengthIsRefusedOrEmptyCleanly, "ndk.mr.register.zero_
 // ---------------------------------------------------------------- deregistration, many calls
 
 NDKCT_TEST(RegisterMr, DeregisterEndsRemoteAccess, "ndk.mr.register.deregister_ends_access",
-           "RMR-DEREG-01", "DMR-01") {
+           "RMR-DEREG-01", "DMR-01", "RMR-TOK-01", "RMR-TOK-02") {
     Rig r = make_rig(session());
     ASSERT_TRUE(r.problem.empty()) << r.problem;
     auto target = session().buffer(PAGE_SIZE);
     auto dst = session().register_buffer(r.pair.pd, target, NDK_MR_FLAG_ALLOW_REMOTE_WRITE);
     ASSERT_STATUS(STATUS_SUCCESS, dst.status);
-    ASSERT_STATUS(STATUS_SUCCESS, r.peer_write(address_of(target), dst.remote_token, 100));
+    {
+        NDKCT_RULE("RMR-TOK-01", "RMR-TOK-02");  // the access goes through the getters' tokens
+        ASSERT_STATUS(STATUS_SUCCESS, r.peer_write(address_of(target), dst.remote_token, 100));
+    }
     ASSERT_STATUS(STATUS_SUCCESS, session().deregister_mr(dst.mr).final_status);
     NDKCT_RULE("RMR-DEREG-01", "DMR-01");  // what the rest of the test checks
     EXPECT_TRUE(NT_ERROR(r.peer_write(address_of(target, 2000), dst.remote_token, 100)));
@@ -505,7 +518,7 @@ NDKCT_TEST(RegisterMr, DeregisterEndsRemoteAccess, "ndk.mr.register.deregister_e
 }
 
 NDKCT_TEST(RegisterMr, RegisterAgainAfterDeregister, "ndk.mr.register.reregister", "RMR-DEREG-01",
-           "RMR-PRE-01", "RMR-TOK-02") {
+           "RMR-PRE-01", "RMR-TOK-02", "RMR-TOK-01") {
     Rig r = make_rig(session());
     ASSERT_TRUE(r.problem.empty()) << r.problem;
     auto first = session().buffer(PAGE_SIZE);
@@ -524,6 +537,7 @@ NDKCT_TEST(RegisterMr, RegisterAgainAfterDeregister, "ndk.mr.register.reregister
                                       .register_mr(made.object, c2.head(), PAGE_SIZE,
                                                    NDK_MR_FLAG_ALLOW_REMOTE_WRITE)
                                       .final_status);
+    NDKCT_RULE("RMR-TOK-01", "RMR-TOK-02");  // the access goes through the getters' tokens
     ASSERT_STATUS(STATUS_SUCCESS,
                   r.peer_write(address_of(second, 300), session().remote_token(made.object), 500));
     NDKCT_RULE("RMR-DEREG-01", "RMR-PRE-01", "RMR-TOK-02");  // what the rest of the test checks

@@ -106,6 +106,7 @@ NDKCT_TEST(MemoryObjects, TokensWorkExactlyAsReturned, "ndk.mr.tokens.used_as_re
     std::vector<std::byte> expected(remote.data() + 100, remote.data() + 600);
     NDK_SGE sink = Session::sge(local, 2000, 500, l.local_token);
     int read_context, write_context;
+    NDKCT_RULE("TOK-01", "TOK-02", "TOK-03");  // the read goes through the tokens as returned
     ASSERT_STATUS(STATUS_SUCCESS,
                   session().read(pair.a, &read_context, {&sink, 1}, address_of(remote, 100),
                                  r.remote_token, NDK_OP_FLAG_RDMA_READ_SINK));

@@ -53,7 +53,7 @@ size_t entries_for(ULONG f) {
 }
 
 NDKCT_TEST(WorkRequests, WriteAcceptsItsFlags, "ndk.qp.write.flag_combinations", "WRT-03",
-           "DEFER-01", "DEFER-03", "DEFER-07") {
+           "DEFER-01", "DEFER-03", "DEFER-07", "WRT-01") {
     auto pair = session().loopback_pair();
     ASSERT_TRUE(pair.connected) << pair.problem;
     auto source = session().buffer(PAGE_SIZE);
@@ -71,11 +71,12 @@ NDKCT_TEST(WorkRequests, WriteAcceptsItsFlags, "ndk.qp.write.flag_combinations",
                                       dst.remote_token, f));
         return entries_for(f);
     });
+    NDKCT_RULE("WRT-01");  // every write's bytes landed
     EXPECT_EQ(std::memcmp(target.data(), source.data(), 8 * 64), 0);
 }
 
 NDKCT_TEST(WorkRequests, ReadAcceptsItsFlags, "ndk.qp.read.flag_combinations", "RD-06", "DEFER-01",
-           "DEFER-07") {
+           "DEFER-07", "RD-01") {
     auto pair = session().loopback_pair();
     ASSERT_TRUE(pair.connected) << pair.problem;
     auto remote = session().buffer(PAGE_SIZE);
@@ -102,12 +103,13 @@ NDKCT_TEST(WorkRequests, ReadAcceptsItsFlags, "ndk.qp.read.flag_combinations", "
                                      r.remote_token, f | NDK_OP_FLAG_RDMA_READ_SINK));
         return entries_for(f);
     });
+    NDKCT_RULE("RD-01");  // every read's bytes landed
     for (size_t i = 0; i < sinks.size(); ++i)
         EXPECT_EQ(std::memcmp(sinks[i].data(), remote.data() + i * 16, 128), 0) << "read " << i;
 }
 
 NDKCT_TEST(WorkRequests, SendAcceptsItsFlags, "ndk.qp.send.flag_combinations", "SND-03", "DEFER-01",
-           "DEFER-07") {
+           "DEFER-07", "SND-01") {
     QpShape shape;
     shape.inline_size = 64;
     auto pair = session().loopback_pair(shape);
@@ -129,6 +131,7 @@ NDKCT_TEST(WorkRequests, SendAcceptsItsFlags, "ndk.qp.send.flag_combinations", "
             << "flags 0x" << std::hex << f;
         return entries_for(f) + 1;  // the receive always completes
     });
+    NDKCT_RULE("SND-01");  // every send's bytes landed
     for (size_t i = 0; i < 32; ++i)
         EXPECT_EQ(std::memcmp(in.data() + i * 64, out.data() + i * 32, 32), 0) << "send " << i;
 }
@@ -157,7 +160,8 @@ Bound bound_window(Session& s, LoopbackPair& pair, NDK_QP* qp) {
 }
 
 NDKCT_TEST(WorkRequests, SendAndInvalidateAcceptsItsFlags,
-           "ndk.qp.send_invalidate.flag_combinations", "SAI-05", "DEFER-01", "DEFER-07") {
+           "ndk.qp.send_invalidate.flag_combinations", "SAI-05", "DEFER-01", "DEFER-07", "SAI-01",
+           "SND-01") {
     NDKCT_REQUIRE(v12(session()), "NDKPI 1.2 (NdkSendAndInvalidate)");
     QpShape shape;
     shape.inline_size = 64;
@@ -185,6 +189,7 @@ NDKCT_TEST(WorkRequests, SendAndInvalidateAcceptsItsFlags,
                 << "flags 0x" << std::hex << f;
             return entries_for(f) + 1;
         });
+    NDKCT_RULE("SAI-01", "SND-01");  // every send's bytes landed
     for (size_t i = 0; i < 32; ++i)
         EXPECT_EQ(std::memcmp(in.data() + i * 64, out.data() + i * 32, 32), 0) << "send " << i;
 }
