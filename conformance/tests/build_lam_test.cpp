@@ -317,6 +317,7 @@ NDKCT_TEST(BuildLam, LengthBeyondTheChainIsNotMapped, "ndk.adapter.build_lam.len
     for (auto* chain : {&single, &split}) {
         size_t length = chain->byte_count() + 1;
         LamResult lam = session().build_lam(chain->head(), length, required(0, length));
+        NDKCT_RULE("AMB-26");  // LAM-LEN-01 is the consumer's duty; the profile reads a refusal
         EXPECT_FALSE(lam.done.ok()) << "a Length past the chain was mapped";
         EXPECT_TRUE(NT_ERROR(lam.done.final_status)) << spec::status_name(lam.done.final_status);
         if (lam.done.ok()) session().release_lam(lam);

@@ -600,6 +600,7 @@ NDKCT_TEST(Connection, ConnectFromAHeldSourceIsASharingViolation, "ndk.conn.conn
                                      as_sockaddr(destination), sizeof destination);
     NTSTATUS final_status =
         s == STATUS_PENDING ? session().wait_connect(connector.object).final_status : s;
+    NDKCT_RULE("CONN-09", "CONN-LST-01");  // the listener holds the source address
     EXPECT_STATUS(STATUS_SHARING_VIOLATION, final_status);
     EXPECT_EQ(session().wait_connect_event(target.object, std::chrono::milliseconds(50)), nullptr)
         << "the refused connect reached no listener";
