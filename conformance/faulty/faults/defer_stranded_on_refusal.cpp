@@ -40,6 +40,14 @@ NTSTATUS fast_register(NDK_QP* qp, PVOID context, NDK_MR* mr, ULONG count,
     return base().qp.NdkFastRegister(qp, context, mr, count, pages, fbo, length, base_va, flags);
 }
 
+// A new MR was never initialized, whatever MR had its address before (a closed MR's memory is
+// reused).
+void on_object(NDK_OBJECT_HEADER* object) {
+    if (object->ObjectType != NdkObjectTypeMr) return;
+    std::lock_guard guard(lock);
+    remote_access.erase(reinterpret_cast<NDK_MR*>(object));
+}
+
 void install(Tables& t) {
     t.mr.NdkInitializeFastRegisterMr = initialize;
     t.qp.NdkFastRegister = fast_register;
@@ -50,4 +58,4 @@ void install(Tables& t) {
 
 NDKCT_DEFINE_FAULT(
     "an inline refusal of NdkFastRegister leaves the earlier DEFER requests held forever",
-    ndkct::faulty::install);
+    ndkct::faulty::install, ndkct::faulty::on_object);

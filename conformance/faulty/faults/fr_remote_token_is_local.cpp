@@ -43,6 +43,13 @@ UINT32 remote_token(NDK_MR* mr) {
     return base().mr.NdkGetRemoteTokenFromMr(mr);
 }
 
+// A new MR was never initialized, whatever MR had its address before.
+void on_object(NDK_OBJECT_HEADER* object) {
+    if (object->ObjectType != NdkObjectTypeMr) return;
+    std::lock_guard lock(g_mutex);
+    g_fast_register.erase(reinterpret_cast<NDK_MR*>(object));
+}
+
 void install(Tables& t) {
     t.mr.NdkInitializeFastRegisterMr = initialize;
     t.mr.NdkRegisterMr = register_mr;
@@ -53,4 +60,4 @@ void install(Tables& t) {
 }  // namespace ndkct::faulty
 
 NDKCT_DEFINE_FAULT("NdkGetRemoteTokenFromMr of a fast-register MR returns its local token",
-                   ndkct::faulty::install);
+                   ndkct::faulty::install, ndkct::faulty::on_object);

@@ -59,6 +59,14 @@ NTSTATUS read(NDK_QP* qp, PVOID context, const NDK_SGE* sgl, ULONG n, UINT64 add
     return queued(qp, base().qp.NdkRead(qp, context, sgl, n, address, token, flags));
 }
 
+// A new QP is never named, whatever QP had its address before (the allocator reuses a closed
+// QP's memory: remembering it made the fault come and go with the heap's history).
+void on_object(NDK_OBJECT_HEADER* object) {
+    if (object->ObjectType != NdkObjectTypeQp) return;
+    std::lock_guard lock(mutex);
+    named.erase(reinterpret_cast<NDK_QP*>(object));
+}
+
 void install(Tables& t) {
     t.connector.NdkConnect = connect;
     t.connector.NdkConnectWithSharedEndpoint = connect_shared;
@@ -72,4 +80,4 @@ void install(Tables& t) {
 }  // namespace ndkct::faulty
 
 NDKCT_DEFINE_FAULT("NdkSend, NdkWrite and NdkRead return STATUS_SUCCESS on a QP never connected",
-                   ndkct::faulty::install);
+                   ndkct::faulty::install, ndkct::faulty::on_object);

@@ -369,6 +369,10 @@ def _run(provider, focus, *, max_examples, steps, derandomize, name, shrink_seco
             outcome.flaky = True
             error = cause
         outcome.rules = list(getattr(error, "rules", []))
+        if outcome.flaky and not outcome.rules:
+            # The replay ran out of recorded steps without failing (Hypothesis' StopTest, which
+            # it reports as an unreliable assumption): the rules are the failure's, found first.
+            outcome.rules = list(outcome.first_rules)
         lines += [l for note in getattr(error, "__notes__", []) for l in str(note).splitlines()]
         outcome.steps, outcome.program = _program(provider, name, lines, focus)
     outcome.report = lines
