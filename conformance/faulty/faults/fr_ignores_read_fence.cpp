@@ -99,6 +99,14 @@ ULONG get_results_ex(NDK_CQ* cq, NDK_RESULT_EX results[], ULONG count) {
     return n;
 }
 
+// A new QP has no reads outstanding, whatever QP had its address before (a QP closed with reads
+// whose entries were never polled left them here).
+void on_object(NDK_OBJECT_HEADER* object) {
+    if (object->ObjectType != NdkObjectTypeQp) return;
+    std::lock_guard lock(g_mutex);
+    g_reads_outstanding.erase(reinterpret_cast<NDK_QP*>(object));
+}
+
 void install(Tables& t) {
     t.qp.NdkRead = read;
     t.qp.NdkFastRegister = fast_register;
@@ -111,4 +119,4 @@ void install(Tables& t) {
 
 NDKCT_DEFINE_FAULT(
     "NdkFastRegister ignores READ_FENCE: a fenced registration's entry overtakes earlier reads'",
-    ndkct::faulty::install);
+    ndkct::faulty::install, ndkct::faulty::on_object);
