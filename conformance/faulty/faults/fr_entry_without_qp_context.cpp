@@ -128,6 +128,16 @@ ULONG get_results_ex(NDK_CQ* cq, NDK_RESULT_EX results[], ULONG count) {
     return n;
 }
 
+// A new adapter's CQs hold no entry of an older adapter's registrations: those remembered and
+// never polled (the adapter closed first) are forgotten, or an entry of a later QP given the
+// same QPContext and RequestContext would lose its context in their place.
+void on_object(NDK_OBJECT_HEADER* object) {
+    if (object->ObjectType != NdkObjectTypeAdapter) return;
+    std::lock_guard lock(g_mutex);
+    g_registrations.clear();
+    g_qp_context.clear();
+}
+
 void install(Tables& t) {
     t.pd.NdkCreateQp = create_qp;
     t.pd.NdkCreateQpWithSrq = create_qp_with_srq;
@@ -142,4 +152,4 @@ void install(Tables& t) {
 NDKCT_DEFINE_FAULT(
     "fast registrations complete with QPContext NULL (the registration firmware "
     "path does not carry the QP's context)",
-    ndkct::faulty::install);
+    ndkct::faulty::install, ndkct::faulty::on_object);

@@ -26,4 +26,4 @@ void install(Tables& t) {
 }  // namespace ndkct::faulty
 
 NDKCT_DEFINE_FAULT("NdkFastRegister treats local write (0x10) as a remote right on a non-remote MR",
-                   ndkct::faulty::install);
+                   ndkct::faulty::install, ndkct::faulty::fr_remote_access::forget_reused);

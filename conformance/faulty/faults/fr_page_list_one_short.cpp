@@ -46,4 +46,4 @@ void install(Tables& t) {
 NDKCT_DEFINE_FAULT(
     "NdkFastRegister has the device read AdapterPageCount - 1 entries of a page list of two or "
     "more: the region's last page has no translation, so accesses reaching it fail",
-    ndkct::faulty::install);
+    ndkct::faulty::install, ndkct::faulty::fr_remote_access::forget_reused);

@@ -29,4 +29,4 @@ void install(Tables& t) {
 }  // namespace ndkct::faulty
 
 NDKCT_DEFINE_FAULT("NdkFastRegister refuses an FBO of 2048 or more inside the page",
-                   ndkct::faulty::install);
+                   ndkct::faulty::install, ndkct::faulty::fr_remote_access::forget_reused);

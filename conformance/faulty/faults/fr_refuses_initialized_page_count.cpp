@@ -31,4 +31,4 @@ void install(Tables& t) {
 
 NDKCT_DEFINE_FAULT(
     "NdkFastRegister refuses AdapterPageCount equal to the MR's initialized count (above one)",
-    ndkct::faulty::install);
+    ndkct::faulty::install, ndkct::faulty::fr_remote_access::forget_reused);

@@ -28,4 +28,5 @@ void install(Tables& t) {
 }  // namespace
 }  // namespace ndkct::faulty
 
-NDKCT_DEFINE_FAULT("NdkFastRegister refuses NDK_OP_FLAG_READ_FENCE", ndkct::faulty::install);
+NDKCT_DEFINE_FAULT("NdkFastRegister refuses NDK_OP_FLAG_READ_FENCE", ndkct::faulty::install,
+                   ndkct::faulty::fr_remote_access::forget_reused);

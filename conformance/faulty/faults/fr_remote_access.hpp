@@ -32,6 +32,14 @@ inline void remember(const NDK_MR* mr, ULONG pages, BOOLEAN remote_access) {
     remembered().initialized[mr] = {pages, remote_access != 0};
 }
 
+// A new MR was never initialized, whatever MR had its address before (a closed MR's memory is
+// reused): the faults' on_object.
+inline void forget_reused(NDK_OBJECT_HEADER* object) {
+    if (object->ObjectType != NdkObjectTypeMr) return;
+    std::lock_guard lock(remembered().mutex);
+    remembered().initialized.erase(reinterpret_cast<const NDK_MR*>(object));
+}
+
 // NdkInitializeFastRegisterMr, remembering AdapterPageCount and RemoteAccess on the way to the
 // reference.
 inline NTSTATUS initialize(NDK_MR* mr, ULONG pages, BOOLEAN remote_access,

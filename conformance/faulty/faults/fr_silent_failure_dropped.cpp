@@ -72,6 +72,14 @@ ULONG get_results_ex(NDK_CQ* cq, NDK_RESULT_EX results[], ULONG count) {
     return drop_silent_failures(results, std::min(n, count));
 }
 
+// A new adapter's CQs hold no entry of an older adapter's silent registrations: their
+// RequestContexts, which a later request may carry again, are forgotten.
+void on_object(NDK_OBJECT_HEADER* object) {
+    if (object->ObjectType != NdkObjectTypeAdapter) return;
+    std::lock_guard lock(g_mutex);
+    g_silent.clear();
+}
+
 void install(Tables& t) {
     t.qp.NdkFastRegister = fast_register;
     t.cq.NdkGetCqResults = get_results;
@@ -83,4 +91,4 @@ void install(Tables& t) {
 
 NDKCT_DEFINE_FAULT(
     "NdkFastRegister with SILENT_SUCCESS drops the entry of a registration that fails",
-    ndkct::faulty::install);
+    ndkct::faulty::install, ndkct::faulty::on_object);

@@ -28,4 +28,4 @@ void install(Tables& t) {
 }  // namespace ndkct::faulty
 
 NDKCT_DEFINE_FAULT("fast-registered regions also answer zero-based (offset) remote addresses",
-                   ndkct::faulty::install);
+                   ndkct::faulty::install, ndkct::faulty::forget_regions);

@@ -32,4 +32,4 @@ void install(Tables& t) {
 NDKCT_DEFINE_FAULT(
     "NdkFastRegister refuses more pages than FRMRPageCount although the MR was initialized for "
     "them",
-    ndkct::faulty::install);
+    ndkct::faulty::install, ndkct::faulty::fr_remote_access::forget_reused);

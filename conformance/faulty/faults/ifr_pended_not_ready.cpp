@@ -68,6 +68,15 @@ NTSTATUS fast_register(NDK_QP* qp, PVOID context, NDK_MR* mr, ULONG pages,
     return base().qp.NdkFastRegister(qp, context, mr, pages, array, fbo, length, base_va, flags);
 }
 
+// A new MR was never initialized, whatever MR had its address before (a closed MR's memory is
+// reused).
+void on_object(NDK_OBJECT_HEADER* object) {
+    if (object->ObjectType != NdkObjectTypeMr) return;
+    fr_remote_access::forget_reused(object);
+    std::lock_guard lock(g_mutex);
+    g_not_ready.erase(reinterpret_cast<NDK_MR*>(object));
+}
+
 void install(Tables& t) {
     t.mr.NdkInitializeFastRegisterMr = initialize;
     t.qp.NdkFastRegister = fast_register;
@@ -79,4 +88,4 @@ void install(Tables& t) {
 NDKCT_DEFINE_FAULT(
     "NdkFastRegister refuses an MR whose NdkInitializeFastRegisterMr completed through "
     "RequestCompletion",
-    ndkct::faulty::install);
+    ndkct::faulty::install, ndkct::faulty::on_object);

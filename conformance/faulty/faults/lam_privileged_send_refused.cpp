@@ -29,6 +29,14 @@ NTSTATUS send(NDK_QP* qp, PVOID context, const NDK_SGE* sgl, ULONG count, ULONG 
     return base().qp.NdkSend(qp, context, sgl, count, flags);
 }
 
+// A new adapter's privileged tokens are its own: an older adapter's, which one of its ordinary
+// regions may have now, are forgotten.
+void on_object(NDK_OBJECT_HEADER* object) {
+    if (object->ObjectType != NdkObjectTypeAdapter) return;
+    std::lock_guard lock(g_mutex);
+    g_privileged.clear();
+}
+
 void install(Tables& t) {
     t.pd.NdkGetPrivilegedMemoryRegionToken = privileged_token;
     t.qp.NdkSend = send;
@@ -38,4 +46,4 @@ void install(Tables& t) {
 }  // namespace ndkct::faulty
 
 NDKCT_DEFINE_FAULT("NdkSend refuses SGEs that carry the PD's privileged token",
-                   ndkct::faulty::install);
+                   ndkct::faulty::install, ndkct::faulty::on_object);

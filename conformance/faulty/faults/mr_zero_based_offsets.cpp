@@ -46,4 +46,4 @@ void install(Tables& t) {
 NDKCT_DEFINE_FAULT(
     "registered (NdkRegisterMr) regions also answer zero-based (offset) remote "
     "addresses",
-    ndkct::faulty::install);
+    ndkct::faulty::install, ndkct::faulty::forget_regions);

@@ -27,6 +27,14 @@ void remember_region(UINT32 remote_token, Span region) {
     g_regions[remote_token] = region;
 }
 
+// A new adapter's tokens are its own: the regions an older adapter's tokens reached are
+// forgotten (one of its tokens may now be a new region's). The faults' on_object.
+void forget_regions(NDK_OBJECT_HEADER* object) {
+    if (object->ObjectType != NdkObjectTypeAdapter) return;
+    std::lock_guard lock(g_mutex);
+    g_regions.clear();
+}
+
 // The address the fault's hardware resolves: a bare offset into a known region becomes
 // base + offset.
 UINT64 resolved(UINT64 address, UINT32 token, const NDK_SGE* sgl, ULONG n) {
