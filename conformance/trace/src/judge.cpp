@@ -348,9 +348,10 @@ struct Judge::Impl {
     void stop(const std::string& why) {
         if (stopped) return;
         stopped = true;
-        out.stopped = why;
         out.stopped_record = current ? current->index : 0;
         out.stopped_offset = current ? current->offset : 0;
+        // Said as the reader says its problems: where, then what.
+        out.stopped = "offset " + std::to_string(out.stopped_offset) + ": " + why;
     }
     std::string name_of(uint32_t function) const { return function_name(function); }
 
@@ -1418,11 +1419,11 @@ struct Judge::Impl {
         if (stopped || !out.ended) {
             if (!stopped && !out.ended) {
                 stopped = true;
-                out.stopped =
-                    "the trace ends without its END record (the capture was not "
-                    "closed): pending requests are not judged";
                 out.stopped_record = reader.records();
                 out.stopped_offset = reader.consumed();
+                out.stopped = "offset " + std::to_string(out.stopped_offset) +
+                              ": the trace ends without its END record (the capture was not "
+                              "closed): pending requests are not judged";
             }
             return;
         }
