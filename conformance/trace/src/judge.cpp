@@ -345,13 +345,17 @@ struct Judge::Impl {
         for (auto& x : v.violations)
             report(std::move(x));
     }
+    // Judging stops at the record being judged (or, stop_at, where the reader got to).
     void stop(const std::string& why) {
+        stop_at(current ? current->index : 0, current ? current->offset : 0, why);
+    }
+    void stop_at(uint64_t record, uint64_t offset, const std::string& why) {
         if (stopped) return;
         stopped = true;
-        out.stopped_record = current ? current->index : 0;
-        out.stopped_offset = current ? current->offset : 0;
+        out.stopped_record = record;
+        out.stopped_offset = offset;
         // Said as the reader says its problems: where, then what.
-        out.stopped = "offset " + std::to_string(out.stopped_offset) + ": " + why;
+        out.stopped = "offset " + std::to_string(offset) + ": " + why;
     }
     std::string name_of(uint32_t function) const { return function_name(function); }
 
@@ -1417,14 +1421,10 @@ struct Judge::Impl {
             out.stopped_offset = reader.problem()->offset;
         }
         if (stopped || !out.ended) {
-            if (!stopped && !out.ended) {
-                stopped = true;
-                out.stopped_record = reader.records();
-                out.stopped_offset = reader.consumed();
-                out.stopped = "offset " + std::to_string(out.stopped_offset) +
-                              ": the trace ends without its END record (the capture was not "
-                              "closed): pending requests are not judged";
-            }
+            if (!out.ended)
+                stop_at(reader.records(), reader.consumed(),
+                        "the trace ends without its END record (the capture was not closed): "
+                        "pending requests are not judged");
             return;
         }
         // GEN-ASYNC-01: every STATUS_PENDING request completes through its callback.
