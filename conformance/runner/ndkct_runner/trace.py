@@ -365,8 +365,8 @@ def check_trace(argv):
         first_line = shortened(next((x for x in t["message"].splitlines() if x.strip()), ""))
         say(f"  {t['verdict'].upper()} {t['test']}: {first_line}")
         if j["stopped"]:
-            say(f"    {j['file']}: judged up to record #{j['stopped_record']} (offset "
-                f"{j['stopped_offset']}): {j['stopped']}")
+            # The reason starts with its offset ("offset N: ..."), as every stop says it.
+            say(f"    {j['file']}: judged up to record #{j['stopped_record']}: {j['stopped']}")
     if unlisted:
         say(f"  ... and {unlisted} more failing traces (report.html, result.json)")
     say("  report: " + ", ".join(paths[k] for k in ("html", "json", "junit") if k in paths))
