@@ -142,6 +142,8 @@ enum { RING_EMPTY = 0, RING_ENTERED = 1, RING_COMPLETE = 2, RING_EXPIRED = 3, RI
 
 enum { OBJ_FREE = 0, OBJ_CREATING = 1, OBJ_OPEN = 2, OBJ_CLOSED = 3 };
 enum { MR_NONE = 0, MR_REGISTERED = 1, MR_FAST_REGISTERED = 2 };
+/* A registration in flight: none, its region staged, or a region the capture could not walk. */
+enum { STAGED_NONE = 0, STAGED_REGION = 1, STAGED_UNKNOWN = 2 };
 enum { REQ_REQUEST = 1, REQ_CREATE = 2, REQ_CLOSE = 3 };
 
 /* ================================ State ================================ */
@@ -218,6 +220,12 @@ struct cap_object {
     uint32_t fbo, pfn_at, pfn_count, pfn_capacity;
     uint64_t va, length;
     uint32_t local_token, remote_token, local_known, remote_known;
+    /* MR: NdkRegisterMr's region, walked when the call is made and taken into the fields above
+     * only once it succeeds (inline or in its callback): a refused or failed registration (an
+     * MR registered twice is refused) leaves the one in force. */
+    volatile uint32_t staged; /* STAGED_* */
+    uint32_t staged_at, staged_capacity, staged_count, staged_fbo;
+    uint64_t staged_va, staged_length;
     /* MW */
     struct cap_object* window_mr;
     uint64_t window_va, window_length;
@@ -716,7 +724,7 @@ NTSTATUS NdkCaptureOpen(const NDKCAP_HOST* Host, const NDKCAP_OPTIONS* Options,
     put16(&out, NDKT_VERSION_MAJOR);
     put16(&out, NDKT_VERSION_MINOR);
     put32(&out, 0); /* header_bytes, at attach */
-    tlv_text(&out, NDKT_TAG_WRITER, "ndkct-capture 1.3");
+    tlv_text(&out, NDKT_TAG_WRITER, "ndkct-capture 1.4");
     tlv_text(&out, NDKT_TAG_PROVIDER_NAME, o.ProviderName);
     tlv_text(&out, NDKT_TAG_PROVIDER_VERSION, o.ProviderVersion);
     tlv_text(&out, NDKT_TAG_PROVIDER_DESCRIPTION, o.ProviderDescription);
@@ -1271,6 +1279,7 @@ static struct cap_request* request_new(NDKCAP* c, uint16_t kind, uint16_t functi
         q->consumer_ctx = ctx;
         q->lam = 0;
         q->mdl = 0;
+        q->length = 0;
         st32(&q->returned, 0);
         st32(&q->callbacks, 0);
         st64(&q->id, (gen << 24) | ((uint64_t)c->registry_index << 20) |
@@ -1801,6 +1810,7 @@ static void put_obj(struct cap_out* o, const void* handle, uint16_t null_member,
 }
 
 static void object_attach(NDKCAP* c, struct cap_object* o, void* handle); /* below */
+static void region_unstage(NDKCAP* c, struct cap_object* mr);             /* below */
 
 /* Where the closed object's resources go. */
 static void object_closed(NDKCAP* c, struct cap_object* o) {
@@ -1810,6 +1820,7 @@ static void object_closed(NDKCAP* c, struct cap_object* o) {
         queue_free(c, &o->initiator);
         queue_free(c, &o->receive);
     }
+    if (o->type == NdkObjectTypeMr) region_unstage(c, o);
     if (o->type == NdkObjectTypeMr && o->pfn_capacity) {
         st32(&o->mr_kind, MR_NONE);
         pfns_give(c, o->pfn_at, o->pfn_capacity);
@@ -2858,44 +2869,95 @@ static NTSTATUS cap_control_cq_interrupt_moderation(NDK_CQ* cq, ULONG interval, 
 
 struct region_fill {
     NDKCAP* c;
-    struct cap_object* mr;
+    uint32_t at, capacity;
 };
 static void region_page(void* ctx, uint64_t index, uint64_t pfn) {
     struct region_fill* f = (struct region_fill*)ctx;
-    if (index < f->mr->pfn_capacity) f->c->pfns[f->mr->pfn_at + index] = pfn;
+    if (index < f->capacity) f->c->pfns[f->at + index] = pfn;
 }
 
-/* The MR's region as NdkRegisterMr gives it (used once the registration succeeds). */
-static void region_register(NDKCAP* c, struct cap_object* mr, const MDL* mdl, uint64_t length) {
-    st32(&mr->mr_kind, MR_NONE);
-    if (!(c->flags & NDKT_CAPTURE_DIGESTS) || !mdl) return;
-    int64_t pages = mdl_walk(mdl, length, 0, 0);
-    if (pages < 0) return;
-    if (mr->pfn_capacity < (uint64_t)pages) {
-        if (mr->pfn_capacity) pfns_give(c, mr->pfn_at, mr->pfn_capacity);
-        mr->pfn_capacity = 0;
-        uint32_t at = pfns_take(c, (uint32_t)pages);
-        if (at == 0xFFFFFFFFu) {
-            add64(&c->untracked, 1);
-            return;
-        }
-        mr->pfn_at = at;
-        mr->pfn_capacity = 1u << pool_class(pages ? (uint32_t)pages : 1);
+/* A staged registration that will not be taken: its pages back to the pool. */
+static void region_unstage(NDKCAP* c, struct cap_object* mr) {
+    uint32_t was = ld32(&mr->staged);
+    if (was == STAGED_NONE || !cas32(&mr->staged, was, STAGED_NONE)) return;
+    if (mr->staged_capacity) pfns_give(c, mr->staged_at, mr->staged_capacity);
+    mr->staged_capacity = 0;
+}
+
+/* NdkRegisterMr's region, staged until the registration succeeds (region_take). */
+static void region_stage(NDKCAP* c, struct cap_object* mr, const MDL* mdl, uint64_t length) {
+    /* One staged registration an MR: a second NdkRegisterMr while one pends takes its place,
+     * and should the first then succeed, its pages are unknown (unresolved, never wrong). */
+    region_unstage(c, mr);
+    if (!(c->flags & NDKT_CAPTURE_DIGESTS)) return;
+    int64_t pages = mdl ? mdl_walk(mdl, length, 0, 0) : -1;
+    uint32_t at = pages < 0 ? 0xFFFFFFFFu : pfns_take(c, (uint32_t)pages);
+    if (at == 0xFFFFFFFFu) {
+        if (pages >= 0) add64(&c->untracked, 1);
+        st32(&mr->staged, STAGED_UNKNOWN); /* registered, its pages unknown: unresolved */
+        return;
     }
-    struct region_fill f = {c, mr};
+    mr->staged_at = at;
+    mr->staged_capacity = 1u << pool_class(pages ? (uint32_t)pages : 1);
+    struct region_fill f = {c, at, mr->staged_capacity};
     mdl_walk(mdl, length, region_page, &f);
-    mr->pfn_count = (uint32_t)pages;
-    mr->va = (uint64_t)(ULONG_PTR)MmGetMdlVirtualAddress(mdl);
-    mr->fbo = BYTE_OFFSET(MmGetMdlVirtualAddress(mdl));
-    mr->length = length;
+    mr->staged_count = (uint32_t)pages;
+    mr->staged_va = (uint64_t)(ULONG_PTR)MmGetMdlVirtualAddress(mdl);
+    mr->staged_fbo = BYTE_OFFSET(MmGetMdlVirtualAddress(mdl));
+    mr->staged_length = length;
+    st32(&mr->staged, STAGED_REGION);
 }
 
-/* Effects of MR requests, applied when they succeed (inline or through the callback). */
-static void mr_request_succeeded(NDKCAP* c, uint16_t function, struct cap_object* mr) {
-    (void)c;
+/* The registration succeeded: its staged region is the MR's (once: a second success, from a
+ * provider that also calls back after succeeding inline, changes nothing). */
+static void region_take(NDKCAP* c, struct cap_object* mr) {
+    uint32_t was = ld32(&mr->staged);
+    if (was == STAGED_NONE || !cas32(&mr->staged, was, STAGED_NONE)) return;
+    st32(&mr->mr_kind, MR_NONE);
+    if (mr->pfn_capacity) pfns_give(c, mr->pfn_at, mr->pfn_capacity);
+    mr->pfn_capacity = 0;
+    if (was != STAGED_REGION) return;
+    mr->pfn_at = mr->staged_at;
+    mr->pfn_capacity = mr->staged_capacity;
+    mr->staged_capacity = 0;
+    mr->pfn_count = mr->staged_count;
+    mr->va = mr->staged_va;
+    mr->fbo = mr->staged_fbo;
+    mr->length = mr->staged_length;
+    if (mr->pfn_count) st32(&mr->mr_kind, MR_REGISTERED);
+}
+
+/* Room for the pages a fast registration will name (NdkFastRegister fills it), once
+ * NdkInitializeFastRegisterMr succeeded: a refused one (the MR registered) leaves its region. */
+static void region_make_room(NDKCAP* c, struct cap_object* mr, uint64_t pages) {
+    if (!(c->flags & NDKT_CAPTURE_DIGESTS) || !pages || pages > (1u << 24) ||
+        mr->pfn_capacity >= pages)
+        return;
+    st32(&mr->mr_kind, MR_NONE);
+    if (mr->pfn_capacity) pfns_give(c, mr->pfn_at, mr->pfn_capacity);
+    mr->pfn_capacity = 0;
+    uint32_t at = pfns_take(c, (uint32_t)pages);
+    if (at == 0xFFFFFFFFu) {
+        add64(&c->untracked, 1);
+        return;
+    }
+    mr->pfn_at = at;
+    mr->pfn_capacity = 1u << pool_class((uint32_t)pages);
+}
+
+/* Effects of MR requests, applied when they succeed (inline or through the callback);
+ * `pages`: NdkInitializeFastRegisterMr's AdapterPageCount. */
+static void mr_request_succeeded(NDKCAP* c, uint16_t function, struct cap_object* mr,
+                                 uint64_t pages) {
     if (!mr) return;
-    if (function == NDKT_FN_REGISTER_MR && mr->pfn_count) st32(&mr->mr_kind, MR_REGISTERED);
+    if (function == NDKT_FN_REGISTER_MR) region_take(c, mr);
     if (function == NDKT_FN_DEREGISTER_MR) st32(&mr->mr_kind, MR_NONE);
+    if (function == NDKT_FN_INITIALIZE_FAST_REGISTER_MR) region_make_room(c, mr, pages);
+}
+
+/* ... and when they fail: a registration's staged region is dropped. */
+static void mr_request_failed(NDKCAP* c, uint16_t function, struct cap_object* mr) {
+    if (mr && function == NDKT_FN_REGISTER_MR) region_unstage(c, mr);
 }
 
 static NTSTATUS cap_register_mr(NDK_MR* mr, MDL* mdl, SIZE_T length, ULONG flags,
@@ -2910,12 +2972,15 @@ static NTSTATUS cap_register_mr(NDK_MR* mr, MDL* mdl, SIZE_T length, ULONG flags
     struct cap_request* q =
         fn ? request_new(k.c, REQ_REQUEST, NDKT_FN_REGISTER_MR, k.o, done, ctx) : 0;
     if (fn) k.c->last_request_fn = done;
-    region_register(k.c, k.o, mdl, length);
+    region_stage(k.c, k.o, mdl, length);
     uint32_t chain_bytes = mdl_chain_size(mdl);
     NTSTATUS status = ORIGINAL(k, NDK_MR_DISPATCH)
                           ->NdkRegisterMr(mr, mdl, length, flags, q ? cap_request_completion : fn,
                                           q ? (PVOID)(ULONG_PTR)q->id : ctx);
-    if (status == STATUS_SUCCESS) mr_request_succeeded(k.c, NDKT_FN_REGISTER_MR, k.o);
+    if (status == STATUS_SUCCESS)
+        mr_request_succeeded(k.c, NDKT_FN_REGISTER_MR, k.o, 0);
+    else if (status != STATUS_PENDING)
+        mr_request_failed(k.c, NDKT_FN_REGISTER_MR, k.o);
     if (q) request_returned(&k, q, status);
     uint64_t back;
     struct cap_out o = call_reserve_return(&k, 32 + chain_bytes + 8, &back);
@@ -2954,7 +3019,7 @@ static struct cap_request* simple_begin(struct cap_call* k, const void* handle, 
 
 static void simple_end(struct cap_call* k, struct cap_request* q, const void* handle,
                        uint16_t function, NTSTATUS status, int entry) {
-    if (status == STATUS_SUCCESS) mr_request_succeeded(k->c, function, k->o);
+    if (status == STATUS_SUCCESS) mr_request_succeeded(k->c, function, k->o, 0);
     if (q) request_returned(k, q, status);
     if (entry) {
         int32_t out[2] = {status, 0};
@@ -2999,22 +3064,12 @@ static NTSTATUS cap_initialize_fast_register_mr(NDK_MR* mr, ULONG pages, BOOLEAN
     struct cap_request* q =
         fn ? request_new(k.c, REQ_REQUEST, NDKT_FN_INITIALIZE_FAST_REGISTER_MR, k.o, done, ctx) : 0;
     if (fn) k.c->last_request_fn = done;
-    /* Room for the pages a fast registration will name (FastRegister fills it). */
-    if ((k.c->flags & NDKT_CAPTURE_DIGESTS) && pages && pages <= (1u << 24) &&
-        k.o->pfn_capacity < pages) {
-        if (k.o->pfn_capacity) pfns_give(k.c, k.o->pfn_at, k.o->pfn_capacity);
-        k.o->pfn_capacity = 0;
-        uint32_t at = pfns_take(k.c, pages);
-        if (at != 0xFFFFFFFFu) {
-            k.o->pfn_at = at;
-            k.o->pfn_capacity = 1u << pool_class(pages);
-        } else {
-            add64(&k.c->untracked, 1);
-        }
-    }
+    if (q) q->length = pages; /* its callback makes the room (mr_request_succeeded) */
     NTSTATUS status = ORIGINAL(k, NDK_MR_DISPATCH)
                           ->NdkInitializeFastRegisterMr(mr, pages, remote, REQUEST_ROUTINE(q, fn),
                                                         REQUEST_CONTEXT(q, ctx));
+    if (status == STATUS_SUCCESS)
+        mr_request_succeeded(k.c, NDKT_FN_INITIALIZE_FAST_REGISTER_MR, k.o, pages);
     if (q) request_returned(&k, q, status);
     uint64_t back;
     struct cap_out o = call_reserve_return(&k, 32, &back);
@@ -3423,8 +3478,11 @@ static NTSTATUS cap_fast_register(NDK_QP* qp, PVOID ctx, NDK_MR* mr, ULONG count
             put64(&o, (uint64_t)pages[i].QuadPart);
         call_publish(&k);
     }
-    /* FR-TOK-01: the registration takes effect when posted; its pages through the LAMs. */
-    struct cap_object* region = object_find_in(k.c, mr);
+    NTSTATUS status = ORIGINAL(k, NDK_QP_DISPATCH)
+                          ->NdkFastRegister(qp, ctx, mr, count, pages, fbo, length, base, flags);
+    /* FR-TOK-01: the registration takes effect when posted (a refused post changes nothing);
+     * its pages through the LAMs. */
+    struct cap_object* region = status == STATUS_SUCCESS ? object_find_in(k.c, mr) : 0;
     if (region && (k.c->flags & NDKT_CAPTURE_DIGESTS)) {
         st32(&region->mr_kind, MR_NONE);
         int ok = region->pfn_capacity >= kept && kept > 0;
@@ -3443,8 +3501,6 @@ static NTSTATUS cap_fast_register(NDK_QP* qp, PVOID ctx, NDK_MR* mr, ULONG count
             st32(&region->mr_kind, MR_FAST_REGISTERED);
         }
     }
-    NTSTATUS status = ORIGINAL(k, NDK_QP_DISPATCH)
-                          ->NdkFastRegister(qp, ctx, mr, count, pages, fbo, length, base, flags);
     if (status == STATUS_SUCCESS)
         track_post(k.c, &k.o->initiator, NDKT_FN_FAST_REGISTER, ctx, flags, 0, 0, 0, 0, 0, 0);
     int32_t out[2] = {status, 0};
@@ -4203,9 +4259,11 @@ static VOID cap_request_completion(PVOID ctx, NTSTATUS status) {
     int lam = function == NDKT_FN_BUILD_LAM;
     if (lam) pages = lam_pages_of(q->lam, q->lam_size_in, status);
     if (status == STATUS_SUCCESS) {
-        mr_request_succeeded(c, function, q->object);
+        mr_request_succeeded(c, function, q->object, q->length);
         if (lam && (c->flags & NDKT_CAPTURE_DIGESTS))
             lam_learn(c, q->lam, pages, q->mdl, q->length);
+    } else {
+        mr_request_failed(c, function, q->object);
     }
     if (callback_begin(c, &k, NDKT_CB_REQUEST_COMPLETION, 16 + (lam ? 16u + pages * 8u : 0u))) {
         if (early) k.r.head[2] |= NDKT_FLAG_CALL_PENDING;
@@ -4634,6 +4692,14 @@ VOID NdkCaptureMark(NDKCAP* c, const char* text) {
     struct cap_out o = {body};
     putblob(&o, text, n, 1);
     meta_record(c, NDKT_META_MARK, body, (uint32_t)(o.p - body));
+}
+
+VOID NdkCaptureDrained(NDKCAP* c, const VOID* qp) {
+    if (!c || !c->header_written) return;
+    uint8_t body[8];
+    struct cap_out o = {body};
+    putptr(&o, qp);
+    meta_record(c, NDKT_META_DRAINED, body, 8);
 }
 
 NTSTATUS NdkCaptureClose(NDKCAP* c) {

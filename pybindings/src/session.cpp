@@ -459,15 +459,13 @@ void bind_session(py::module_& m) {
         .def(
             "expect_nothing_outstanding",
             [](Core& c, uint64_t qp) {
-                auto id = oracle_id(c, qp, Kind::qp, "qp");
-                model::Verdict v = c.s().with_oracle(
-                    [&](model::Model& o) { return o.expect_nothing_outstanding(id); });
-                c.s().report(v);  // WR-05: whatever is still expected is missing
-                return v;
+                // WR-10: whatever is still expected is missing; a capture records the word.
+                return c.s().expect_drained(static_cast<NDK_QP*>(c.need(qp, {Kind::qp}, "qp")));
             },
             py::arg("qp"),
             "Declares the QP drained: every completion the oracle still expects is missing "
-            "(reported as violations, and returned).")
+            "(reported as violations, and returned); a captured session's trace records it, so "
+            "that check-trace judges the same.")
         .def(
             "notification_owed",
             [](Core& c, uint64_t cq) {

@@ -8,6 +8,7 @@ killed: a partial run is reported as such ("complete": false), never lost.
 """
 import json
 import os
+import re
 
 VERDICTS = ("pass", "fail", "not_supported", "waived", "warning", "crash", "timeout", "blocked")
 GOOD = ("pass", "warning", "waived", "not_supported")
@@ -23,6 +24,14 @@ def counts(tests):
 
 NOTHING_CHECKED = "no must-pass test ran: nothing was checked"
 
+_TRACE_SUFFIX = re.compile(r" \(trace \d+\)$")
+
+
+def test_of(t):
+    """The test a result entry belongs to: check-trace gives each trace an entry, and a test that
+    ran many sessions (a property's cases) has many traces, named "<test> (trace N)"."""
+    return _TRACE_SUFFIX.sub("", t["test"])
+
 
 def gate(tests, waivers, strict_waivers, complete, stopped=None, allow_empty=False):
     """Exit decision: every must-pass test passed, was waived or is not supported, and at least
@@ -37,12 +46,24 @@ def gate(tests, waivers, strict_waivers, complete, stopped=None, allow_empty=Fal
                        + ", ".join(t["id"] or t["test"] for t in bugs[:5]))
     bad = [t for t in tests if t["must_pass"] and t["verdict"] not in GOOD]
     if bad:
-        names = ", ".join(f"{t['id'] or t['test']} ({t['verdict']}"
-                          + (f": {', '.join(t['failed_rules'])}" if t["failed_rules"] else "")
-                          + ")" for t in bad[:10])
-        more = f" and {len(bad) - 10} more" if len(bad) > 10 else ""
-        reasons.append(f"{len(bad)} must-pass test{'s' if len(bad) != 1 else ''} did not pass: "
-                       f"{names}{more}")
+        # By test: a test whose traces fail (check-trace) is one test, its rules and verdicts
+        # those of all its traces, in the order they first came.
+        by_test = {}
+        for t in bad:
+            g = by_test.setdefault(test_of(t), {"id": t["id"] or test_of(t), "verdicts": {},
+                                                "rules": {}, "entries": 0})
+            g["verdicts"][t["verdict"]] = None
+            g["rules"].update(dict.fromkeys(t["failed_rules"]))
+            g["entries"] += 1
+        groups = list(by_test.values())
+        names = ", ".join(f"{g['id']} ({'/'.join(g['verdicts'])}"
+                          + (f": {', '.join(g['rules'])}" if g["rules"] else "")
+                          + (f"; {g['entries']} traces" if g["entries"] > 1 else "")
+                          + ")" for g in groups[:10])
+        more = f" and {len(groups) - 10} more" if len(groups) > 10 else ""
+        traces = f" (in {len(bad)} traces)" if len(bad) != len(groups) else ""
+        reasons.append(f"{len(groups)} must-pass test{'s' if len(groups) != 1 else ''} did not "
+                       f"pass{traces}: {names}{more}")
     stale = [w for w in waivers if w.get("stale")]
     if stale and strict_waivers:
         reasons.append(f"{len(stale)} stale waiver{'s' if len(stale) != 1 else ''} (the failure "

@@ -17,6 +17,8 @@ function says what to implement or fix next.
 
 import re
 
+from .result import test_of
+
 RULE_VERDICTS = ("broken", "waived", "warning", "pass", "blocked", "not_supported", "untested")
 BAD = ("fail", "crash", "timeout", "blocked")
 # The oracle's GEN-MAND-01 message: "NdkBuildLam returned STATUS_NOT_IMPLEMENTED where ...".
@@ -100,7 +102,7 @@ def ranking(tests, table, catalog_rules):
         if t["failed_rules"]:
             first[t["failed_rules"][0]] = first.get(t["failed_rules"][0], 0) + 1
         for rid in dict.fromkeys(t["failed_rules"] + t.get("blocked_by", [])):
-            stopped.setdefault(rid, set()).add(t["test"])
+            stopped.setdefault(rid, set()).add(test_of(t))  # a test, not each of its traces
             if "STATUS_NOT_IMPLEMENTED" in t["message"] and rid in t["failed_rules"]:
                 not_implemented.add(rid)
                 # A rule of every function (GEN-MAND-01: a TODO entry's STATUS_NOT_IMPLEMENTED

@@ -146,6 +146,14 @@ VOID NdkCaptureAdapterClosed(NDKCAP* Capture);
 /* An annotation record (UTF-8 text, at most 1024 bytes kept). */
 VOID NdkCaptureMark(NDKCAP* Capture, const char* Text);
 
+/* The consumer's word that it has drained the QP `Qp` (the NDK_QP* it holds): it flushed it and
+ * polled its CQs for every request posted before the flush (FLS-01), or waited as long as it
+ * will. Whatever completion is still owed there is missing (WR-10, FLS-03, DEFER-04), and the
+ * judge says so at this point, as a live run's oracle does after its drain: without this word a
+ * trace shows that an entry never came, not that one was owed by then. A DRAINED record
+ * (trace 1.4), from any thread, at any IRQL the host callbacks allow. */
+VOID NdkCaptureDrained(NDKCAP* Capture, const VOID* Qp);
+
 /* PASSIVE_LEVEL, from one thread at a time: hands every complete record to Host->Write (in
  * frames). Returns the bytes written, or -1 when Write failed. */
 LONG64 NdkCaptureDrain(NDKCAP* Capture);

@@ -207,6 +207,10 @@ void CaptureHost::adapter_closing() {
     if (capture_) NdkCaptureAdapterClosing(capture_);
 }
 
+void CaptureHost::drained(const void* qp) {
+    if (capture_) NdkCaptureDrained(capture_, qp);
+}
+
 void CaptureHost::adapter_closed() {
     if (capture_) NdkCaptureAdapterClosed(capture_);
 }

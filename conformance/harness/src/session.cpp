@@ -503,6 +503,14 @@ std::string Session::trace_path() const {
     return capture_ ? capture_->path() : std::string();
 }
 
+model::Verdict Session::expect_drained(NDK_QP* qp) {
+    if (capture_) capture_->drained(qp);
+    model::Verdict v =
+        with_oracle([&](model::Model& m) { return m.expect_nothing_outstanding(id(qp)); });
+    report(v);
+    return v;
+}
+
 model::Verdict Session::close_adapter() {
     close_all();
     if (adapter_) {

@@ -429,12 +429,33 @@ struct Judge::Impl {
         }
     }
 
-    // Digest-only: a source that overlaps bytes still landing cannot be composed from stand-ins.
+    // Pieces that share bytes (two SGEs naming the same memory, as SGE lists may).
+    static bool pieces_overlap(const Pieces& pieces) {
+        std::vector<Piece> sorted;
+        sorted.reserve(pieces.size());
+        for (const Piece p : pieces)
+            sorted.push_back(p);
+        std::sort(sorted.begin(), sorted.end(), [](const Piece& a, const Piece& b) {
+            return a.pfn != b.pfn ? a.pfn < b.pfn : a.offset < b.offset;
+        });
+        for (size_t i = 1; i < sorted.size(); ++i)
+            if (sorted[i].pfn == sorted[i - 1].pfn &&
+                sorted[i].offset < uint64_t{sorted[i - 1].offset} + sorted[i - 1].size)
+                return true;
+        return false;
+    }
+
+    // Digest-only: a source that overlaps bytes still landing cannot be composed from stand-ins,
+    // nor one whose pieces overlap one another: its real bytes repeat where they do, which no
+    // stand-in expanded from the digest does (written piece by piece, the later piece's bytes
+    // stay, the gather then reads bytes the digest never covered, and the write's landing, the
+    // stand-in itself, looked like other bytes than were sent: a false WRT-01).
     bool composes(const Data& source) {
         if (source.bytes.size() == source.length) return true;
         if (auto it = known_bytes.find(source.digest);
             it != known_bytes.end() && it->second.size() == source.length)
             return true;
+        if (source.pieces.size() > 1 && pieces_overlap(source.pieces)) return false;
         // To the byte: a source beside bytes still landing on its page composes.
         model::Extent bytes;
         bytes.reserve(source.pieces.size());
@@ -1351,6 +1372,13 @@ struct Judge::Impl {
             case NDKT_META_END:
                 out.ended = true;
                 break;
+            case NDKT_META_DRAINED: {
+                // The consumer drained the QP (NdkCaptureDrained): what is still owed there is
+                // missing, as the live oracle finds after a drain (WR-10, FLS-03, DEFER-04).
+                uint64_t qp = b.u64();
+                if (ObjectId q = id(qp)) report(oracle->expect_nothing_outstanding(q));
+                break;
+            }
             default:
                 break;
         }

@@ -676,6 +676,8 @@ const char* kind_name(uint16_t kind) {
                     return "Return";
                 case NDKT_META_END:
                     return "End";
+                case NDKT_META_DRAINED:
+                    return "Drained";
             }
     }
     return "an unknown record";

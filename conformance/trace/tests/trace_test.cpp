@@ -44,8 +44,10 @@ std::vector<uint8_t> read_all(const fs::path& path) {
 using Workload =
     std::function<void(Session&, const conformance::LoopbackPair&, platform::LockedBuffer& source,
                        platform::LockedBuffer& target)>;
+// live_clean: the live oracle finds nothing (a workload may break a rule on purpose).
 std::vector<uint8_t> capture_workload(const std::string& name, uint32_t flags, size_t arena_pages,
-                                      const Workload& workload, uint32_t digest_limit = 0) {
+                                      const Workload& workload, uint32_t digest_limit = 0,
+                                      bool live_clean = true) {
     fs::path dir = fs::temp_directory_path() / ("ndkct-trace-test-" + std::to_string(::getpid()));
     fs::remove_all(dir / name);
     SessionOptions options;
@@ -62,7 +64,7 @@ std::vector<uint8_t> capture_workload(const std::string& name, uint32_t flags, s
         for (size_t i = 0; i < source.size(); ++i)
             source.data()[i] = static_cast<std::byte>(i * 7);
         workload(s, pair, source, target);
-        EXPECT_TRUE(s.close_adapter().ok());
+        EXPECT_EQ(live_clean, s.close_adapter().ok());
     }
     auto files = std::vector<fs::path>(fs::directory_iterator(dir / name), {});
     EXPECT_EQ(1u, files.size());
@@ -841,6 +843,121 @@ TEST(Trace, ASourceBesideBytesStillLandingIsJudgedAndOneOverThemIsSaidUnjudged) 
     Verdicts over = check(capture_workload("over-landing", 0, 0, writes(2040)));
     EXPECT_FALSE(over.failed()) << over.findings[0].violation.describe();
     EXPECT_EQ(3u, over.unjudged_posts);
+}
+
+// SGEs may name the same bytes twice. From a digest alone no stand-in gathers to itself there
+// (the real bytes repeat where the pieces overlap): such a source goes unjudged, said and
+// counted, rather than its landing judged against bytes nobody sent (a false WRT-01 found
+// judging ndk.property.chains_past_length's traces); SGEs side by side are judged.
+TEST(Trace, ASourceWhoseSgesOverlapIsSaidUnjudgedAndSgesSideBySideAreJudged) {
+    auto writes = [](uint32_t second_offset) {
+        return [second_offset](Session& s, const conformance::LoopbackPair& pair,
+                               platform::LockedBuffer& source, platform::LockedBuffer& target) {
+            auto src = s.register_buffer(pair.pd, source, NDK_MR_FLAG_ALLOW_LOCAL_WRITE);
+            auto dst = s.register_buffer(
+                pair.pd, target, NDK_MR_FLAG_ALLOW_LOCAL_WRITE | NDK_MR_FLAG_ALLOW_REMOTE_WRITE);
+            NDK_SGE sgl[2] = {Session::sge(source, 0, 13, src.local_token),
+                              Session::sge(source, second_offset, 42, src.local_token)};
+            EXPECT_EQ(STATUS_SUCCESS,
+                      s.write(pair.a, reinterpret_cast<void*>(uintptr_t{1}), {sgl, 2},
+                              reinterpret_cast<uint64_t>(target.data()) + 600, dst.remote_token));
+            EXPECT_EQ(1u, s.drain(pair.cq, 1).size());
+        };
+    };
+    Verdicts overlapping = check(capture_workload("overlapping-sges", 0, 0, writes(0)));
+    EXPECT_TRUE(overlapping.stopped.empty()) << overlapping.stopped;
+    EXPECT_FALSE(overlapping.failed()) << overlapping.findings[0].violation.describe();
+    EXPECT_EQ(1u, overlapping.unjudged_posts);
+    Verdicts side_by_side = check(capture_workload("adjacent-sges", 0, 0, writes(13)));
+    EXPECT_FALSE(side_by_side.failed()) << side_by_side.findings[0].violation.describe();
+    EXPECT_EQ(0u, side_by_side.unjudged_posts);
+}
+
+// A call the provider refuses changes nothing, and the capture must not act as if it had: an
+// NdkRegisterMr or NdkInitializeFastRegisterMr refused on a registered MR leaves its
+// registration in force, and what later moves through it is resolved through its pages (the
+// capture had taken the refused call's region: a source it then called unresolved, or a
+// landing on page 0, a false RCV-03, found judging the property suite's traces).
+TEST(Trace, ACallRefusedOnARegisteredMrLeavesItsRegionInForce) {
+    // Refused on the source's MR: NdkRegisterMr (registered already: RMR-STATE); on the
+    // target's: NdkInitializeFastRegisterMr (not a fast-register MR, and registered).
+    for (bool refuse_on_source : {true, false}) {
+        SCOPED_TRACE(refuse_on_source ? "NdkRegisterMr refused on the source's MR"
+                                      : "NdkInitializeFastRegisterMr refused on the target's MR");
+        auto workload = [refuse_on_source](Session& s, const conformance::LoopbackPair& pair,
+                                           platform::LockedBuffer& source,
+                                           platform::LockedBuffer& target) {
+            auto src = s.register_buffer(pair.pd, source, NDK_MR_FLAG_ALLOW_LOCAL_WRITE);
+            auto dst = s.register_buffer(
+                pair.pd, target, NDK_MR_FLAG_ALLOW_LOCAL_WRITE | NDK_MR_FLAG_ALLOW_REMOTE_WRITE);
+            platform::MdlChain other = platform::describe(target, PAGE_SIZE, 512);
+            if (refuse_on_source)
+                EXPECT_FALSE(
+                    s.register_mr(src.mr, other.head(), 512, NDK_MR_FLAG_ALLOW_LOCAL_WRITE).ok());
+            else
+                EXPECT_FALSE(s.initialize_fast_register_mr(dst.mr, 8, true).ok());
+            NDK_SGE sge = Session::sge(source, 100, 300, src.local_token);
+            EXPECT_EQ(STATUS_SUCCESS,
+                      s.write(pair.a, reinterpret_cast<void*>(uintptr_t{1}), {&sge, 1},
+                              reinterpret_cast<uint64_t>(target.data()) + 40, dst.remote_token));
+            EXPECT_EQ(1u, s.drain(pair.cq, 1).size());
+        };
+        auto trace = capture_workload("refused-on-registered", 0, 0, workload);
+        ASSERT_FALSE(trace.empty());
+        auto lines = dumped_records(trace);
+        auto write = std::find_if(lines.begin(), lines.end(), [](const std::string& line) {
+            return line.find("NdkWrite(") != std::string::npos;
+        });
+        ASSERT_NE(write, lines.end());
+        EXPECT_NE(std::string::npos, write->find("300 bytes in 1 piece(s)")) << *write;
+        Verdicts v = check(trace);
+        EXPECT_TRUE(v.stopped.empty()) << v.stopped;
+        EXPECT_FALSE(v.failed()) << v.findings[0].violation.describe();
+        EXPECT_EQ(0u, v.unjudged_posts);
+        EXPECT_EQ(0u, v.unjudged_landings);
+    }
+}
+
+// A trace cannot show that an entry was owed by a given time: the consumer's word that it drained
+// a QP (NdkCaptureDrained, a DRAINED record) lets the judge find what is still owed there
+// missing, at that record, as the live oracle does (WR-10); a drain after the polls owes nothing.
+TEST(Trace, AQpDeclaredDrainedWithAnEntryStillOwedIsJudgedAsLive) {
+    for (bool polled : {false, true}) {
+        SCOPED_TRACE(polled ? "drained after polling" : "drained before polling");
+        auto workload = [polled](Session& s, const conformance::LoopbackPair& pair,
+                                 platform::LockedBuffer& source, platform::LockedBuffer& target) {
+            auto src = s.register_buffer(pair.pd, source, NDK_MR_FLAG_ALLOW_LOCAL_WRITE);
+            auto dst = s.register_buffer(
+                pair.pd, target, NDK_MR_FLAG_ALLOW_LOCAL_WRITE | NDK_MR_FLAG_ALLOW_REMOTE_WRITE);
+            NDK_SGE sge = Session::sge(source, 0, 64, src.local_token);
+            EXPECT_EQ(STATUS_SUCCESS,
+                      s.write(pair.a, reinterpret_cast<void*>(uintptr_t{7}), {&sge, 1},
+                              reinterpret_cast<uint64_t>(target.data()), dst.remote_token));
+            if (polled) {
+                EXPECT_EQ(1u, s.drain(pair.cq, 1).size());
+            }
+            model::Verdict live = s.expect_drained(pair.a);
+            EXPECT_EQ(polled, live.ok()) << live.describe();
+            if (!polled) s.drain(pair.cq, 1);  // taken after the word: still missing there
+        };
+        auto trace = capture_workload(polled ? "drained-after" : "drained-before", 0, 0, workload,
+                                      0, /*live_clean=*/polled);
+        ASSERT_FALSE(trace.empty());
+        auto lines = dumped_records(trace);
+        EXPECT_TRUE(std::any_of(lines.begin(), lines.end(), [](const std::string& line) {
+            return line.find("Drained qp 0x") != std::string::npos;
+        }));
+        Verdicts v = check(trace);
+        EXPECT_TRUE(v.stopped.empty()) << v.stopped;
+        EXPECT_EQ(!polled, v.failed());
+        if (!polled && v.failed()) {
+            const auto& f = v.findings[0];
+            EXPECT_NE(std::string::npos, f.violation.describe().find("WR-10"))
+                << f.violation.describe();
+            ASSERT_LT(f.record, lines.size());
+            EXPECT_NE(std::string::npos, lines[f.record].find("Drained")) << lines[f.record];
+        }
+    }
 }
 
 // A driver built against capture 1.2's header passes the smaller NDKCAP_OPTIONS it knew: taken,

@@ -24,7 +24,7 @@
 
 #define NDKT_MAGIC "NDKTRACE"
 #define NDKT_VERSION_MAJOR 1 /* a reader refuses a file of another major version */
-#define NDKT_VERSION_MINOR 3 /* minor versions only add: tags, record kinds, trailing fields */
+#define NDKT_VERSION_MINOR 4 /* minor versions only add: tags, record kinds, trailing fields */
 #define NDKT_FRAME_MAGIC 0x464B444Eu /* "NDKF" as little-endian bytes */
 #define NDKT_HEADER_FIXED_BYTES 16u
 #define NDKT_FRAME_HEADER_BYTES 16u
@@ -77,6 +77,7 @@ enum {
     NDKT_META_ADAPTER_CLOSE = 0x0003, /* the host closes the adapter (outside the tables) */
     NDKT_META_RETURN = 0x0004,        /* the outcome of a call written before it returned */
     NDKT_META_END = 0x0005,           /* the trace was closed cleanly */
+    NDKT_META_DRAINED = 0x0006,       /* 1.4: the consumer drained a QP: nothing is owed there */
 };
 
 #define NDKT_KIND_CALL 0x0100u

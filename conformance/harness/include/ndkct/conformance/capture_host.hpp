@@ -49,6 +49,7 @@ class CaptureHost {
 
     void attach(NDK_ADAPTER* adapter);
     void adapter_closing();
+    void drained(const void* qp);  // NdkCaptureDrained: the consumer drained the QP
     void adapter_closed();
     // Writes the rest and the END record; the adapter must be closed. Idempotent.
     NDKCAP_STATS close();

@@ -357,6 +357,12 @@ class Session {
     // none; whole once close_adapter returned.
     std::string trace_path() const;
 
+    // The consumer drained the QP (flushed it and polled its CQs as long as it will): every
+    // completion the oracle still expects there is missing (WR-10, FLS-03, DEFER-04), reported
+    // and returned; a capture records the word (NdkCaptureDrained) so that the trace is judged
+    // the same.
+    model::Verdict expect_drained(NDK_QP* qp);
+
     // ---- Close ----
     Done close(void* object);  // NdkCloseObject; waits for the close completion when it pends
     // NdkCloseObject without waiting: returns the call's status; wait_close() awaits the
