@@ -136,7 +136,8 @@ def next_step(ranked):
     if concrete is None:
         return {"function": None, "rule": top["rule"], "action": "fix",
                 "text": f"Fix {top['rule']} first (it applies to every NDK function; it stops "
-                        f"{top['tests_stopped']} tests): {top['summary']}"}
+                        f"{top['tests_stopped']} test{'s' if top['tests_stopped'] != 1 else ''}): "
+                        f"{top['summary']}"}
     text = (f"Next: {concrete['action']} {concrete['function']} ({concrete['rule']} is broken; "
             f"it stops {concrete['tests_stopped']} test{'s' if concrete['tests_stopped'] != 1 else ''})")
     if concrete is not top:
