@@ -285,7 +285,7 @@ def compare_live_offline(live, offline):
     disagreements."""
     by_test = {}
     for t in offline["tests"]:
-        by_test.setdefault(t["test"].split(" (trace")[0], []).append(t)
+        by_test.setdefault(results.test_of(t), []).append(t)
     disagreements = []
     for t in live["tests"]:
         traced = by_test.get(t["test"], [])
