@@ -724,7 +724,7 @@ NTSTATUS NdkCaptureOpen(const NDKCAP_HOST* Host, const NDKCAP_OPTIONS* Options,
     put16(&out, NDKT_VERSION_MAJOR);
     put16(&out, NDKT_VERSION_MINOR);
     put32(&out, 0); /* header_bytes, at attach */
-    tlv_text(&out, NDKT_TAG_WRITER, "ndkct-capture 1.4");
+    tlv_text(&out, NDKT_TAG_WRITER, "ndkct-capture 1.5");
     tlv_text(&out, NDKT_TAG_PROVIDER_NAME, o.ProviderName);
     tlv_text(&out, NDKT_TAG_PROVIDER_VERSION, o.ProviderVersion);
     tlv_text(&out, NDKT_TAG_PROVIDER_DESCRIPTION, o.ProviderDescription);
@@ -4700,6 +4700,18 @@ VOID NdkCaptureDrained(NDKCAP* c, const VOID* qp) {
     struct cap_out o = {body};
     putptr(&o, qp);
     meta_record(c, NDKT_META_DRAINED, body, 8);
+}
+
+VOID NdkCaptureOverdue(NDKCAP* c, const VOID* cq, ULONG expected, ULONG arrived, ULONG waited_ms) {
+    if (!c || !c->header_written) return;
+    uint8_t body[24];
+    struct cap_out o = {body};
+    putptr(&o, cq);
+    put32(&o, expected);
+    put32(&o, arrived);
+    put32(&o, waited_ms);
+    put32(&o, 0);
+    meta_record(c, NDKT_META_OVERDUE, body, 24);
 }
 
 NTSTATUS NdkCaptureClose(NDKCAP* c) {

@@ -154,6 +154,16 @@ VOID NdkCaptureMark(NDKCAP* Capture, const char* Text);
  * (trace 1.4), from any thread, at any IRQL the host callbacks allow. */
 VOID NdkCaptureDrained(NDKCAP* Capture, const VOID* Qp);
 
+/* The consumer's word that it polled the CQ `Cq` (the NDK_CQ* it holds) for `Expected`
+ * completions it was owed, for `WaitedMs` milliseconds, and gives up with `Arrived` of them
+ * (every one it polled is in the trace before this record). The judge finds the rest missing at
+ * this point (WR-10, or the fast registration's page rule where every entry still owed there is
+ * one: FR-ST-01, FR-DEFER-01/02, FR-SILENT-02), as a live run's harness does when its wait
+ * runs out. Write it after the polls and only for completions really owed: a wait that probes
+ * that nothing more comes is no such word. An OVERDUE record (trace 1.5), from any thread. */
+VOID NdkCaptureOverdue(NDKCAP* Capture, const VOID* Cq, ULONG Expected, ULONG Arrived,
+                       ULONG WaitedMs);
+
 /* PASSIVE_LEVEL, from one thread at a time: hands every complete record to Host->Write (in
  * frames). Returns the bytes written, or -1 when Write failed. */
 LONG64 NdkCaptureDrain(NDKCAP* Capture);

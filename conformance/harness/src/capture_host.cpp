@@ -4,6 +4,7 @@
 
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <cctype>
 #include <chrono>
 #include <cstdlib>
@@ -209,6 +210,15 @@ void CaptureHost::adapter_closing() {
 
 void CaptureHost::drained(const void* qp) {
     if (capture_) NdkCaptureDrained(capture_, qp);
+}
+
+void CaptureHost::overdue(const void* cq, size_t expected, size_t arrived,
+                          std::chrono::milliseconds waited) {
+    auto clamp = [](auto n) {
+        return static_cast<ULONG>(std::min<long long>(static_cast<long long>(n), 0xFFFFFFFFll));
+    };
+    if (capture_)
+        NdkCaptureOverdue(capture_, cq, clamp(expected), clamp(arrived), clamp(waited.count()));
 }
 
 void CaptureHost::adapter_closed() {

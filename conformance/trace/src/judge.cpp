@@ -1379,6 +1379,30 @@ struct Judge::Impl {
                 if (ObjectId q = id(qp)) report(oracle->expect_nothing_outstanding(q));
                 break;
             }
+            case NDKT_META_OVERDUE: {
+                // The consumer gave up waiting for completions it was owed (NdkCaptureOverdue):
+                // the rest are missing, named as the live harness names them when its wait runs
+                // out (Session::drain): the fast registration's page rule where every entry still
+                // owed on the CQ is one (FR-ST-01, FR-DEFER-01/02, FR-SILENT-02), and WR-10.
+                uint64_t cq = b.u64();
+                uint32_t expected = b.u32(), arrived = b.u32(), waited_ms = b.u32();
+                if (!b.ok()) {
+                    stop("record #" + std::to_string(r.index) + " (Overdue) at offset " +
+                         std::to_string(r.offset) + " is malformed: its body is " +
+                         std::to_string(r.body_size) + " bytes, 24 expected");
+                    break;
+                }
+                if (arrived >= expected) break;
+                model::RuleIds rules;
+                if (ObjectId c = id(cq)) rules = oracle->missing_entry_page_rules(c);
+                rules.push_back("WR-10");
+                report(model::Violation{
+                    std::move(rules),
+                    std::to_string(expected - arrived) + " of " + std::to_string(expected) +
+                        " completions did not appear within " + std::to_string(waited_ms) +
+                        " ms (the consumer's word: an OVERDUE record)"});
+                break;
+            }
             default:
                 break;
         }

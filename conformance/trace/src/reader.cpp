@@ -678,6 +678,8 @@ const char* kind_name(uint16_t kind) {
                     return "End";
                 case NDKT_META_DRAINED:
                     return "Drained";
+                case NDKT_META_OVERDUE:
+                    return "Overdue";
             }
     }
     return "an unknown record";

@@ -48,38 +48,16 @@ INVISIBLE = {
         "CONN-PD-03's 'nothing past the buffer is written': the provider writes past the end of "
         "the consumer's buffer, which is no argument or outcome the boundary carries; only a "
         "consumer that guards its buffer (the live harness does) can see it",
-    # Issue 13's faults whose own rule only a test body or the live oracle's memory can see:
-    "defer_stranded_on_refusal":
-        "FR-DEFER-02's (DEFER-04's) 'indicated to the hardware': the deferred requests an inline "
-        "refusal of NdkFastRegister had to hand over never complete; the live test fails waiting for their entries (BODY_ONLY's "
-        "kind): the trace shows the refusal and no entries, but not that they were owed by a "
-        "given time, and the teardown's NdkFlush then accounts for them",
-    # s11frq: a fast registration's entry that never comes, the same kind as
-    # defer_stranded_on_refusal's.
-    "fr_posted_unsignaled":
-        "FR-ST-01's 'a completion entry will be queued': the fast registration returned "
-        "STATUS_SUCCESS without SILENT_SUCCESS and its entry never comes; the live test fails "
-        "waiting for it (the harness's drain names the page rule): the trace shows the call and "
-        "no entry, but not that one was owed by a given time, and the teardown's NdkFlush then "
-        "accounts for it",
-    "fr_deferred_dropped":
-        "FR-DEFER-01's 'must still complete once a request without DEFER is posted': the "
-        "deferred fast registration never completes; the live test fails waiting for its entry: "
-        "the trace shows the calls and no entry, but not that one was owed by a given time, and "
-        "the teardown's NdkFlush then accounts for it",
-    # s13silent: a silent fast registration's error entry that never comes.
-    "fr_silent_failure_dropped":
-        "FR-SILENT-02's 'requests that fail do generate an event': the silent fast registration "
-        "over a valid one fails and its error entry never comes; the live test fails waiting "
-        "for it once the peer's failed write showed the registration not in force (the "
-        "harness's drain names the page rule): the trace shows the calls, the failed write and "
-        "no entry, but not that one was owed by a given time, and the teardown's NdkFlush then "
-        "accounts for it",
+    # The fast registrations whose entries never come (defer_stranded_on_refusal,
+    # fr_posted_unsignaled, fr_deferred_dropped, fr_silent_failure_dropped) were listed here
+    # until trace 1.5: the harness's drain now writes an OVERDUE record when its wait runs out,
+    # and the judge names the same page rule there.
     "send_drops_solicit":
         "SND-04's solicited event: the receive completes but the SOLICITED arm is never "
         "satisfied; the live test fails waiting for the notification (BODY_ONLY's kind): the "
         "trace shows the arm, the send with NDK_OP_FLAG_SEND_AND_SOLICIT_EVENT and no "
-        "notification, but not that one was owed by a given time",
+        "notification, but not that one was owed by a given time (the test body's own wait for "
+        "a notification writes no OVERDUE record: that is for completions a drain waited for)",
     "fr_pages_reordered":
         "FR-PAGE-02's array order: the peer's bytes land on another page of the fast "
         "registration; the trace carries the bytes of the target pages only, so offline the "
@@ -167,9 +145,10 @@ def tests_exe(opts):
     return os.path.join(opts.build, "conformance", "tests", "conformance_tests")
 
 
-def capture(opts, folder, provider, gtest_filter=None, with_bytes=False, block_kb=None):
+def capture(opts, folder, provider, gtest_filter=None, with_bytes=False, block_kb=None,
+            events=None):
     """The conformance tests against `provider`, each test's session captured into `folder`;
-    returns the live output."""
+    returns the live output. `events`: a file for the tests' event stream (--ndkct_events)."""
     env = dict(os.environ, NDKCT_CAPTURE_DIR=fresh(folder))
     if with_bytes:
         env["NDKCT_CAPTURE_BYTES"] = "1"
@@ -178,6 +157,10 @@ def capture(opts, folder, provider, gtest_filter=None, with_bytes=False, block_k
     command = [tests_exe(opts), f"--provider={provider}"]
     if gtest_filter:
         command.append(f"--gtest_filter={gtest_filter}")
+    if events:
+        if os.path.exists(events):
+            os.remove(events)
+        command.append(f"--ndkct_events={events}")
     done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
     return done.stdout + done.stderr
 
@@ -186,6 +169,23 @@ def oracle_rules(text):
     rules = set()
     for m in ORACLE.finditer(text):
         rules |= {r.strip() for r in m.group(1).split(",") if r.strip()}
+    return rules
+
+
+def failure_rules(events):
+    """The rules the live run's failures name, as its runner takes them (the event stream's
+    failure_rules): the oracle's, and the harness's own where a wait ran out (WR-10, FR-ST-01...),
+    which print no 'oracle:' line."""
+    rules = set()
+    if not os.path.exists(events):
+        return rules
+    with open(events, encoding="utf-8") as f:
+        for line in f:
+            if not line.strip():
+                continue
+            event = json.loads(line)
+            for named in event.get("failure_rules", []):
+                rules |= set(named)
     return rules
 
 
@@ -405,7 +405,8 @@ def faults_list():
 def one_fault(opts, name, rule, gtest_filter):
     library = os.path.join(opts.build, "conformance", "faulty", f"libndkct_faulty_{name}.so")
     folder = os.path.join(opts.work, "faults", name)
-    live_text = capture(opts, folder, f"lib:{library}", gtest_filter)
+    events = os.path.join(opts.work, "faults", f"{name}.events.jsonl")
+    live_text = capture(opts, folder, f"lib:{library}", gtest_filter, events=events)
     files = sorted(glob.glob(os.path.join(folder, "*.ndktrace")))
     out = os.path.join(opts.work, "faults", f"{name}.jsonl")
     done = subprocess.run([tool(opts), "check", "--json", out] + files, capture_output=True,
@@ -414,7 +415,7 @@ def one_fault(opts, name, rule, gtest_filter):
     if os.path.exists(out):
         with open(out, encoding="utf-8") as f:
             judged = [json.loads(line) for line in f if line.strip()]
-    return {"name": name, "rule": rule, "live": oracle_rules(live_text),
+    return {"name": name, "rule": rule, "live": oracle_rules(live_text) | failure_rules(events),
             "offline": offline_rules(judged), "traces": len(files), "status": done.returncode,
             "judged": judged}
 

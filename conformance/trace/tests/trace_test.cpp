@@ -960,6 +960,51 @@ TEST(Trace, AQpDeclaredDrainedWithAnEntryStillOwedIsJudgedAsLive) {
     }
 }
 
+// A consumer that gives up waiting for completions it was owed says so (NdkCaptureOverdue, an
+// OVERDUE record, which the harness's drain writes when its wait runs out): the judge finds the
+// rest missing at that record, with the rules the live harness names (WR-10 here: no fast
+// registration is owed). A wait that got what it waited for writes no such word.
+TEST(Trace, CompletionsAConsumerGaveUpOnAreMissingWhereItSaidSo) {
+    for (size_t waited_for : {1u, 2u}) {
+        SCOPED_TRACE("waiting for " + std::to_string(waited_for) + " completion(s) of 1 write");
+        const bool short_of = waited_for > 1;
+        auto workload = [waited_for](Session& s, const conformance::LoopbackPair& pair,
+                                     platform::LockedBuffer& source,
+                                     platform::LockedBuffer& target) {
+            auto src = s.register_buffer(pair.pd, source, NDK_MR_FLAG_ALLOW_LOCAL_WRITE);
+            auto dst = s.register_buffer(
+                pair.pd, target, NDK_MR_FLAG_ALLOW_LOCAL_WRITE | NDK_MR_FLAG_ALLOW_REMOTE_WRITE);
+            NDK_SGE sge = Session::sge(source, 0, 64, src.local_token);
+            EXPECT_EQ(STATUS_SUCCESS,
+                      s.write(pair.a, reinterpret_cast<void*>(uintptr_t{9}), {&sge, 1},
+                              reinterpret_cast<uint64_t>(target.data()), dst.remote_token));
+            EXPECT_EQ(1u, s.drain(pair.cq, waited_for, std::chrono::milliseconds(1000)).size());
+        };
+        auto trace = capture_workload(short_of ? "overdue-short" : "overdue-met", 0, 0, workload);
+        ASSERT_FALSE(trace.empty());
+        auto lines = dumped_records(trace);
+        auto overdue = std::find_if(lines.begin(), lines.end(), [](const std::string& line) {
+            return line.find("Overdue cq 0x") != std::string::npos;
+        });
+        EXPECT_EQ(short_of, overdue != lines.end());
+        if (overdue != lines.end()) {
+            EXPECT_NE(std::string::npos, overdue->find("expected 2")) << *overdue;
+            EXPECT_NE(std::string::npos, overdue->find("arrived 1")) << *overdue;
+        }
+        Verdicts v = check(trace);
+        EXPECT_TRUE(v.stopped.empty()) << v.stopped;
+        EXPECT_EQ(short_of, v.failed());
+        if (short_of && v.failed()) {
+            const auto& f = v.findings[0];
+            EXPECT_EQ(model::RuleIds{"WR-10"}, f.violation.rules) << f.violation.describe();
+            EXPECT_NE(std::string::npos, f.violation.message.find("1 of 2 completions"))
+                << f.violation.message;
+            ASSERT_LT(f.record, lines.size());
+            EXPECT_NE(std::string::npos, lines[f.record].find("Overdue")) << lines[f.record];
+        }
+    }
+}
+
 // A driver built against capture 1.2's header passes the smaller NDKCAP_OPTIONS it knew: taken,
 // the later fields 0 (no digest limit in its header); anything smaller is refused.
 TEST(Trace, OptionsOfAnOlderHeaderAreTakenAndShorterOnesRefused) {

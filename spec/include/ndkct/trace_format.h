@@ -24,7 +24,7 @@
 
 #define NDKT_MAGIC "NDKTRACE"
 #define NDKT_VERSION_MAJOR 1 /* a reader refuses a file of another major version */
-#define NDKT_VERSION_MINOR 4 /* minor versions only add: tags, record kinds, trailing fields */
+#define NDKT_VERSION_MINOR 5 /* minor versions only add: tags, record kinds, trailing fields */
 #define NDKT_FRAME_MAGIC 0x464B444Eu /* "NDKF" as little-endian bytes */
 #define NDKT_HEADER_FIXED_BYTES 16u
 #define NDKT_FRAME_HEADER_BYTES 16u
@@ -78,6 +78,7 @@ enum {
     NDKT_META_RETURN = 0x0004,        /* the outcome of a call written before it returned */
     NDKT_META_END = 0x0005,           /* the trace was closed cleanly */
     NDKT_META_DRAINED = 0x0006,       /* 1.4: the consumer drained a QP: nothing is owed there */
+    NDKT_META_OVERDUE = 0x0007,       /* 1.5: completions a consumer waited for did not come */
 };
 
 #define NDKT_KIND_CALL 0x0100u
@@ -167,7 +168,7 @@ enum {
 #define NDKT_DATA_SOURCE 1u   /* DATA.role: the bytes a request sends or reads, at post time */
 #define NDKT_DATA_LANDING 2u  /* DATA.role: the bytes at its target when its entry is returned */
 #define NDKT_DATA_BYTES 0x01u /* DATA.flags: the bytes follow the pieces */
-#define NDKT_DATA_UNRESOLVED 0x02u             /* DATA.flags: the writer could not find the bytes */
+#define NDKT_DATA_UNRESOLVED 0x02u /* DATA.flags: the writer could not find the bytes */
 /* DATA.flags (1.3): longer than the writer's digest limit, so not read; always with UNRESOLVED,
  * which a 1.2 reader knows (it leaves the block unjudged too). */
 #define NDKT_DATA_OVER_LIMIT 0x04u

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -50,6 +51,8 @@ class CaptureHost {
     void attach(NDK_ADAPTER* adapter);
     void adapter_closing();
     void drained(const void* qp);  // NdkCaptureDrained: the consumer drained the QP
+    // NdkCaptureOverdue: `arrived` of `expected` owed completions came within `waited`.
+    void overdue(const void* cq, size_t expected, size_t arrived, std::chrono::milliseconds waited);
     void adapter_closed();
     // Writes the rest and the END record; the adapter must be closed. Idempotent.
     NDKCAP_STATS close();
