@@ -87,14 +87,6 @@ Model::Model(Readings readings, HostMemoryView memory, Mode mode)
 
 // ---- Objects ----
 
-const Object* Model::find(ObjectId id) const {
-    return id > 0 && id < objects_.size() ? &objects_[id] : nullptr;
-}
-
-Object* Model::find_mutable(ObjectId id) {
-    return id > 0 && id < objects_.size() ? &objects_[id] : nullptr;
-}
-
 const Object* Model::require(Expectation& e, ObjectId id, Kind kind, const char* role) const {
     const Object* o = find(id);
     auto undefined = [&](RuleIds rules, std::string why) {

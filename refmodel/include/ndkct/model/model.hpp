@@ -201,7 +201,10 @@ class Model {
         std::string named = namer_ ? namer_(id) : std::string();
         return named.empty() ? std::to_string(id) : named;
     }
-    const Object* find(ObjectId id) const;
+    // Inline: the oracle looks objects up a few dozen times per NDK call.
+    const Object* find(ObjectId id) const {
+        return id > 0 && id < objects_.size() ? &objects_[id] : nullptr;
+    }
     template <typename T>
     const T* state_of(ObjectId id) const {
         const Object* o = find(id);
@@ -281,7 +284,9 @@ class Model {
 #undef NDKCT_MODEL_CALL
 
     // ---- Shared machinery (model.cpp) ----
-    Object* find_mutable(ObjectId id);
+    Object* find_mutable(ObjectId id) {
+        return id > 0 && id < objects_.size() ? &objects_[id] : nullptr;
+    }
     template <typename T>
     T* state_mut(ObjectId id) {
         Object* o = find_mutable(id);
