@@ -4714,6 +4714,16 @@ VOID NdkCaptureOverdue(NDKCAP* c, const VOID* cq, ULONG expected, ULONG arrived,
     meta_record(c, NDKT_META_OVERDUE, body, 24);
 }
 
+VOID NdkCaptureUnnotified(NDKCAP* c, const VOID* cq, ULONG waited_ms) {
+    if (!c || !c->header_written) return;
+    uint8_t body[16];
+    struct cap_out o = {body};
+    putptr(&o, cq);
+    put32(&o, waited_ms);
+    put32(&o, 0);
+    meta_record(c, NDKT_META_UNNOTIFIED, body, 16);
+}
+
 NTSTATUS NdkCaptureClose(NDKCAP* c) {
     if (!c) return STATUS_INVALID_PARAMETER;
     NTSTATUS status = STATUS_SUCCESS;

@@ -467,16 +467,14 @@ void Sut::await_notifications(const std::vector<void*>& cqs) {
     const auto judged = std::chrono::steady_clock::now() + options.drain_timeout;
     while (certainly_owed() && std::chrono::steady_clock::now() < judged)
         session.wait_for_event(judged);
-    model::Verdict missing = session.with_oracle([&](model::Model& m) {
-        model::Verdict v;
-        for (void* cq : cqs)
-            if (m.notification_certainly_owed(session.id(cq)))
-                v.add({m.owed_notification_rules(session.id(cq)),
-                       "no notification came for a satisfied arm of " + cq_name(cq) + " (waited " +
-                           std::to_string(options.drain_timeout.count()) + " ms)"});
-        return v;
-    });
-    session.report(std::move(missing));
+    // Each CQ that still waits for its notification is declared given up on (the session
+    // reports what is missing and a captured trace records the word, so that it is judged the
+    // same offline).
+    for (void* cq : cqs)
+        if (session.with_oracle(
+                [&](model::Model& m) { return m.notification_certainly_owed(session.id(cq)); }))
+            session.expect_notification_delivered(static_cast<NDK_CQ*>(cq), options.drain_timeout,
+                                                  cq_name(cq));
     check("teardown: the notifications owed");
 }
 

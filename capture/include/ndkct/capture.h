@@ -164,6 +164,13 @@ VOID NdkCaptureDrained(NDKCAP* Capture, const VOID* Qp);
 VOID NdkCaptureOverdue(NDKCAP* Capture, const VOID* Cq, ULONG Expected, ULONG Arrived,
                        ULONG WaitedMs);
 
+/* The consumer's word that it waited `WaitedMs` milliseconds for a notification of the CQ `Cq`
+ * (its NdkArmCq's callback) and none came. A notification the arm owes beyond doubt by then is
+ * missing (CQ-NOT-07, with the rule of what satisfied the arm: SND-04 and CQ-NOT-10 for a
+ * solicited send's receive), and the judge says so at this point, as a live run's oracle does
+ * after the same wait. An UNNOTIFIED record (trace 1.5), from any thread. */
+VOID NdkCaptureUnnotified(NDKCAP* Capture, const VOID* Cq, ULONG WaitedMs);
+
 /* PASSIVE_LEVEL, from one thread at a time: hands every complete record to Host->Write (in
  * frames). Returns the bytes written, or -1 when Write failed. */
 LONG64 NdkCaptureDrain(NDKCAP* Capture);

@@ -221,6 +221,12 @@ void CaptureHost::overdue(const void* cq, size_t expected, size_t arrived,
         NdkCaptureOverdue(capture_, cq, clamp(expected), clamp(arrived), clamp(waited.count()));
 }
 
+void CaptureHost::unnotified(const void* cq, std::chrono::milliseconds waited) {
+    if (capture_)
+        NdkCaptureUnnotified(capture_, cq,
+                             static_cast<ULONG>(std::min<long long>(waited.count(), 0xFFFFFFFFll)));
+}
+
 void CaptureHost::adapter_closed() {
     if (capture_) NdkCaptureAdapterClosed(capture_);
 }

@@ -506,8 +506,9 @@ std::string check_definition() {
                 it->second.name != kind_name(static_cast<uint16_t>(NDKT_KIND_CALLBACK | cb)))
                 problems += "callback " + std::to_string(cb) + " differs\n";
         }
-        for (uint16_t m : {NDKT_META_LOSS, NDKT_META_MARK, NDKT_META_ADAPTER_CLOSE,
-                           NDKT_META_RETURN, NDKT_META_END, NDKT_META_DRAINED, NDKT_META_OVERDUE}) {
+        for (uint16_t m :
+             {NDKT_META_LOSS, NDKT_META_MARK, NDKT_META_ADAPTER_CLOSE, NDKT_META_RETURN,
+              NDKT_META_END, NDKT_META_DRAINED, NDKT_META_OVERDUE, NDKT_META_UNNOTIFIED}) {
             auto it = def.kinds.find(m);
             if (it == def.kinds.end() || it->second.name != kind_name(m))
                 problems += "meta record " + std::to_string(m) + " differs\n";

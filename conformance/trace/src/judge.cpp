@@ -1403,6 +1403,27 @@ struct Judge::Impl {
                         " ms (the consumer's word: an OVERDUE record)"});
                 break;
             }
+            case NDKT_META_UNNOTIFIED: {
+                // The consumer gave up waiting for a notification (NdkCaptureUnnotified): one the
+                // arm owes beyond doubt is missing (CQ-NOT-07), as the live oracle judges after
+                // the same wait (Session::expect_notification_delivered).
+                uint64_t cq = b.u64();
+                uint32_t waited_ms = b.u32();
+                if (!b.ok()) {
+                    stop("record #" + std::to_string(r.index) + " (Unnotified) at offset " +
+                         std::to_string(r.offset) + " is malformed: its body is " +
+                         std::to_string(r.body_size) + " bytes, 16 expected");
+                    break;
+                }
+                ObjectId c = id(cq);
+                if (c && oracle->notification_certainly_owed(c))
+                    report(model::Violation{
+                        oracle->owed_notification_rules(c),
+                        "no notification came for a satisfied arm of the CQ (waited " +
+                            std::to_string(waited_ms) +
+                            " ms; the consumer's word: an UNNOTIFIED record)"});
+                break;
+            }
             default:
                 break;
         }

@@ -680,6 +680,8 @@ const char* kind_name(uint16_t kind) {
                     return "Drained";
                 case NDKT_META_OVERDUE:
                     return "Overdue";
+                case NDKT_META_UNNOTIFIED:
+                    return "Unnotified";
             }
     }
     return "an unknown record";

@@ -49,15 +49,10 @@ INVISIBLE = {
         "the consumer's buffer, which is no argument or outcome the boundary carries; only a "
         "consumer that guards its buffer (the live harness does) can see it",
     # The fast registrations whose entries never come (defer_stranded_on_refusal,
-    # fr_posted_unsignaled, fr_deferred_dropped, fr_silent_failure_dropped) were listed here
-    # until trace 1.5: the harness's drain now writes an OVERDUE record when its wait runs out,
-    # and the judge names the same page rule there.
-    "send_drops_solicit":
-        "SND-04's solicited event: the receive completes but the SOLICITED arm is never "
-        "satisfied; the live test fails waiting for the notification (BODY_ONLY's kind): the "
-        "trace shows the arm, the send with NDK_OP_FLAG_SEND_AND_SOLICIT_EVENT and no "
-        "notification, but not that one was owed by a given time (the test body's own wait for "
-        "a notification writes no OVERDUE record: that is for completions a drain waited for)",
+    # fr_posted_unsignaled, fr_deferred_dropped, fr_silent_failure_dropped) and the solicited
+    # notification that never comes (send_drops_solicit) were listed here until trace 1.5: the
+    # harness's waits now write OVERDUE and UNNOTIFIED records when they run out, and the judge
+    # names the same rules there.
     "fr_pages_reordered":
         "FR-PAGE-02's array order: the peer's bytes land on another page of the fast "
         "registration; the trace carries the bytes of the target pages only, so offline the "

@@ -79,6 +79,7 @@ enum {
     NDKT_META_END = 0x0005,           /* the trace was closed cleanly */
     NDKT_META_DRAINED = 0x0006,       /* 1.4: the consumer drained a QP: nothing is owed there */
     NDKT_META_OVERDUE = 0x0007,       /* 1.5: completions a consumer waited for did not come */
+    NDKT_META_UNNOTIFIED = 0x0008,    /* 1.5: a notification a consumer waited for did not come */
 };
 
 #define NDKT_KIND_CALL 0x0100u

@@ -53,6 +53,8 @@ class CaptureHost {
     void drained(const void* qp);  // NdkCaptureDrained: the consumer drained the QP
     // NdkCaptureOverdue: `arrived` of `expected` owed completions came within `waited`.
     void overdue(const void* cq, size_t expected, size_t arrived, std::chrono::milliseconds waited);
+    // NdkCaptureUnnotified: no notification of the CQ came within `waited`.
+    void unnotified(const void* cq, std::chrono::milliseconds waited);
     void adapter_closed();
     // Writes the rest and the END record; the adapter must be closed. Idempotent.
     NDKCAP_STATS close();

@@ -362,6 +362,12 @@ class Session {
     // and returned; a capture records the word (NdkCaptureDrained) so that the trace is judged
     // the same.
     model::Verdict expect_drained(NDK_QP* qp);
+    // The consumer waited `waited` for a notification of the CQ and none came: one the oracle
+    // says the arm owes beyond doubt is missing (CQ-NOT-07, with the rule of what satisfied the
+    // arm: SND-04 and CQ-NOT-10 for a solicited send's receive), reported and returned; a capture
+    // records the word (NdkCaptureUnnotified). `cq_name` names the CQ in the message.
+    model::Verdict expect_notification_delivered(NDK_CQ* cq, std::chrono::milliseconds waited,
+                                                 const std::string& cq_name = "the CQ");
 
     // ---- Close ----
     Done close(void* object);  // NdkCloseObject; waits for the close completion when it pends
