@@ -480,6 +480,9 @@ void bind_session(py::module_& m) {
                 // wait (notification_certainly_owed, as the C++ teardown judges), it is missing,
                 // under the rule of what satisfied the arm (a solicited send's receive: SND-04,
                 // CQ-NOT-10). A captured session's trace records the word (UNNOTIFIED).
+                if (!(waited >= 0 && waited <= 4e6))  // NaN too
+                    throw py::value_error(
+                        "expect_notification_delivered: waited must be 0 .. 4e6 seconds");
                 return c.s().expect_notification_delivered(
                     c.need<NDK_CQ>(cq, Kind::cq, "cq"),
                     std::chrono::milliseconds(static_cast<long long>(waited * 1000)));

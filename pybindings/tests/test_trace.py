@@ -68,6 +68,21 @@ def test_a_digest_limit_leaves_long_blocks_unread_and_the_verdict_says_so(tmp_pa
         ndkct.open_adapter("model:seed=1", capture_digest_limit=64)
 
 
+def test_a_wait_for_a_notification_given_up_on_is_in_the_trace(tmp_path):
+    # The CQ was never armed: no notification is owed, so the word (an UNNOTIFIED record) is
+    # judged clean live and offline alike.
+    with ndkct.open_adapter("model:seed=1", capture=tmp_path, label="unnotified") as adapter:
+        cq = adapter.create_cq(16)
+        assert cq.expect_notification_delivered(0.25).ok
+        for bad in (-1, float("nan"), 1e9):
+            with pytest.raises(ValueError, match="waited must be"):
+                cq.expect_notification_delivered(bad)
+    assert "Unnotified cq 0x" in adapter.trace.dump()
+    assert "waited_ms 250" in adapter.trace.dump()
+    verdict = adapter.trace.check()
+    assert verdict.ok, str(verdict)
+
+
 def test_without_capture_there_is_no_trace(tmp_path):
     with ndkct.open_adapter("model:seed=1") as adapter:
         adapter.create_pd()

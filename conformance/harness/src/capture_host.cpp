@@ -212,19 +212,22 @@ void CaptureHost::drained(const void* qp) {
     if (capture_) NdkCaptureDrained(capture_, qp);
 }
 
+namespace {
+// A count or a wait as the record's u32 field: 0 .. 0xFFFFFFFF.
+ULONG u32_field(long long n) {
+    return static_cast<ULONG>(std::clamp(n, 0ll, 0xFFFFFFFFll));
+}
+}  // namespace
+
 void CaptureHost::overdue(const void* cq, size_t expected, size_t arrived,
                           std::chrono::milliseconds waited) {
-    auto clamp = [](auto n) {
-        return static_cast<ULONG>(std::min<long long>(static_cast<long long>(n), 0xFFFFFFFFll));
-    };
     if (capture_)
-        NdkCaptureOverdue(capture_, cq, clamp(expected), clamp(arrived), clamp(waited.count()));
+        NdkCaptureOverdue(capture_, cq, u32_field(static_cast<long long>(expected)),
+                          u32_field(static_cast<long long>(arrived)), u32_field(waited.count()));
 }
 
 void CaptureHost::unnotified(const void* cq, std::chrono::milliseconds waited) {
-    if (capture_)
-        NdkCaptureUnnotified(capture_, cq,
-                             static_cast<ULONG>(std::min<long long>(waited.count(), 0xFFFFFFFFll)));
+    if (capture_) NdkCaptureUnnotified(capture_, cq, u32_field(waited.count()));
 }
 
 void CaptureHost::adapter_closed() {
