@@ -114,6 +114,25 @@ model::Violation blocked_in_callback(const std::string& call, long long took_ms,
                          std::to_string(watchdog_ms) + " ms)");
 }
 
+model::Violation completions_overdue(const model::Model& oracle, model::ObjectId cq,
+                                     size_t expected, size_t arrived, long long waited_ms) {
+    model::RuleIds rules = oracle.missing_entry_page_rules(cq);
+    rules.push_back("WR-10");
+    return violation(std::move(rules),
+                     std::to_string(expected - arrived) + " of " + std::to_string(expected) +
+                         " completions did not appear within " + std::to_string(waited_ms) + " ms");
+}
+
+model::Verdict notification_overdue(const model::Model& oracle, model::ObjectId cq,
+                                    long long waited_ms, const std::string& cq_name) {
+    model::Verdict v;
+    if (oracle.notification_certainly_owed(cq))  // CQ-NOT-07: a satisfied arm is never dropped
+        v.add(violation(oracle.owed_notification_rules(cq),
+                        "no notification came for a satisfied arm of " + cq_name + " (waited " +
+                            std::to_string(waited_ms) + " ms)"));
+    return v;
+}
+
 model::Violation failed_create_with_object(const std::string& call, NTSTATUS status) {
     model::RuleIds rules{"GEN-CREATE-02"};
     if ((call == "NdkCreateQp" || call == "NdkCreateQpWithSrq") &&

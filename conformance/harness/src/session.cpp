@@ -514,15 +514,8 @@ model::Verdict Session::expect_drained(NDK_QP* qp) {
 model::Verdict Session::expect_notification_delivered(NDK_CQ* cq, milliseconds waited,
                                                       const std::string& cq_name) {
     if (capture_) capture_->unnotified(cq, waited);
-    model::Verdict v = with_oracle([&](model::Model& m) {
-        model::Verdict out;
-        model::ObjectId c = id(cq);
-        if (m.notification_certainly_owed(c))  // CQ-NOT-07: a satisfied arm is never dropped
-            out.add({m.owed_notification_rules(c), "no notification came for a satisfied arm of " +
-                                                       cq_name + " (waited " +
-                                                       std::to_string(waited.count()) + " ms)"});
-        return out;
-    });
+    model::Verdict v = with_oracle(
+        [&](model::Model& m) { return notification_overdue(m, id(cq), waited.count(), cq_name); });
     report(v);
     return v;
 }

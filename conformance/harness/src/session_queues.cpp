@@ -95,19 +95,14 @@ std::vector<NDK_RESULT_EX> Session::drain(NDK_CQ* cq, size_t count, milliseconds
     if (owed && all.size() < count) {
         // s11frq: where every request still expected there is an NdkFastRegister, its page's
         // rule first (FR-ST-01, FR-DEFER-01/02).
-        model::RuleIds rules;
+        model::Violation missing;
         {
             std::lock_guard lock(oracle_mutex_);
-            rules = oracle_->missing_entry_page_rules(id(cq));
+            missing = completions_overdue(*oracle_, id(cq), count, all.size(), limit.count());
         }
-        rules.push_back("WR-10");
         // The trace gets the same word, so that its judge finds the same entries missing.
         if (capture_) capture_->overdue(cq, count, all.size(), limit);
-        owed_but_missing(std::move(rules), std::to_string(count - all.size()) + " of " +
-                                               std::to_string(count) +
-                                               " completions did not appear "
-                                               "within " +
-                                               std::to_string(limit.count()) + " ms");
+        owed_but_missing(std::move(missing.rules), std::move(missing.message));
     }
     return all;
 }

@@ -1317,6 +1317,16 @@ struct Judge::Impl {
     }
 
     // ---- Meta records ----
+    // A meta record's body read to its end: else judging stops there, naming it (a verdict from
+    // the zeros a short body reads as would be made up).
+    bool whole(const Body& b, const Record& r, size_t expected) {
+        if (b.ok()) return true;
+        stop("record #" + std::to_string(r.index) + " (" + kind_name(r.head.kind) + ") at offset " +
+             std::to_string(r.offset) + " is malformed: its body is " +
+             std::to_string(r.body_size) + " bytes, " + std::to_string(expected) + " expected");
+        return false;
+    }
+
     void on_meta(const Record& r) {
         Body b(r);
         switch (r.head.kind) {
@@ -1386,21 +1396,11 @@ struct Judge::Impl {
                 // owed on the CQ is one (FR-ST-01, FR-DEFER-01/02, FR-SILENT-02), and WR-10.
                 uint64_t cq = b.u64();
                 uint32_t expected = b.u32(), arrived = b.u32(), waited_ms = b.u32();
-                if (!b.ok()) {
-                    stop("record #" + std::to_string(r.index) + " (Overdue) at offset " +
-                         std::to_string(r.offset) + " is malformed: its body is " +
-                         std::to_string(r.body_size) + " bytes, 24 expected");
-                    break;
-                }
-                if (arrived >= expected) break;
-                model::RuleIds rules;
-                if (ObjectId c = id(cq)) rules = oracle->missing_entry_page_rules(c);
-                rules.push_back("WR-10");
-                report(model::Violation{
-                    std::move(rules),
-                    std::to_string(expected - arrived) + " of " + std::to_string(expected) +
-                        " completions did not appear within " + std::to_string(waited_ms) +
-                        " ms (the consumer's word: an OVERDUE record)"});
+                if (!whole(b, r, 24) || arrived >= expected) break;
+                model::Violation missing =
+                    conformance::completions_overdue(*oracle, id(cq), expected, arrived, waited_ms);
+                missing.message += " (the consumer's word: an OVERDUE record)";
+                report(std::move(missing));
                 break;
             }
             case NDKT_META_UNNOTIFIED: {
@@ -1409,19 +1409,12 @@ struct Judge::Impl {
                 // the same wait (Session::expect_notification_delivered).
                 uint64_t cq = b.u64();
                 uint32_t waited_ms = b.u32();
-                if (!b.ok()) {
-                    stop("record #" + std::to_string(r.index) + " (Unnotified) at offset " +
-                         std::to_string(r.offset) + " is malformed: its body is " +
-                         std::to_string(r.body_size) + " bytes, 16 expected");
-                    break;
-                }
-                ObjectId c = id(cq);
-                if (c && oracle->notification_certainly_owed(c))
-                    report(model::Violation{
-                        oracle->owed_notification_rules(c),
-                        "no notification came for a satisfied arm of the CQ (waited " +
-                            std::to_string(waited_ms) +
-                            " ms; the consumer's word: an UNNOTIFIED record)"});
+                if (!whole(b, r, 16)) break;
+                model::Verdict missing =
+                    conformance::notification_overdue(*oracle, id(cq), waited_ms, "the CQ");
+                for (auto& v : missing.violations)
+                    v.message += " (the consumer's word: an UNNOTIFIED record)";
+                report(std::move(missing));
                 break;
             }
             default:

@@ -918,6 +918,19 @@ TEST(Trace, ACallRefusedOnARegisteredMrLeavesItsRegionInForce) {
     }
 }
 
+// Registers source and target and posts one NdkWrite of 64 bytes from one to the other, with
+// `context` as its request context (the drain tests' one request).
+void write_64_bytes(Session& s, const conformance::LoopbackPair& pair,
+                    platform::LockedBuffer& source, platform::LockedBuffer& target,
+                    uintptr_t context) {
+    auto src = s.register_buffer(pair.pd, source, NDK_MR_FLAG_ALLOW_LOCAL_WRITE);
+    auto dst = s.register_buffer(pair.pd, target,
+                                 NDK_MR_FLAG_ALLOW_LOCAL_WRITE | NDK_MR_FLAG_ALLOW_REMOTE_WRITE);
+    NDK_SGE sge = Session::sge(source, 0, 64, src.local_token);
+    EXPECT_EQ(STATUS_SUCCESS, s.write(pair.a, reinterpret_cast<void*>(context), {&sge, 1},
+                                      reinterpret_cast<uint64_t>(target.data()), dst.remote_token));
+}
+
 // A trace cannot show that an entry was owed by a given time: the consumer's word that it drained
 // a QP (NdkCaptureDrained, a DRAINED record) lets the judge find what is still owed there
 // missing, at that record, as the live oracle does (WR-10); a drain after the polls owes nothing.
@@ -926,13 +939,7 @@ TEST(Trace, AQpDeclaredDrainedWithAnEntryStillOwedIsJudgedAsLive) {
         SCOPED_TRACE(polled ? "drained after polling" : "drained before polling");
         auto workload = [polled](Session& s, const conformance::LoopbackPair& pair,
                                  platform::LockedBuffer& source, platform::LockedBuffer& target) {
-            auto src = s.register_buffer(pair.pd, source, NDK_MR_FLAG_ALLOW_LOCAL_WRITE);
-            auto dst = s.register_buffer(
-                pair.pd, target, NDK_MR_FLAG_ALLOW_LOCAL_WRITE | NDK_MR_FLAG_ALLOW_REMOTE_WRITE);
-            NDK_SGE sge = Session::sge(source, 0, 64, src.local_token);
-            EXPECT_EQ(STATUS_SUCCESS,
-                      s.write(pair.a, reinterpret_cast<void*>(uintptr_t{7}), {&sge, 1},
-                              reinterpret_cast<uint64_t>(target.data()), dst.remote_token));
+            write_64_bytes(s, pair, source, target, 7);
             if (polled) {
                 EXPECT_EQ(1u, s.drain(pair.cq, 1).size());
             }
@@ -971,13 +978,7 @@ TEST(Trace, CompletionsAConsumerGaveUpOnAreMissingWhereItSaidSo) {
         auto workload = [waited_for](Session& s, const conformance::LoopbackPair& pair,
                                      platform::LockedBuffer& source,
                                      platform::LockedBuffer& target) {
-            auto src = s.register_buffer(pair.pd, source, NDK_MR_FLAG_ALLOW_LOCAL_WRITE);
-            auto dst = s.register_buffer(
-                pair.pd, target, NDK_MR_FLAG_ALLOW_LOCAL_WRITE | NDK_MR_FLAG_ALLOW_REMOTE_WRITE);
-            NDK_SGE sge = Session::sge(source, 0, 64, src.local_token);
-            EXPECT_EQ(STATUS_SUCCESS,
-                      s.write(pair.a, reinterpret_cast<void*>(uintptr_t{9}), {&sge, 1},
-                              reinterpret_cast<uint64_t>(target.data()), dst.remote_token));
+            write_64_bytes(s, pair, source, target, 9);
             EXPECT_EQ(1u, s.drain(pair.cq, waited_for, std::chrono::milliseconds(1000)).size());
         };
         auto trace = capture_workload(short_of ? "overdue-short" : "overdue-met", 0, 0, workload);

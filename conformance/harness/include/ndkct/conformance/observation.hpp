@@ -42,6 +42,16 @@ model::Violation stray_callback(const std::string& what);
 // NdkCreateQp's page says a resource failure, inline or through the callback, creates no QP
 // (CQP-ST-03): for a QP's STATUS_INSUFFICIENT_RESOURCES that rule comes first.
 model::Violation failed_create_with_object(const std::string& call, NTSTATUS status);
+// WR-10: `expected - arrived` completions the consumer was owed on the CQ did not come within
+// `waited_ms`, after the fast registration's page rule where every entry still owed there is one
+// (FR-ST-01, FR-DEFER-01/02, FR-SILENT-02): Session::drain's words, and a trace's OVERDUE record's.
+model::Violation completions_overdue(const model::Model& oracle, model::ObjectId cq,
+                                     size_t expected, size_t arrived, long long waited_ms);
+// CQ-NOT-07: the consumer waited `waited_ms` for a notification of the CQ (`cq_name` in the
+// message) and none came; empty unless the arm owes one beyond doubt, else naming what satisfied
+// it: Session::expect_notification_delivered's words, and a trace's UNNOTIFIED record's.
+model::Verdict notification_overdue(const model::Model& oracle, model::ObjectId cq,
+                                    long long waited_ms, const std::string& cq_name);
 // CLOSE-05: an object's close completed (`how`) while the close callback of a successor ran.
 // Where the successor is a QP and the object its CQ or SRQ, NdkCreateQp's page rule comes first
 // (CQP-LIFE-01, CQP-SRQ-06: that close completes only after the QP has been closed).
