@@ -40,12 +40,16 @@ bool Verdicts::failed() const {
                        [](const Finding& f) { return !f.violation.warning; });
 }
 
+// The rule each failing finding judged (its first), as the live runner takes an oracle line's
+// (execute.py, outcome_rules): the rules after it follow from it (the form AMB-29 chose, the
+// limit AI-07 advertised...) and stay in the message.
 model::RuleIds Verdicts::failed_rules() const {
     model::RuleIds out;
     for (const auto& f : findings)
-        if (!f.violation.warning)
-            for (const auto& r : f.violation.rules)
-                if (std::find(out.begin(), out.end(), r) == out.end()) out.push_back(r);
+        if (!f.violation.warning && !f.violation.rules.empty()) {
+            const auto& judged = f.violation.rules.front();
+            if (std::find(out.begin(), out.end(), judged) == out.end()) out.push_back(judged);
+        }
     return out;
 }
 
@@ -226,6 +230,7 @@ struct Judge::Impl {
         uint64_t end_seq = 0;       // the writer's count when the call returned
         bool abandoned = false;     // its callback came too late (the live harness gave up)
         bool object_busy = false;   // a close: requests of the object were pending at the call
+        uint64_t record = 0, offset = 0;  // the call's record (a callback never came: named there)
     };
     std::unordered_map<uint64_t, Request> requests;
     // Callbacks that came before their call's record (NDKT_FLAG_CALL_PENDING), by request id.
@@ -263,6 +268,18 @@ struct Judge::Impl {
         std::vector<Finding> findings;
     };
     std::vector<HeldPost> held_posts;
+    // A request or create completion whose Context no request had (GEN-CB-03), held until the
+    // end of the trace: the live harness names *-CTX-01 from every request then owed its
+    // callback, and one still inside its call (return-recorded, so written after the stray
+    // with a smaller seq) was owed one too. Its record comes later; the stray waits for it.
+    struct HeldStray {
+        const char* what = nullptr;
+        uint32_t kind = 0;
+        uint64_t seq = 0;
+        uint64_t record = 0, offset = 0;
+        std::vector<std::string> owed;  // the functions owed a callback of its kind
+    };
+    std::vector<HeldStray> held_strays;
     size_t posts_behind_a_close = 0, posts_behind_a_flush = 0;
 
     Decoded d;                       // reused
@@ -476,6 +493,8 @@ struct Judge::Impl {
         if (!request) return;
         r.time = current ? current->head.time : 0;
         r.end_seq = current ? current->head.seq + current->head.return_delta : 0;
+        r.record = current ? current->index : 0;
+        r.offset = current ? current->offset : 0;
         requests[request] = r;
     }
 
@@ -523,6 +542,7 @@ struct Judge::Impl {
     void on_call(const Record& r) {
         ++out.calls;
         uint32_t f = d.function;
+        if (!held_strays.empty()) calls_inside_at_strays();
         // GEN-CREATE-05: an entry reached while the same thread was inside another call is the
         // provider calling through a Dispatch it handed out (the consumer's own calls from a
         // callback carry NDKT_FLAG_IN_CALLBACK instead). The oracle never hears of it.
@@ -1104,32 +1124,61 @@ struct Judge::Impl {
                     "a disconnect event came with a context no connector had",
                     "a disconnect event came with a context no connector had",
                     "a callback came with a context no object or request had"};
-                report(stray_naming_the_page(
-                    what[d.stray_callback < NDKT_CB_COUNT ? d.stray_callback : 0],
-                    d.stray_callback));
+                const uint32_t kind = d.stray_callback;
+                const char* says = what[kind < NDKT_CB_COUNT ? kind : 0];
+                if (kind != NDKT_CB_REQUEST_COMPLETION && kind != NDKT_CB_CREATE_COMPLETION) {
+                    report(conformance::stray_callback(says));
+                    return;
+                }
+                if (held_strays.size() >= kMaxHeldStrays) release_strays();
+                HeldStray held{says, kind, r.head.seq, r.index, r.offset, {}};
+                for (const auto& [id, q] : requests)
+                    if (q.callbacks == 0 && q.status == STATUS_PENDING) owe_to(held, q.function);
+                held_strays.push_back(std::move(held));
                 return;
             }
         }
     }
 
+    static constexpr size_t kMaxHeldStrays = 4096;  // a provider that strays at every callback
+
+    // Whether `function`'s completion is `kind`'s (NDK_FN_CREATE_COMPLETION for the creates).
+    void owe_to(HeldStray& h, uint32_t function) const {
+        std::string name = name_of(function);
+        bool create = name.rfind("NdkCreate", 0) == 0;
+        if (create == (h.kind == NDKT_CB_CREATE_COMPLETION)) h.owed.push_back(std::move(name));
+    }
+
+    // A call (the current record) that was entered before a held stray came and returned after
+    // it: its request was owed a callback then too.
+    void calls_inside_at_strays() {
+        if (!d.request || (current->head.flags & NDKT_FLAG_NESTED)) return;
+        const uint64_t entered = current->head.seq;
+        const uint64_t returned = entered + current->head.return_delta;
+        for (auto& h : held_strays)
+            if (entered < h.seq && (!current->head.return_delta || returned > h.seq))
+                owe_to(h, d.function);
+    }
+
+    void release_strays() {
+        for (auto& h : held_strays)
+            put_back({stray_naming_the_page(h.what, h.owed), h.record, h.offset});
+        held_strays.clear();
+    }
+
     // *-CTX-01, as the live harness judges it (Session::report_stray): while every request
     // still owed a callback of this kind is of one function, the wrong Context came for one of
     // them, and that function's page rule is named first.
-    model::Violation stray_naming_the_page(const char* what, uint32_t kind) const {
+    static model::Violation stray_naming_the_page(const char* what,
+                                                  const std::vector<std::string>& functions) {
         model::Violation stray = conformance::stray_callback(what);
-        if (kind != NDKT_CB_REQUEST_COMPLETION && kind != NDKT_CB_CREATE_COMPLETION) return stray;
         std::string owed;
         bool several = false;
-        for (const auto& [id, q] : requests) {
-            if (q.callbacks > 0 || q.status != STATUS_PENDING) continue;
-            std::string name = name_of(q.function);
-            bool create = name.rfind("NdkCreate", 0) == 0;  // NDK_FN_CREATE_COMPLETION
-            if (create != (kind == NDKT_CB_CREATE_COMPLETION)) continue;
+        for (const auto& name : functions)
             if (owed.empty())
                 owed = name;
             else if (owed != name)
                 several = true;
-        }
         if (!several && !owed.empty())
             if (const char* rule = model::page_rule(owed, model::Contract::callback_context)) {
                 stray.rules.insert(stray.rules.begin(), rule);
@@ -1467,6 +1516,7 @@ struct Judge::Impl {
 
     void finish(const Reader& reader) {
         report_held_posts();
+        release_strays();
         // Nothing silently unjudged: data the trace could not show is said, with why.
         if (out.unjudged_posts || out.unjudged_landings)
             out.notes.push_back(
@@ -1498,14 +1548,15 @@ struct Judge::Impl {
             if (q.status == STATUS_PENDING && q.callbacks == 0 && !q.abandoned) {
                 bool close_requested = close_requested_in_time(q);
                 std::string of = object_of(q);
-                report(violation(close_requested ? model::RuleIds{"GEN-ASYNC-01", "CLOSE-08"}
-                                                 : model::RuleIds{"GEN-ASYNC-01"},
-                                 name_of(q.function) + of +
-                                     " returned STATUS_PENDING but its completion callback "
-                                     "never came (the trace ends without it)" +
-                                     (close_requested ? ", though its object's close was "
-                                                        "requested (the close cancels it)"
-                                                      : "")));
+                put_back({violation(close_requested ? model::RuleIds{"GEN-ASYNC-01", "CLOSE-08"}
+                                                    : model::RuleIds{"GEN-ASYNC-01"},
+                                    name_of(q.function) + of +
+                                        " returned STATUS_PENDING but its completion callback "
+                                        "never came (the trace ends without it)" +
+                                        (close_requested ? ", though its object's close was "
+                                                           "requested (the close cancels it)"
+                                                         : "")),
+                          q.record, q.offset});
             }
         if (!expired.empty())
             out.notes.push_back(std::to_string(expired.size()) +

@@ -761,6 +761,85 @@ TEST(Trace, AReceiveAnotherThreadsFlushOvertookIsJudgedAfterTheFlush) {
     EXPECT_NE(std::string::npos, said.find("MODEL-FLS-01")) << said;
 }
 
+// IFR-CTX-01 across the call's return. A pended request whose completion comes with a Context no
+// request had (GEN-CB-03) was, live, owed to the one request registered before the call; in a
+// trace its call is written when it returns, so a stray that came while the call was still
+// inside (ifr_callback_wrong_context, when the provider's thread is quick) stands before the
+// call's record. Captured legally (the callback after the return), then rewritten: the
+// callback made a stray and moved before the call's record, inside its entry and return or
+// before its entry.
+TEST(Trace, AStrayCallbackInsideItsCallNamesThatCallsContextRule) {
+    auto c = capture_racing("stray", [&](Session& s) {
+        auto pd = s.create_pd();
+        for (int i = 0; i < 16; ++i) {  // the seeded reference pends about half of them
+            auto mr = s.create_mr(pd.object, true);
+            if (s.initialize_fast_register_mr(mr.object, 2, false).pended()) break;
+        }
+    });
+    size_t call = c.find([](const Decoded& d) {
+        return d.function == NDKT_FN_INITIALIZE_FAST_REGISTER_MR && d.status == STATUS_PENDING;
+    });
+    ASSERT_LT(call, c.records.size()) << "no NdkInitializeFastRegisterMr pended";
+    const uint64_t request = c.calls[call].request;
+    size_t callback = c.records.size();
+    for (size_t i = call + 1; i < c.records.size() && callback == c.records.size(); ++i) {
+        Decoded d;
+        std::string why;
+        if (c.records[i].head.kind == (NDKT_KIND_CALLBACK | NDKT_CB_REQUEST_COMPLETION) &&
+            decode(c.records[i], d, why) && d.request == request)
+            callback = i;
+    }
+    ASSERT_LT(callback, c.records.size());
+    Verdicts legal = check(c.bytes);
+    ASSERT_TRUE(legal.findings.empty()) << legal.findings[0].violation.describe();
+
+    // `seq_after_entry`: the stray's count minus the call's entry count.
+    auto strayed = [&](int64_t seq_after_entry) {
+        return reframed(c.bytes, [&](std::vector<std::vector<uint8_t>>& raw) {
+            std::vector<uint8_t> stray(raw[callback].begin(),
+                                       raw[callback].begin() + NDKT_RECORD_HEADER_BYTES);
+            set_field<uint16_t>(stray, 0, NDKT_KIND_CALLBACK | NDKT_CB_STRAY);
+            set_field<uint32_t>(stray, 4, NDKT_RECORD_HEADER_BYTES + 16);
+            const uint64_t entered = field<uint64_t>(raw[call], kSeqAt);
+            set_field<uint64_t>(stray, kSeqAt, entered + seq_after_entry);
+            stray.resize(NDKT_RECORD_HEADER_BYTES + 16);
+            set_field<uint32_t>(stray, NDKT_RECORD_HEADER_BYTES, NDKT_CB_REQUEST_COMPLETION);
+            set_field<NTSTATUS>(stray, NDKT_RECORD_HEADER_BYTES + 4, STATUS_SUCCESS);
+            set_field<uint64_t>(stray, NDKT_RECORD_HEADER_BYTES + 8, 0xBAD);
+            set_field<uint32_t>(raw[call], kReturnDeltaAt, 4);  // returned after the stray came
+            raw.erase(raw.begin() + static_cast<ptrdiff_t>(callback));
+            raw.insert(raw.begin() + static_cast<ptrdiff_t>(call), std::move(stray));
+        });
+    };
+    auto stray_finding = [](const Verdicts& v) -> const Finding* {
+        for (const auto& f : v.findings)
+            if (std::find(f.violation.rules.begin(), f.violation.rules.end(), "GEN-CB-03") !=
+                f.violation.rules.end())
+                return &f;
+        return nullptr;
+    };
+
+    Verdicts inside = check(strayed(2));
+    const Finding* found = stray_finding(inside);
+    ASSERT_NE(nullptr, found);
+    EXPECT_EQ("IFR-CTX-01", found->violation.rules.front()) << found->violation.describe();
+    EXPECT_EQ(c.records[call].index, found->record);  // the stray's own record, not the call's
+    EXPECT_NE(std::string::npos, found->violation.message.find("all NdkInitializeFastRegisterMr's"))
+        << found->violation.message;
+    // Its own callback never came: said at the call's record (now one further on), not at 0.
+    auto never_came = std::find_if(inside.findings.begin(), inside.findings.end(), [](auto& f) {
+        return f.violation.rules.front() == "GEN-ASYNC-01";
+    });
+    ASSERT_NE(inside.findings.end(), never_came);
+    EXPECT_EQ(c.records[call].index + 1, never_came->record) << never_came->violation.describe();
+
+    // Before the call was entered nothing was owed: only the generic rule.
+    Verdicts before = check(strayed(-2));
+    found = stray_finding(before);
+    ASSERT_NE(nullptr, found);
+    EXPECT_EQ("GEN-CB-03", found->violation.rules.front()) << found->violation.describe();
+}
+
 // NDKCAP_OPTIONS.DigestLimit: a block over it is not read; the trace says so where it is (its
 // length, flagged) and the judge says what it therefore could not judge, while what stayed
 // under the limit is digested and judged as ever.

@@ -54,9 +54,9 @@ struct Verdicts {
     // Why judging stopped before the trace's end ("" when it did not), and where.
     std::string stopped;
     uint64_t stopped_record = 0, stopped_offset = 0;
-    std::vector<std::string> notes;  // things worth saying that are not violations
-    bool failed() const;             // a finding that is not a warning
-    model::RuleIds failed_rules() const;
+    std::vector<std::string> notes;       // things worth saying that are not violations
+    bool failed() const;                  // a finding that is not a warning
+    model::RuleIds failed_rules() const;  // the rule each failing finding judged (its first)
 };
 
 class Judge {
