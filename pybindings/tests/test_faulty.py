@@ -154,8 +154,15 @@ def test_shrunk_program_replays_the_failure(tmp_path, fault):
     rule = next(r for r in CAUGHT[fault] if r in outcome.rules)
     script = tmp_path / "replay.py"
     script.write_text(outcome.program)
-    run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
-                         timeout=120, env=os.environ.copy())
     print(outcome.program)
-    assert run.returncode != 0, "the replayed program passed"
+    # A timing-dependent fault (Hypothesis found the shrunk example flaky: close_early's close
+    # completing early races its QP's close) fails its program now and then, not each time: it
+    # gets five runs, and one of them must fail naming the rule.
+    for _ in range(5 if outcome.flaky else 1):
+        run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                             timeout=120, env=os.environ.copy())
+        if run.returncode != 0:
+            break
+    assert run.returncode != 0, "the replayed program passed" + (
+        " five times (its example was flaky)" if outcome.flaky else "")
     assert "ViolationError" in run.stderr and rule in run.stderr, run.stderr
